@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import { defineOperation, MB } from '../define.js';
+import { choiceField } from '../fields.js';
+import { imageInput } from '../common.js';
+
+export const UPSCALE_MODELS = ['slim', 'medium', 'thick'] as const;
+export const MAX_OUTPUT_SIDE = 6000;
+
+export const upscaleOptions = z.object({
+  scale: choiceField([2, 4] as const, 'Upscaling factor: 2 or 4'),
+  model: choiceField(UPSCALE_MODELS, 'ESRGAN variant (imgtool extension): slim is fastest, thick sharpest').default('medium').meta({ extension: true }),
+});
+
+/**
+ * Upscale an image 2x or 4x with ESRGAN.
+ * @example imgtool upscale 'photos/*.jpg' --scale 4
+ */
+export const upscale = defineOperation({
+  name: 'upscale',
+  path: '/v1/upscale',
+  summary: 'Upscale images 2x or 4x (output at most 6000x6000)',
+  description: 'Raises resolution with an ESRGAN model run tile by tile. Output is JPEG unless the input has an alpha channel, then PNG.',
+  mode: 'sync',
+  bodies: ['json', 'multipart'],
+  acceptsImageResponse: true,
+  inputs: [imageInput()],
+  limits: { maxBytes: 25 * MB, minSide: 64, maxSide: 6000, formats: [] },
+  options: upscaleOptions,
+  examples: ["imgtool upscale 'photos/*.jpg' --scale 4", 'imgtool upscale logo.png --scale 2 -o out/'],
+  cost: (o) => (o.scale === 4 ? 2 : 1),
+  costNote: '1 credit at 2x, 2 at 4x',
+  outputExt: () => undefined,
+  load: async () => (await import('./pipeline.js')).run,
+});
