@@ -53,9 +53,7 @@ function isHeic(buf: Buffer): boolean {
 
 async function decodeHeic(buf: Buffer, name: string): Promise<{ data: Buffer; width: number; height: number }> {
   try {
-    const { default: decode } = (await import('heic-decode')) as unknown as {
-      default: (o: { buffer: Buffer }) => Promise<{ width: number; height: number; data: Uint8ClampedArray }>;
-    };
+    const { default: decode } = await import('heic-decode');
     const img = await decode({ buffer: buf });
     return { data: Buffer.from(img.data.buffer, img.data.byteOffset, img.data.byteLength), width: img.width, height: img.height };
   } catch (err) {
