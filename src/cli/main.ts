@@ -1,0 +1,58 @@
+import { CommanderError } from 'commander';
+import { EXIT, ImgtoolError, toImgtoolError } from '../errors.js';
+import { createProgram, type CliIO } from './program.js';
+
+/**
+ * The one top-level handler: typed errors become a one-line message and their exit code;
+ * anything else is a bug and says so, without a stack trace unless IMGTOOL_DEBUG is set.
+ */
+export async function runCli(argv: string[], partial: Partial<CliIO> = {}): Promise<number> {
+  const io: CliIO = {
+    env: process.env,
+    stdout: process.stdout,
+    stderr: process.stderr,
+    stdin: process.stdin,
+    isTTY: Boolean(process.stderr.isTTY) && !process.env.CI,
+    cwd: process.cwd(),
+    signal: new AbortController().signal,
+    exitCode: EXIT.ok,
+    ...partial,
+  };
+  const program = createProgram(io);
+  const json = argv.includes('--json');
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return io.exitCode;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // Help and version are "errors" to commander's exitOverride.
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT.ok;
+      return EXIT.usage;
+    }
+    const e = toImgtoolError(err);
+    if (json) io.stdout.write(JSON.stringify({ status: 'error', error_code: e.code, error: e.message }) + '\n');
+    if (e.code === 'internal_error') {
+      io.stderr.write(`imgtool: this is a bug: ${e.message}\n`);
+      if (io.env.IMGTOOL_DEBUG && err instanceof Error) io.stderr.write(`${err.stack}\n`);
+      return EXIT.someFailed;
+    }
+    io.stderr.write(`imgtool: ${e.message}${e instanceof ImgtoolError && e.code === 'invalid_parameter' ? '' : ` [${e.code}]`}\n`);
+    return e.exitCode;
+  }
+}
+
+/** Entry point of bin/imgtool.js: wires signals and exits with the documented code. */
+export async function main(argv: string[]): Promise<void> {
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onSignal = () => {
+    interrupts += 1;
+    if (interrupts > 1) process.exit(EXIT.interrupted);
+    process.stderr.write('\ninterrupted: discarding the output in flight (Ctrl-C again to quit at once)\n');
+    controller.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const code = await runCli(argv.slice(2), { signal: controller.signal });
+  process.exitCode = controller.signal.aborted ? EXIT.interrupted : code;
+}

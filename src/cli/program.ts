@@ -1,0 +1,215 @@
+import { Command, Option } from 'commander';
+import { EXIT, ImgtoolError } from '../errors.js';
+import type { OperationDefinition } from '../ops/define.js';
+import { OPERATIONS } from '../ops/registry.js';
+import { parseOptions } from '../ops/validate.js';
+import { loadUserConfig, type UserConfig } from '../config.js';
+import { addOperationFlags, rawOptionsFrom } from './flags.js';
+import { expandInputs, type InputRef } from './inputs.js';
+import { DEFAULT_TEMPLATE } from './naming.js';
+import { runBatch, type BatchTask } from './batch.js';
+import { createReporter } from './progress.js';
+import { LocalExecutor, type Executor } from './executor.js';
+import { registerCreditsCommand } from './commands/credits.js';
+import { registerModelsCommand } from './commands/models.js';
+import { costContextFor } from './cost-context.js';
+
+/** Everything a command touches outside itself, so tests can run the CLI in-process. */
+export interface CliIO {
+  env: NodeJS.ProcessEnv;
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  stdin: NodeJS.ReadableStream;
+  isTTY: boolean;
+  cwd: string;
+  signal: AbortSignal;
+  /** Set by commands: the process exit code. */
+  exitCode: number;
+}
+
+export const EXIT_CODES_HELP = `
+Exit codes:
+  0    every input succeeded (or was skipped because its output exists)
+  1    some inputs failed (the summary lists each with its error code)
+  2    usage error (unknown flag, invalid option value, input that matches nothing)
+  3    insufficient credits (nothing further is processed)
+  130  interrupted (Ctrl-C); outputs in flight are discarded, a rerun resumes`;
+
+const GLOBAL_HELP = `
+Environment:
+  IMGTOOL_API_URL   remote v1 server (same as --remote)
+  IMGTOOL_API_KEY   API key for the remote server (same as --api-key)
+  IMGTOOL_HOME      where config.json and the credits file live (default ~/.config/imgtool)
+  NO_COLOR          disable colours
+Precedence: schema defaults < config file < environment < flags.`;
+
+export interface CommonFlags {
+  outDir?: string;
+  name?: string;
+  overwrite?: boolean;
+  concurrency?: string;
+  json?: boolean;
+  quiet?: boolean;
+  dryRun?: boolean;
+  failFast?: boolean;
+  remote?: string;
+  apiKey?: string;
+  bearerToken?: string;
+  wait?: boolean;
+}
+
+function addCommonFlags(cmd: Command, op: OperationDefinition): void {
+  cmd
+    .option('-o, --out-dir <dir>', 'write outputs into this directory (default: beside each input; "-" writes a single result to stdout)')
+    .option('--name <template>', `output file name template with {name} {op} {ext} {index} (default: ${DEFAULT_TEMPLATE})`)
+    .option('--overwrite', 'redo inputs whose output already exists (default: skip them, so a rerun resumes)')
+    .option('-c, --concurrency <n>', 'inputs processed at once (default: 1 locally, 4 remotely)')
+    .option('--json', 'print one JSON object per processed input on stdout')
+    .option('-q, --quiet', 'print errors only')
+    .option('--dry-run', 'list what would be done and the total credit cost, then stop')
+    .option('--fail-fast', 'stop at the first failed input')
+    .option('--remote <url>', 'run on a v1 API server instead of locally (env IMGTOOL_API_URL)')
+    .option('--api-key <key>', 'API key for --remote (env IMGTOOL_API_KEY)')
+    .option('--bearer-token <jwt>', 'OAuth 2.0 bearer token for --remote (env IMGTOOL_BEARER_TOKEN)');
+  if (op.mode !== 'sync') cmd.option('--no-wait', 'remote mode: submit the job(s), print the job id(s) and exit');
+}
+
+function positiveInt(v: string | undefined, flag: string, fallback: number): number {
+  if (v === undefined) return fallback;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new ImgtoolError('invalid_parameter', `${flag} must be a positive integer, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+/** Builds the input tasks: one per positional input, or persons x garments for try-on. */
+async function buildTasks(op: OperationDefinition, positional: string[], flags: Record<string, unknown>, cwd: string): Promise<BatchTask[]> {
+  if (op.inputs.length === 1) {
+    const spec = op.inputs[0]!;
+    if (!positional.length) throw new ImgtoolError('invalid_parameter', `${op.name} needs at least one input (file, directory, glob, URL or -)`);
+    const refs = await expandInputs(positional, spec.kind, cwd);
+    return refs.map((ref) => ({ refs: { [spec.key]: ref } }));
+  }
+  const lists: InputRef[][] = [];
+  for (const spec of op.inputs) {
+    const given = flags[spec.key] as string[] | undefined;
+    if (!given?.length) throw new ImgtoolError('invalid_parameter', `${op.name} needs --${spec.key} <file|glob|url>`);
+    lists.push(await expandInputs(given, spec.kind, cwd));
+  }
+  // Every combination: several persons with one garment, or one person in several garments.
+  let combos: Record<string, InputRef>[] = [{}];
+  op.inputs.forEach((spec, i) => {
+    combos = combos.flatMap((c) => lists[i]!.map((ref) => ({ ...c, [spec.key]: ref })));
+  });
+  return combos.map((refs) => ({ refs }));
+}
+
+async function makeExecutor(flags: CommonFlags, env: NodeJS.ProcessEnv, config: UserConfig): Promise<Executor> {
+  const remote = flags.remote ?? env.IMGTOOL_API_URL ?? config.remote;
+  if (!remote) return new LocalExecutor();
+  const { RemoteExecutor } = await import('../client/executor.js');
+  return new RemoteExecutor({
+    baseUrl: remote,
+    apiKey: flags.apiKey ?? env.IMGTOOL_API_KEY,
+    bearerToken: flags.bearerToken ?? env.IMGTOOL_BEARER_TOKEN,
+    wait: flags.wait !== false,
+  });
+}
+
+function addOperationCommand(program: Command, op: OperationDefinition, io: CliIO): void {
+  const single = op.inputs.length === 1;
+  const cmd = program.command(op.name).summary(op.summary).description(`${op.summary}.\n${op.description}\nCost: ${op.costNote}.`);
+  if (single) cmd.argument('[inputs...]', op.inputs[0]!.description);
+  else for (const spec of op.inputs) cmd.addOption(new Option(`--${spec.key} <inputs...>`, spec.description));
+  const bindings = addOperationFlags(cmd, op);
+  addCommonFlags(cmd, op);
+  cmd.addHelpText('after', `\nExamples:\n${op.examples.map((e) => `  $ ${e}`).join('\n')}\n${EXIT_CODES_HELP}\n`);
+
+  if (op.jobPath) addJobCommands(cmd, op, io);
+
+  cmd.action(async (...args: unknown[]) => {
+    const positional = single ? ((args[0] as string[] | undefined) ?? []) : [];
+    const flags = (single ? args[1] : args[0]) as CommonFlags & Record<string, unknown>;
+    const config = loadUserConfig(io.env);
+    const raw = rawOptionsFrom(flags, bindings, config.options?.[op.name] ?? {});
+    const options = parseOptions(op, raw, 'flag') as Record<string, unknown>;
+    const remote = Boolean(flags.remote ?? io.env.IMGTOOL_API_URL ?? config.remote);
+    const concurrency = positiveInt(flags.concurrency ?? (config.concurrency !== undefined ? String(config.concurrency) : undefined), '--concurrency', remote ? 4 : 1);
+    const tasks = await buildTasks(op, positional, flags, io.cwd);
+    const toStdout = flags.outDir === '-';
+    if (toStdout && tasks.length !== 1) throw new ImgtoolError('invalid_parameter', `-o - (stdout) needs exactly one input, got ${tasks.length}`);
+    const reporter = createReporter({ json: Boolean(flags.json), quiet: Boolean(flags.quiet) || toStdout, tty: io.isTTY, stdout: io.stdout, stderr: io.stderr });
+    const executor = await makeExecutor(flags, io.env, config);
+    const summary = await runBatch(
+      op,
+      tasks,
+      options,
+      executor,
+      {
+        overwrite: Boolean(flags.overwrite),
+        concurrency,
+        failFast: Boolean(flags.failFast),
+        dryRun: Boolean(flags.dryRun),
+        outDir: toStdout ? undefined : (flags.outDir ?? config.outDir),
+        template: flags.name ?? config.nameTemplate ?? DEFAULT_TEMPLATE,
+        toStdout: toStdout ? io.stdout : undefined,
+        cwd: io.cwd,
+        costContext: (task) => costContextFor(op, task),
+      },
+      reporter,
+      io.signal,
+    );
+    io.exitCode = summary.exitCode;
+  });
+}
+
+/** `<op> status <id>` and `<op> cancel <id>` for the operations whose jobs run on a server. */
+function addJobCommands(cmd: Command, op: OperationDefinition, io: CliIO): void {
+  const clientFor = async (flags: CommonFlags) => {
+    const config = loadUserConfig(io.env);
+    const remote = flags.remote ?? io.env.IMGTOOL_API_URL ?? config.remote;
+    if (!remote) throw new ImgtoolError('invalid_parameter', `${op.name} jobs live on a server: give --remote <url> or set IMGTOOL_API_URL`);
+    const { ApiClient } = await import('../client/api.js');
+    return new ApiClient({ baseUrl: remote, apiKey: flags.apiKey ?? io.env.IMGTOOL_API_KEY, bearerToken: flags.bearerToken ?? io.env.IMGTOOL_BEARER_TOKEN });
+  };
+  const remoteFlags = (c: Command) =>
+    c
+      .option('--remote <url>', 'the v1 API server (env IMGTOOL_API_URL)')
+      .option('--api-key <key>', 'API key (env IMGTOOL_API_KEY)')
+      .option('--bearer-token <jwt>', 'OAuth 2.0 bearer token (env IMGTOOL_BEARER_TOKEN)')
+      .option('--json', 'print JSON');
+  remoteFlags(cmd.command('status <jobId>').description(`Show the status of a remote ${op.name} job`)).action(async (id: string, flags: CommonFlags) => {
+    const client = await clientFor(flags);
+    const status = await client.job(client.url(`${op.jobPath}/${encodeURIComponent(id)}`), io.signal);
+    if (flags.json) io.stdout.write(JSON.stringify(status) + '\n');
+    else {
+      const err = status.error ? ` ${status.error.error_code ?? status.error.code}: ${status.error.message}` : '';
+      io.stdout.write(`${status.job_id} ${status.status}${status.result_url ? ` ${status.result_url}` : ''}${err}\n`);
+    }
+    if (status.status === 'failed') io.exitCode = EXIT.someFailed;
+  });
+  remoteFlags(cmd.command('cancel <jobId>').description(`Cancel a pending or running remote ${op.name} job`)).action(async (id: string, flags: CommonFlags) => {
+    const client = await clientFor(flags);
+    const message = await client.cancel(client.url(`${op.jobPath}/${encodeURIComponent(id)}`), io.signal);
+    io.stdout.write(flags.json ? JSON.stringify({ job_id: id, message }) + '\n' : `${id}: ${message}\n`);
+  });
+}
+
+/** Builds the whole CLI without running it, so tests can parse argv and inspect the result. */
+export function createProgram(io: CliIO): Command {
+  const program = new Command('imgtool')
+    .description('Batch image and video editing: upscale, outpaint, remove backgrounds, generate backgrounds, try-on, looping video and video background removal. Runs offline, or on any v1 API server with --remote.')
+    .version('0.1.0', '-V, --version')
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({
+      writeOut: (s) => io.stdout.write(s),
+      writeErr: (s) => io.stderr.write(s),
+    })
+    .exitOverride();
+  program.addHelpText('after', `${EXIT_CODES_HELP}\n${GLOBAL_HELP}\n`);
+  for (const op of OPERATIONS) addOperationCommand(program, op, io);
+  registerCreditsCommand(program, io);
+  registerModelsCommand(program, io);
+  return program;
+}
+
+export { EXIT };

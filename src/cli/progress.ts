@@ -1,0 +1,179 @@
+import cliProgress from 'cli-progress';
+import ora, { type Ora } from 'ora';
+import type { ProgressEvent } from '../ops/define.js';
+
+/** What the batch runner records for each input; also the shape of a `--json` line. */
+export interface FileRecord {
+  input: string;
+  inputs?: Record<string, string>;
+  output: string | null;
+  status: 'ok' | 'skipped' | 'failed' | 'cancelled' | 'planned' | 'submitted';
+  error_code: string | null;
+  error: string | null;
+  credits: number;
+  seconds: number;
+  balance?: number;
+  job_id?: string;
+  meta?: Record<string, unknown>;
+}
+
+export interface BatchSummary {
+  operation: string;
+  total: number;
+  ok: number;
+  skipped: number;
+  failed: number;
+  cancelled: number;
+  credits: number;
+  seconds: number;
+  exitCode: number;
+  failures: { input: string; error_code: string; error: string }[];
+  dryRun?: boolean;
+  estimatedCredits?: number;
+  balance?: number;
+}
+
+export interface Reporter {
+  start(total: number, label: string): void;
+  fileStart(name: string): void;
+  progress(name: string, event: ProgressEvent): void;
+  fileDone(record: FileRecord): void;
+  warn(message: string): void;
+  info(message: string): void;
+  finish(summary: BatchSummary): void;
+}
+
+export interface ReporterOptions {
+  json: boolean;
+  quiet: boolean;
+  tty: boolean;
+  stdout?: NodeJS.WritableStream;
+  stderr?: NodeJS.WritableStream;
+  color?: boolean;
+}
+
+function secs(s: number): string {
+  return s < 10 ? `${s.toFixed(1)} s` : `${Math.round(s)} s`;
+}
+
+function credits(n: number): string {
+  return `${n} credit${n === 1 ? '' : 's'}`;
+}
+
+export function recordLine(r: FileRecord): string {
+  switch (r.status) {
+    case 'ok':
+      return `ok       ${r.input} -> ${r.output} (${credits(r.credits)}, ${secs(r.seconds)})`;
+    case 'skipped':
+      return `skipped  ${r.input}: ${r.output} exists (use --overwrite to redo it)`;
+    case 'planned':
+      return `would    ${r.input} -> ${r.output} (${credits(r.credits)})`;
+    case 'submitted':
+      return `submitted ${r.input}: job ${r.job_id}`;
+    case 'cancelled':
+      return `cancelled ${r.input}`;
+    default:
+      return `failed   ${r.input}: ${r.error} [${r.error_code}]`;
+  }
+}
+
+export function summaryLines(s: BatchSummary): string[] {
+  if (s.dryRun) {
+    const lines = [`dry run: ${s.total} input${s.total === 1 ? '' : 's'}, ${s.skipped} already done, estimated ${credits(s.estimatedCredits ?? 0)}`];
+    if (s.balance !== undefined) lines.push(`balance ${s.balance}: ${s.balance >= (s.estimatedCredits ?? 0) ? 'enough' : 'NOT enough'} for this batch`);
+    return lines;
+  }
+  const parts = [`${s.ok} ok`, `${s.skipped} skipped`, `${s.failed} failed`];
+  if (s.cancelled) parts.push(`${s.cancelled} cancelled`);
+  const lines = [`${s.operation}: ${parts.join(', ')} of ${s.total}; ${credits(s.credits)} charged; ${secs(s.seconds)}`];
+  for (const f of s.failures) lines.push(`  ${f.input}: ${f.error} [${f.error_code}]`);
+  return lines;
+}
+
+/**
+ * Terminal: a progress bar for batches (or a spinner for one long job) on stderr.
+ * Elsewhere (CI, cron): one plain line per finished file. `--json`: one JSON object per file on
+ * stdout. `--quiet`: errors only.
+ */
+export function createReporter(o: ReporterOptions): Reporter {
+  const out = o.stdout ?? process.stdout;
+  const err = o.stderr ?? process.stderr;
+  const write = (line: string) => err.write(line + '\n');
+  let multibar: cliProgress.MultiBar | undefined;
+  let bar: cliProgress.SingleBar | undefined;
+  let spinner: Ora | undefined;
+  let total = 0;
+  let done = 0;
+  let current = '';
+  const live = o.tty && !o.quiet;
+
+  const logAbove = (line: string) => {
+    if (multibar) multibar.log(line + '\n');
+    else if (spinner) {
+      spinner.clear();
+      write(line);
+      spinner.render();
+    } else write(line);
+  };
+
+  return {
+    start(n, label) {
+      total = n;
+      if (!live || n === 0) return;
+      if (n === 1) {
+        spinner = ora({ text: label, stream: err as NodeJS.WriteStream, isEnabled: true }).start();
+        return;
+      }
+      multibar = new cliProgress.MultiBar(
+        {
+          stream: err as NodeJS.WriteStream,
+          format: ' {bar} {value}/{total} | {file} {stage} | {duration_formatted} elapsed | ETA {eta_formatted}',
+          hideCursor: true,
+          clearOnComplete: true,
+          etaBuffer: 20,
+          fps: 5,
+        },
+        cliProgress.Presets.shades_classic,
+      );
+      bar = multibar.create(n, 0, { file: '', stage: '' });
+    },
+    fileStart(name) {
+      current = name;
+      bar?.update(done, { file: name, stage: '' });
+      if (spinner) spinner.text = `${name}`;
+    },
+    progress(name, e) {
+      const pct = `${Math.round(e.fraction * 100)}%`;
+      const units = e.total ? ` ${e.done ?? 0}/${e.total} ${e.unit ?? ''}`.trimEnd() : '';
+      const stage = `${e.stage}${units} ${pct}`;
+      // Fractional progress of the current file keeps the ETA moving on long single jobs.
+      bar?.update(done + Math.min(0.999, e.fraction), { file: name, stage });
+      if (spinner) spinner.text = `${name}: ${stage}`;
+    },
+    fileDone(r) {
+      done += 1;
+      if (o.json) out.write(JSON.stringify(r) + '\n');
+      const failed = r.status === 'failed';
+      if (!o.json && (!o.quiet || failed)) logAbove(recordLine(r));
+      else if (o.json && failed && !o.quiet) logAbove(recordLine(r));
+      bar?.update(done, { file: current, stage: '' });
+    },
+    warn(message) {
+      if (!o.quiet) logAbove(`warning: ${message}`);
+    },
+    info(message) {
+      if (!o.quiet) logAbove(message);
+    },
+    finish(s) {
+      bar?.update(done);
+      multibar?.stop();
+      spinner?.stop();
+      multibar = undefined;
+      spinner = undefined;
+      if (o.json && s.dryRun) out.write(JSON.stringify({ summary: s }) + '\n');
+      if (o.quiet && s.failed === 0) return;
+      for (const line of summaryLines(s)) write(line);
+      void total;
+    },
+  };
+}

@@ -1,0 +1,70 @@
+import { ImgtoolError } from '../errors.js';
+import type { OperationDefinition, OpResult, RunContext } from '../ops/define.js';
+import type { Executor } from '../cli/executor.js';
+import type { InputRef } from '../cli/inputs.js';
+import { ApiClient, extForContentType, jobError, type ClientOptions } from './api.js';
+import { contentTypeFor } from '../ops/common.js';
+
+export interface RemoteExecutorOptions extends ClientOptions {
+  /** false: submit asynchronous jobs and return their ids without waiting (--no-wait). */
+  wait: boolean;
+}
+
+async function readStdin(): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(Buffer.from(c as Uint8Array));
+  return Buffer.concat(chunks);
+}
+
+/**
+ * Runs jobs on a v1 server. Same results as local mode: the bytes come back (directly, via
+ * result_url, or after polling a job) and the batch runner delivers them the same way; the
+ * server does the charging.
+ */
+export class RemoteExecutor implements Executor {
+  readonly mode = 'remote' as const;
+  readonly client: ApiClient;
+  private readonly wait: boolean;
+
+  constructor(opts: RemoteExecutorOptions) {
+    this.client = new ApiClient(opts);
+    this.wait = opts.wait;
+  }
+
+  async balance(): Promise<number> {
+    return this.client.credits();
+  }
+
+  async run(op: OperationDefinition, refs: Record<string, InputRef>, options: Record<string, unknown>, ctx: RunContext): Promise<OpResult & { jobId?: string }> {
+    const opts = { ...options };
+    if (op.mode === 'sync-or-async' && 'wait_for_result' in opts) opts.wait_for_result = this.wait && opts.wait_for_result !== false;
+    const stdin = Object.values(refs).some((r) => r.kind === 'stdin') ? await readStdin() : undefined;
+    ctx.onProgress({ fraction: 0, stage: 'upload' });
+    const outcome = await this.client.submit(op, refs, opts, ctx.signal, stdin);
+    let resultUrl: string;
+    let jobId: string | undefined;
+    if (outcome.kind === 'bytes') {
+      const ext = extForContentType(outcome.contentType);
+      return { ext, contentType: outcome.contentType, data: outcome.data, credits: op.cost(options as never, {}) };
+    }
+    if (outcome.kind === 'job') {
+      jobId = outcome.jobId;
+      if (!this.wait || opts.wait_for_result === false) {
+        return { ext: '', contentType: '', credits: 0, jobId, meta: { location: outcome.location } };
+      }
+      const status = await this.client.wait(outcome.location, ctx.signal, (s) => ctx.onProgress({ fraction: s.status === 'running' ? 0.5 : 0.1, stage: `job ${s.status}` }));
+      if (status.status === 'failed') throw jobError(status);
+      if (!status.result_url) throw new ImgtoolError('internal_error', `job ${jobId} completed without result_url`);
+      resultUrl = status.result_url;
+    } else resultUrl = outcome.resultUrl;
+    ctx.onProgress({ fraction: 0.95, stage: 'download' });
+    const file = await this.client.download(resultUrl, ctx.signal);
+    // The server charged; the figure shown is the operation's own cost for these options.
+    return { ext: file.ext, contentType: file.contentType || contentTypeFor(file.ext), data: file.data, credits: op.cost(options as never, {}), jobId };
+  }
+
+  async deliver(_op: OperationDefinition, _result: OpResult, _meta: { input: string; output?: string }, commit: () => Promise<void>): Promise<undefined> {
+    await commit();
+    return undefined;
+  }
+}

@@ -1,0 +1,69 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ImgtoolError } from '../errors.js';
+
+/**
+ * The retry policy of decisions.md, in one place: 429 waits Retry-After (or an exponential
+ * backoff), 502/503/504 and connection failures back off the same way, at most 5 retries.
+ * Anything else is returned as is, so a processing POST that reached the server is never sent
+ * twice and nothing is charged twice.
+ */
+
+export const MAX_RETRIES = 5;
+const RETRY_STATUSES = new Set([429, 502, 503, 504]);
+
+export function backoffMs(attempt: number, random: () => number = Math.random): number {
+  return Math.min(5000, 250 * 2 ** attempt) + Math.floor(random() * 250);
+}
+
+/** Retry-After in seconds or as an HTTP date; undefined when absent or unreadable. */
+export function retryAfterMs(header: string | null, now: number = Date.now()): number | undefined {
+  if (!header) return undefined;
+  const secs = Number(header);
+  if (Number.isFinite(secs)) return Math.max(0, secs * 1000);
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+export interface RetryOptions {
+  signal?: AbortSignal;
+  /** Called before each wait, e.g. to show "rate limited, waiting 1.2 s" in the spinner. */
+  onRetry?: (info: { attempt: number; waitMs: number; reason: string }) => void;
+  /** Test hook. */
+  fetchImpl?: typeof fetch;
+}
+
+function isConnectionFailure(err: unknown): boolean {
+  const code = (err as { cause?: { code?: string } })?.cause?.code ?? (err as { code?: string })?.code;
+  return ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT'].includes(code ?? '') || (err instanceof TypeError && /fetch failed/.test(err.message));
+}
+
+/** `fetch` with the retry policy. `makeInit` is called per attempt so bodies (streams, forms) are fresh. */
+export async function fetchWithRetry(url: string, makeInit: () => RequestInit, opts: RetryOptions = {}): Promise<Response> {
+  const doFetch = opts.fetchImpl ?? fetch;
+  for (let attempt = 0; ; attempt++) {
+    if (opts.signal?.aborted) throw new ImgtoolError('job_cancelled', 'cancelled');
+    let res: Response | undefined;
+    let failure: unknown;
+    try {
+      res = await doFetch(url, { ...makeInit(), signal: opts.signal });
+    } catch (err) {
+      if (opts.signal?.aborted) throw new ImgtoolError('job_cancelled', 'cancelled');
+      if (!isConnectionFailure(err)) throw err;
+      failure = err;
+    }
+    if (res && !RETRY_STATUSES.has(res.status)) return res;
+    if (attempt >= MAX_RETRIES) {
+      if (res) return res;
+      const host = new URL(url).host;
+      throw new ImgtoolError('service_unavailable', `cannot reach the server at ${host} (${(failure as Error).message}); is it running?`, { cause: failure });
+    }
+    const waitMs = (res && res.status === 429 ? retryAfterMs(res.headers.get('retry-after')) : undefined) ?? backoffMs(attempt);
+    await res?.body?.cancel().catch(() => {});
+    opts.onRetry?.({ attempt: attempt + 1, waitMs, reason: res ? `HTTP ${res.status}` : 'connection failed' });
+    try {
+      await sleep(waitMs, undefined, { signal: opts.signal });
+    } catch {
+      throw new ImgtoolError('job_cancelled', 'cancelled');
+    }
+  }
+}
