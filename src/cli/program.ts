@@ -25,6 +25,8 @@ export interface CliIO {
   signal: AbortSignal;
   /** Set by commands: the process exit code. */
   exitCode: number;
+  /** Test hook: sees each operation invocation after validation; returning true stops before running. */
+  onInvocation?: (inv: { op: string; options: Record<string, unknown>; tasks: BatchTask[] }) => boolean;
 }
 
 export const EXIT_CODES_HELP = `
@@ -135,6 +137,7 @@ function addOperationCommand(program: Command, op: OperationDefinition, io: CliI
     const remote = Boolean(flags.remote ?? io.env.IMGTOOL_API_URL ?? config.remote);
     const concurrency = positiveInt(flags.concurrency ?? (config.concurrency !== undefined ? String(config.concurrency) : undefined), '--concurrency', remote ? 4 : 1);
     const tasks = await buildTasks(op, positional, flags, io.cwd);
+    if (io.onInvocation?.({ op: op.name, options, tasks })) return;
     const toStdout = flags.outDir === '-';
     if (toStdout && tasks.length !== 1) throw new ImgtoolError('invalid_parameter', `-o - (stdout) needs exactly one input, got ${tasks.length}`);
     const reporter = createReporter({ json: Boolean(flags.json), quiet: Boolean(flags.quiet) || toStdout, tty: io.isTTY, stdout: io.stdout, stderr: io.stderr });

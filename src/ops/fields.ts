@@ -51,8 +51,8 @@ export function numberField(f: NumberField) {
 }
 
 export function choiceField<const T extends readonly (string | number)[]>(values: T, description: string) {
-  const expected = values.length === 2 ? `${values[0]} or ${values[1]}` : `one of ${values.join(', ')}`;
-  const literals = values.map((v) => z.literal(v)) as unknown as [z.ZodLiteral<T[number]>, ...z.ZodLiteral<T[number]>[]];
+  const expected = values.length <= 2 ? values.join(' or ') : `one of ${values.join(', ')}`;
+  const literals = values.map((v) => z.literal(v, { error: `must be ${expected}` })) as unknown as [z.ZodLiteral<T[number]>, ...z.ZodLiteral<T[number]>[]];
   const inner = z.union(literals, { error: `must be ${expected}` });
   const numeric = values.every((v) => typeof v === 'number');
   return z.preprocess(numeric ? coerceNumber : (v) => v, inner).describe(description);

@@ -35,7 +35,8 @@ export function registerCreditsCommand(program: Command, io: CliIO): void {
     .command('add <n>')
     .description('Add N credits to the local balance')
     .option('--json', 'print JSON')
-    .action(async (n: string, flags: { json?: boolean }) => {
+    .action(async (n: string, _f: unknown, c: Command) => {
+      const flags = c.optsWithGlobals<{ json?: boolean }>();
       const after = await new Ledger(imgtoolHome(io.env)).add(credits(n, 'N'));
       io.stdout.write(flags.json ? JSON.stringify({ credits_remaining: after }) + '\n' : `${after} credits remaining\n`);
     });
@@ -43,7 +44,8 @@ export function registerCreditsCommand(program: Command, io: CliIO): void {
     .command('set <n>')
     .description('Set the local balance to N credits')
     .option('--json', 'print JSON')
-    .action(async (n: string, flags: { json?: boolean }) => {
+    .action(async (n: string, _f: unknown, c: Command) => {
+      const flags = c.optsWithGlobals<{ json?: boolean }>();
       const after = await new Ledger(imgtoolHome(io.env)).set(credits(n, 'N'));
       io.stdout.write(flags.json ? JSON.stringify({ credits_remaining: after }) + '\n' : `${after} credits remaining\n`);
     });
@@ -52,7 +54,8 @@ export function registerCreditsCommand(program: Command, io: CliIO): void {
     .description('List local charges and changes, oldest first')
     .option('--json', 'print one JSON object per entry')
     .option('--limit <n>', 'only the last N entries')
-    .action((flags: { json?: boolean; limit?: string }) => {
+    .action((_f: unknown, c: Command) => {
+      const flags = c.optsWithGlobals<{ json?: boolean; limit?: string }>();
       let entries = new Ledger(imgtoolHome(io.env)).history();
       if (flags.limit) entries = entries.slice(-credits(flags.limit, '--limit'));
       for (const e of entries) {

@@ -28,7 +28,8 @@ export function registerModelsCommand(program: Command, io: CliIO): void {
     .command('verify')
     .description('Re-hash every model file against the manifest (exit 1 on any mismatch)')
     .option('--json', 'print JSON')
-    .action(async (flags: { json?: boolean }) => {
+    .action(async (_f: unknown, c: Command) => {
+      const flags = c.optsWithGlobals<{ json?: boolean }>();
       const { verifyModels, REBUILD_COMMAND } = await import('../../engine/models.js');
       const results = verifyModels();
       if (flags.json) io.stdout.write(JSON.stringify(results) + '\n');

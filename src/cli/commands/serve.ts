@@ -1,0 +1,158 @@
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { ImgtoolError } from '../../errors.js';
+import { imgtoolHome } from '../../config.js';
+
+/**
+ * `imgtool serve`: runs the v1 API server, and `imgtool serve keys ...` manages its API keys.
+ * Precedence: built-in defaults < --config file < environment (IMGTOOL_HOME) < flags.
+ */
+
+export const SERVE_DEFAULTS = { port: 8080, host: '127.0.0.1', rateLimit: 5 } as const;
+
+interface Out {
+  stdout: NodeJS.WritableStream;
+  env: NodeJS.ProcessEnv;
+}
+
+interface ServeConfigFile {
+  port?: number;
+  host?: string;
+  dataDir?: string;
+  publicUrl?: string;
+  rateLimit?: number;
+  allowPrivateUrls?: boolean;
+  concurrency?: number;
+  jwt?: { issuer: string; audience: string; jwks: string; subjectCredits?: number };
+}
+
+interface ServeFlags {
+  port?: string;
+  host?: string;
+  dataDir?: string;
+  config?: string;
+  publicUrl?: string;
+  rateLimit?: string;
+  allowPrivateUrls?: boolean;
+  concurrency?: string;
+  jwtIssuer?: string;
+  jwtAudience?: string;
+  jwtJwks?: string;
+  jwtCredits?: string;
+  log?: string;
+}
+
+function int(v: string | number | undefined, what: string, min: number): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min) throw new ImgtoolError('invalid_parameter', `${what} must be a whole number >= ${min}, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
+  return join(imgtoolHome(env), 'server');
+}
+
+function readConfig(path: string | undefined): ServeConfigFile {
+  if (!path) return {};
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as ServeConfigFile;
+  } catch (err) {
+    throw new ImgtoolError('invalid_parameter', `--config ${path} is not a readable JSON file (${(err as Error).message})`);
+  }
+}
+
+function dataDirFrom(flags: { dataDir?: string; config?: string }, env: NodeJS.ProcessEnv): string {
+  return resolve(flags.dataDir ?? readConfig(flags.config).dataDir ?? defaultDataDir(env));
+}
+
+export function registerServeCommand(program: Command, io?: Partial<Out>): void {
+  const out: Out = { stdout: io?.stdout ?? process.stdout, env: io?.env ?? process.env };
+  const serve = program
+    .command('serve')
+    .summary('Run the v1 API server')
+    .description(
+      `Serves the v1 API (interface.md) over HTTP from this machine's pipelines. Keys, credits, jobs and results live in --data-dir (default ${defaultDataDir(out.env)}). Create a key first with \`imgtool serve keys create\`.`,
+    )
+    .option('--port <n>', `TCP port (default ${SERVE_DEFAULTS.port})`)
+    .option('--host <addr>', `address to bind (default ${SERVE_DEFAULTS.host}; 0.0.0.0 for every interface)`)
+    .option('--data-dir <dir>', 'where keys, ledger, jobs and results are stored')
+    .option('--config <file>', 'JSON file with any of: port, host, dataDir, publicUrl, rateLimit, allowPrivateUrls, concurrency, jwt {issuer, audience, jwks, subjectCredits}')
+    .option('--public-url <url>', 'base of result URLs when behind a proxy (default: the request Host)')
+    .option('--rate-limit <n>', `requests per second per credential (default ${SERVE_DEFAULTS.rateLimit}; 0 disables)`)
+    .option('--allow-private-urls', 'let image_url/video_url reach loopback and private networks (trusted setups only)')
+    .option('--concurrency <n>', 'pipelines running at once (default: cores - 1)')
+    .option('--jwt-issuer <iss>', 'accept OAuth 2.0 bearer JWTs from this issuer')
+    .option('--jwt-audience <aud>', 'required audience of bearer JWTs')
+    .option('--jwt-jwks <url|file>', 'JWKS URL or file used to verify bearer JWTs')
+    .option('--jwt-credits <n>', 'credits a new JWT subject starts with (default 0)')
+    .option('--log <level>', 'log level: info, warn, error, silent (default info)')
+    .action(async (flags: ServeFlags) => {
+      const cfg = readConfig(flags.config);
+      const jwtIssuer = flags.jwtIssuer ?? cfg.jwt?.issuer;
+      const jwtAudience = flags.jwtAudience ?? cfg.jwt?.audience;
+      const jwtJwks = flags.jwtJwks ?? cfg.jwt?.jwks;
+      if ([jwtIssuer, jwtAudience, jwtJwks].some(Boolean) && ![jwtIssuer, jwtAudience, jwtJwks].every(Boolean)) {
+        throw new ImgtoolError('invalid_parameter', 'bearer tokens need all three of --jwt-issuer, --jwt-audience and --jwt-jwks');
+      }
+      const rate = int(flags.rateLimit ?? cfg.rateLimit, '--rate-limit', 0) ?? SERVE_DEFAULTS.rateLimit;
+      const { startServer } = await import('../../server/listen.js');
+      const level = flags.log ?? 'info';
+      const { url } = await startServer({
+        port: int(flags.port ?? cfg.port, '--port', 0) ?? SERVE_DEFAULTS.port,
+        host: flags.host ?? cfg.host ?? SERVE_DEFAULTS.host,
+        dataDir: dataDirFrom(flags, out.env),
+        publicUrl: flags.publicUrl ?? cfg.publicUrl,
+        rateLimit: rate === 0 ? false : { max: rate, windowMs: 1000 },
+        allowPrivateUrls: flags.allowPrivateUrls ?? cfg.allowPrivateUrls ?? false,
+        concurrency: int(flags.concurrency ?? cfg.concurrency, '--concurrency', 1),
+        jwt: jwtIssuer ? { issuer: jwtIssuer, audience: jwtAudience!, jwks: jwtJwks!, subjectCredits: int(flags.jwtCredits ?? cfg.jwt?.subjectCredits, '--jwt-credits', 0) } : undefined,
+        logger: level === 'silent' ? false : { level },
+        handleSignals: true,
+      });
+      out.stdout.write(`imgtool serve listening on ${url} (data in ${dataDirFrom(flags, out.env)})\n`);
+    });
+
+  const keys = serve.command('keys').description('Manage the API keys of the server in --data-dir');
+  const dirOpt = (c: Command) => c.option('--data-dir <dir>', 'server data directory').option('--config <file>', 'serve config file (for its dataDir)');
+  const store = async (flags: { dataDir?: string; config?: string }) => {
+    const { KeyStore } = await import('../../server/keys.js');
+    return new KeyStore(dataDirFrom(flags, out.env)).init();
+  };
+
+  dirOpt(keys.command('create'))
+    .description('Create a key and print it once (only its hash is stored)')
+    .option('--scopes <list>', 'comma-separated scopes', 'imaging:read,imaging:write')
+    .option('--credits <n>', 'starting credit balance', '0')
+    .option('--label <text>', 'a note to recognise the key by')
+    .option('--json', 'print JSON')
+    .action(async (flags: { dataDir?: string; config?: string; scopes: string; credits: string; label?: string; json?: boolean }) => {
+      const { key, record } = await (await store(flags)).createKey({ scopes: flags.scopes.split(','), credits: int(flags.credits, '--credits', 0)!, label: flags.label });
+      out.stdout.write(flags.json ? JSON.stringify({ ...record, key }) + '\n' : `${key}\n  id ${record.id}, scopes ${record.scopes.join(' ')}, ${record.credits} credits\n  Store the key now: it cannot be shown again.\n`);
+    });
+
+  dirOpt(keys.command('list'))
+    .description('List keys (id, prefix, scopes, balance; never the secret)')
+    .option('--json', 'print JSON')
+    .action(async (flags: { dataDir?: string; config?: string; json?: boolean }) => {
+      const list = await (await store(flags)).listKeys();
+      if (flags.json) out.stdout.write(JSON.stringify(list) + '\n');
+      else for (const k of list) out.stdout.write(`${k.id}  ${k.prefix}...  ${k.scopes.join(',').padEnd(26)} ${String(k.credits).padStart(8)} credits  ${k.revoked_at ? 'revoked ' + k.revoked_at : 'active'}${k.label ? '  ' + k.label : ''}\n`);
+    });
+
+  dirOpt(keys.command('revoke <id>'))
+    .description('Revoke a key: it stops working at once')
+    .action(async (id: string, flags: { dataDir?: string; config?: string }) => {
+      const k = await (await store(flags)).revokeKey(id);
+      out.stdout.write(`${k.id} revoked\n`);
+    });
+
+  dirOpt(keys.command('credit <id> <n>'))
+    .description('Add N credits to a key (negative removes; never below 0); id may also be jwt:<sub>')
+    .action(async (id: string, n: string, flags: { dataDir?: string; config?: string }) => {
+      const amount = Number(n);
+      const after = await (await store(flags)).creditAccount(id, amount);
+      out.stdout.write(`${id}: ${after} credits\n`);
+    });
+}
