@@ -22,7 +22,10 @@ export interface Executor {
 
 export class LocalExecutor implements Executor {
   readonly mode = 'local' as const;
-  constructor(readonly ledger: Ledger = new Ledger()) {}
+  constructor(
+    readonly ledger: Ledger = new Ledger(),
+    private readonly stdin: NodeJS.ReadableStream = process.stdin,
+  ) {}
 
   async balance(): Promise<number> {
     return this.ledger.balance();
@@ -35,7 +38,7 @@ export class LocalExecutor implements Executor {
       for (const spec of op.inputs) {
         const ref = refs[spec.key];
         if (!ref) throw new ImgtoolError('invalid_parameter', `${op.name} needs --${spec.key}`);
-        const { input, cleanup } = await loadInput(ref, spec, op.limits, op.name, { signal: ctx.signal, tempPath: ctx.tempPath });
+        const { input, cleanup } = await loadInput(ref, spec, op.limits, op.name, { signal: ctx.signal, tempPath: ctx.tempPath, stdin: this.stdin });
         cleanups.push(cleanup);
         inputs[spec.key] = input;
       }

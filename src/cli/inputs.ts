@@ -1,11 +1,12 @@
 import { stat } from 'node:fs/promises';
-import { extname, resolve } from 'node:path';
+import { basename, extname, resolve } from 'node:path';
 import { glob, isDynamicPattern } from 'tinyglobby';
 import { ImgtoolError } from '../errors.js';
 import type { MediaKind } from '../ops/define.js';
 
 /** Where one input comes from, before it is read. */
-export type InputRef = { kind: 'file'; path: string } | { kind: 'url'; url: string } | { kind: 'stdin' };
+/** File refs carry an absolute path and the name as the user wrote it (for messages and --json). */
+export type InputRef = { kind: 'file'; path: string; display: string } | { kind: 'url'; url: string } | { kind: 'stdin' };
 
 export const IMAGE_EXTENSIONS = ['jpg', 'jpeg', 'png', 'webp', 'heic', 'heif', 'avif', 'gif', 'tif', 'tiff'];
 export const VIDEO_EXTENSIONS = ['mp4', 'mov', 'webm', 'mkv', 'gif', 'm4v', 'avi'];
@@ -15,7 +16,7 @@ function extensionsFor(kind: MediaKind): string[] {
 }
 
 export function refName(ref: InputRef): string {
-  return ref.kind === 'file' ? ref.path : ref.kind === 'url' ? ref.url : 'stdin';
+  return ref.kind === 'file' ? ref.display : ref.kind === 'url' ? ref.url : 'stdin';
 }
 
 function isUrl(s: string): boolean {
@@ -27,11 +28,11 @@ function isUrl(s: string): boolean {
  * quoted globs, http(s) URLs and `-` for stdin. Order is kept, duplicates removed; a pattern
  * or path that matches nothing is an error naming it.
  */
-export async function expandInputs(args: readonly string[], kind: MediaKind, cwd: string = process.cwd()): Promise<InputRef[]> {
+export async function expandInputs(args: readonly string[], kind: MediaKind, cwd: string = process.cwd(), opts: { skipName?: (name: string) => boolean } = {}): Promise<InputRef[]> {
   const out: InputRef[] = [];
   const seen = new Set<string>();
   const push = (ref: InputRef) => {
-    const key = ref.kind === 'file' ? resolve(cwd, ref.path) : refName(ref);
+    const key = ref.kind === 'file' ? ref.path : refName(ref);
     if (seen.has(key)) return;
     seen.add(key);
     out.push(ref);
@@ -51,21 +52,22 @@ export async function expandInputs(args: readonly string[], kind: MediaKind, cwd
     }
     const st = await stat(resolve(cwd, arg)).catch(() => undefined);
     if (st?.isFile()) {
-      push({ kind: 'file', path: arg });
+      push({ kind: 'file', path: resolve(cwd, arg), display: arg });
       continue;
     }
     if (st?.isDirectory()) {
       const files = await glob(`*.{${exts.join(',')}}`, { cwd: resolve(cwd, arg), caseSensitiveMatch: false, onlyFiles: true });
       if (!files.length) throw new ImgtoolError('input_not_found', `${arg} contains no ${kind === 'video' ? 'videos' : 'images'} (looked for ${exts.join(', ')})`);
-      for (const f of files.sort()) push({ kind: 'file', path: `${arg.replace(/\/+$/, '')}/${f}` });
+      for (const f of files.sort().filter((f) => !opts.skipName?.(basename(f)))) push({ kind: 'file', path: resolve(cwd, arg, f), display: `${arg.replace(/\/+$/, '')}/${f}` });
       continue;
     }
     if (isDynamicPattern(arg)) {
       const files = (await glob(arg, { cwd, onlyFiles: true, expandDirectories: false })).sort();
-      const media = files.filter((f) => exts.includes(extname(f).slice(1).toLowerCase()));
+      const media = files.filter((f) => exts.includes(extname(f).slice(1).toLowerCase()) && !opts.skipName?.(basename(f)));
       if (!files.length) throw new ImgtoolError('input_not_found', `no files match ${arg}`);
+      if (!media.length && files.every((f) => opts.skipName?.(basename(f)))) continue;
       // Files named explicitly by a pattern are kept even with odd extensions: the decoder judges them.
-      for (const f of media.length ? media : files) push({ kind: 'file', path: f });
+      for (const f of media.length ? media : files) push({ kind: 'file', path: resolve(cwd, f), display: f });
       continue;
     }
     throw new ImgtoolError('input_not_found', `${arg}: no such file or directory`);

@@ -42,8 +42,8 @@ export async function loadInput(ref: InputRef, spec: InputSpec, limits: Limits, 
   const none = async () => {};
   if (ref.kind === 'file') {
     const st = await stat(ref.path).catch(() => undefined);
-    if (!st?.isFile()) throw new ImgtoolError('input_not_found', `${ref.path}: no such file`);
-    return { input: { name: ref.path, path: ref.path, size: st.size }, cleanup: none };
+    if (!st?.isFile()) throw new ImgtoolError('input_not_found', `${ref.display}: no such file`);
+    return { input: { name: ref.display, path: ref.path, size: st.size }, cleanup: none };
   }
   if (ref.kind === 'stdin') {
     const stream = (opts.stdin ?? process.stdin) as unknown as AsyncIterable<Uint8Array>;

@@ -37,7 +37,7 @@ export function planOutput(refs: InputRef[], op: string, opts: { outDir?: string
     const rendered = renderTemplate(opts.template, { name, op, ext, index: opts.index });
     const full = resolve(dir, rendered);
     for (const r of refs) {
-      if (r.kind === 'file' && resolve(cwd, r.path) === full) {
+      if (r.kind === 'file' && r.path === full) {
         throw new ImgtoolError('invalid_parameter', `the output for ${refName(r)} would overwrite the input itself; change --name or --out-dir`);
       }
     }

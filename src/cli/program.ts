@@ -3,7 +3,8 @@ import { EXIT, ImgtoolError } from '../errors.js';
 import type { OperationDefinition } from '../ops/define.js';
 import { OPERATIONS } from '../ops/registry.js';
 import { parseOptions } from '../ops/validate.js';
-import { loadUserConfig, type UserConfig } from '../config.js';
+import { imgtoolHome, loadUserConfig, type UserConfig } from '../config.js';
+import { Ledger } from '../credits/ledger.js';
 import { addOperationFlags, rawOptionsFrom } from './flags.js';
 import { expandInputs, type InputRef } from './inputs.js';
 import { DEFAULT_TEMPLATE } from './naming.js';
@@ -85,17 +86,21 @@ function positiveInt(v: string | undefined, flag: string, fallback: number): num
 
 /** Builds the input tasks: one per positional input, or persons x garments for try-on. */
 async function buildTasks(op: OperationDefinition, positional: string[], flags: Record<string, unknown>, cwd: string): Promise<BatchTask[]> {
+  // Directories and globs skip this operation's own outputs (photo.upscale.jpg), so running the
+  // same command twice over '*.jpg' resumes instead of processing its results.
+  const own = new RegExp(`\\.${op.name.replace(/[-]/g, '\\-')}\\.[a-z0-9]+$`, 'i');
+  const expand = (args: string[], kind: 'image' | 'video') => expandInputs(args, kind, cwd, { skipName: (n) => own.test(n) });
   if (op.inputs.length === 1) {
     const spec = op.inputs[0]!;
     if (!positional.length) throw new ImgtoolError('invalid_parameter', `${op.name} needs at least one input (file, directory, glob, URL or -)`);
-    const refs = await expandInputs(positional, spec.kind, cwd);
+    const refs = await expand(positional, spec.kind);
     return refs.map((ref) => ({ refs: { [spec.key]: ref } }));
   }
   const lists: InputRef[][] = [];
   for (const spec of op.inputs) {
     const given = flags[spec.key] as string[] | undefined;
     if (!given?.length) throw new ImgtoolError('invalid_parameter', `${op.name} needs --${spec.key} <file|glob|url>`);
-    lists.push(await expandInputs(given, spec.kind, cwd));
+    lists.push(await expand(given, spec.kind));
   }
   // Every combination: several persons with one garment, or one person in several garments.
   let combos: Record<string, InputRef>[] = [{}];
@@ -105,15 +110,17 @@ async function buildTasks(op: OperationDefinition, positional: string[], flags: 
   return combos.map((refs) => ({ refs }));
 }
 
-async function makeExecutor(flags: CommonFlags, env: NodeJS.ProcessEnv, config: UserConfig): Promise<Executor> {
+async function makeExecutor(flags: CommonFlags, io: CliIO, config: UserConfig): Promise<Executor> {
+  const env = io.env;
   const remote = flags.remote ?? env.IMGTOOL_API_URL ?? config.remote;
-  if (!remote) return new LocalExecutor();
+  if (!remote) return new LocalExecutor(new Ledger(imgtoolHome(env)), io.stdin);
   const { RemoteExecutor } = await import('../client/executor.js');
   return new RemoteExecutor({
     baseUrl: remote,
     apiKey: flags.apiKey ?? env.IMGTOOL_API_KEY,
     bearerToken: flags.bearerToken ?? env.IMGTOOL_BEARER_TOKEN,
     wait: flags.wait !== false,
+    stdin: io.stdin,
   });
 }
 
@@ -141,7 +148,7 @@ function addOperationCommand(program: Command, op: OperationDefinition, io: CliI
     const toStdout = flags.outDir === '-';
     if (toStdout && tasks.length !== 1) throw new ImgtoolError('invalid_parameter', `-o - (stdout) needs exactly one input, got ${tasks.length}`);
     const reporter = createReporter({ json: Boolean(flags.json), quiet: Boolean(flags.quiet) || toStdout, tty: io.isTTY, stdout: io.stdout, stderr: io.stderr });
-    const executor = await makeExecutor(flags, io.env, config);
+    const executor = await makeExecutor(flags, io, config);
     const summary = await runBatch(
       op,
       tasks,

@@ -8,11 +8,12 @@ import { contentTypeFor } from '../ops/common.js';
 export interface RemoteExecutorOptions extends ClientOptions {
   /** false: submit asynchronous jobs and return their ids without waiting (--no-wait). */
   wait: boolean;
+  stdin?: NodeJS.ReadableStream;
 }
 
-async function readStdin(): Promise<Buffer> {
+async function readStdin(stream: NodeJS.ReadableStream): Promise<Buffer> {
   const chunks: Buffer[] = [];
-  for await (const c of process.stdin) chunks.push(Buffer.from(c as Uint8Array));
+  for await (const c of stream as AsyncIterable<Uint8Array>) chunks.push(Buffer.from(c));
   return Buffer.concat(chunks);
 }
 
@@ -25,10 +26,12 @@ export class RemoteExecutor implements Executor {
   readonly mode = 'remote' as const;
   readonly client: ApiClient;
   private readonly wait: boolean;
+  private readonly stdin: NodeJS.ReadableStream;
 
   constructor(opts: RemoteExecutorOptions) {
     this.client = new ApiClient(opts);
     this.wait = opts.wait;
+    this.stdin = opts.stdin ?? process.stdin;
   }
 
   async balance(): Promise<number> {
@@ -38,7 +41,7 @@ export class RemoteExecutor implements Executor {
   async run(op: OperationDefinition, refs: Record<string, InputRef>, options: Record<string, unknown>, ctx: RunContext): Promise<OpResult & { jobId?: string }> {
     const opts = { ...options };
     if (op.mode === 'sync-or-async' && 'wait_for_result' in opts) opts.wait_for_result = this.wait && opts.wait_for_result !== false;
-    const stdin = Object.values(refs).some((r) => r.kind === 'stdin') ? await readStdin() : undefined;
+    const stdin = Object.values(refs).some((r) => r.kind === 'stdin') ? await readStdin(this.stdin) : undefined;
     ctx.onProgress({ fraction: 0, stage: 'upload' });
     const outcome = await this.client.submit(op, refs, opts, ctx.signal, stdin);
     let resultUrl: string;
