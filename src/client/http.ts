@@ -30,6 +30,8 @@ export interface RetryOptions {
   onRetry?: (info: { attempt: number; waitMs: number; reason: string }) => void;
   /** Test hook. */
   fetchImpl?: typeof fetch;
+  /** Backoff schedule; tests shorten it. */
+  backoff?: (attempt: number) => number;
 }
 
 function isConnectionFailure(err: unknown): boolean {
@@ -57,7 +59,7 @@ export async function fetchWithRetry(url: string, makeInit: () => RequestInit, o
       const host = new URL(url).host;
       throw new ImgtoolError('service_unavailable', `cannot reach the server at ${host} (${(failure as Error).message}); is it running?`, { cause: failure });
     }
-    const waitMs = (res && res.status === 429 ? retryAfterMs(res.headers.get('retry-after')) : undefined) ?? backoffMs(attempt);
+    const waitMs = (res && res.status === 429 ? retryAfterMs(res.headers.get('retry-after')) : undefined) ?? (opts.backoff ?? backoffMs)(attempt);
     await res?.body?.cancel().catch(() => {});
     opts.onRetry?.({ attempt: attempt + 1, waitMs, reason: res ? `HTTP ${res.status}` : 'connection failed' });
     try {
