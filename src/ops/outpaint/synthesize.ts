@@ -1,0 +1,128 @@
+import { throwIfAborted } from '../../errors.js';
+import type { ProgressEvent } from '../define.js';
+import { emptyField, randomInit, refreshDistances, sweep, upsampleField, vote, type Field, type SearchParams } from './patchmatch.js';
+import { mulberry32, type Rng } from './prng.js';
+import { baseLevel, buildPyramid, type Level, type Margins } from './pyramid.js';
+
+export interface SynthOptions {
+  /** 0 = faithful continuation of the coarse layout; 1 = free search at every scale, varied start. */
+  creativity: number;
+  seed: number;
+  signal?: AbortSignal;
+  onProgress?: (e: ProgressEvent) => void;
+}
+
+export interface SynthResult {
+  /** RGB canvas of (width + left + right) x (height + top + bottom); original pixels exact. */
+  data: Uint8Array;
+  width: number;
+  height: number;
+  levels: number;
+}
+
+/** 7x7 patches: small enough for fine texture, large enough to carry edges. */
+const R = 3;
+/** Coarsest level keeps at least this many known pixels a side, so it still shows the layout. */
+const MIN_KNOWN = 32;
+/** Levels with more canvas pixels than this are only refined locally (one short EM step). */
+const HEAVY_PIXELS = 1_000_000;
+
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Mirror index into [lo, hi] with the edge pixel repeated, tiling for bands wider than the image. */
+function reflect(t: number, lo: number, hi: number): number {
+  const len = hi - lo + 1;
+  const period = 2 * len;
+  const u = (((t - lo) % period) + period) % period;
+  return lo + (u < len ? u : period - 1 - u);
+}
+
+/**
+ * Starting guess at the coarsest scale: the band mirrored from the original, so that colours and
+ * large structures (horizon, walls) continue across the seam; creativity adds low-frequency
+ * noise (one coarse pixel spans many output pixels) so different seeds take different paths.
+ */
+function initialGuess(L: Level, creativity: number, rng: Rng): void {
+  const amp = creativity * 60;
+  for (let y = 0; y < L.h; y++) {
+    const inRows = y >= L.ky0 && y < L.ky1;
+    const ry = reflect(y, L.ky0, L.ky1 - 1);
+    for (let x = 0; x < L.w; x++) {
+      if (inRows && x >= L.kx0 && x < L.kx1) continue;
+      const si = (ry * L.w + reflect(x, L.kx0, L.kx1 - 1)) * 3;
+      const di = (y * L.w + x) * 3;
+      const n = amp ? ((rng() / 4294967296) * 2 - 1) * amp : 0;
+      for (let c = 0; c < 3; c++) L.img[di + c] = Math.min(255, Math.max(0, L.img[si + c]! + n));
+    }
+  }
+}
+
+interface Plan {
+  em: number;
+  sweeps: number;
+  maxRadius: number;
+}
+
+function planFor(L: Level, depth: number, coarsest: boolean): Plan {
+  if (coarsest) return { em: 10, sweeps: 2, maxRadius: Math.max(L.w, L.h) };
+  if (L.w * L.h > HEAVY_PIXELS) return { em: 1, sweeps: 2, maxRadius: 4 };
+  return { em: Math.max(2, 6 - depth), sweeps: 2, maxRadius: 8 };
+}
+
+/**
+ * Coarse-to-fine PatchMatch completion of the band around an RGB image. Each level runs EM:
+ * nearest-neighbour search (propagation + random search) against the current estimate, then
+ * voting. The field found at one level seeds the next, so layout decided coarsely is kept.
+ */
+export async function synthesize(rgb: Uint8Array, width: number, height: number, m: Margins, o: SynthOptions): Promise<SynthResult> {
+  const rng = mulberry32(o.seed);
+  const levels = buildPyramid(baseLevel(rgb, width, height, m), MIN_KNOWN);
+  const n = levels.length;
+  const plans = levels.map((L, i) => planFor(L, n - 1 - i, i === n - 1));
+  // Work per level ~ targets x sweeps x EM; used only to make progress fractions honest.
+  const work = levels.map((L, i) => (L.w * L.h - (L.kx1 - L.kx0) * (L.ky1 - L.ky0)) * plans[i]!.em * plans[i]!.sweeps + 1);
+  const totalWork = work.reduce((a, b) => a + b, 0);
+  let doneWork = 0;
+
+  let field: Field | undefined;
+  for (let i = n - 1; i >= 0; i--) {
+    const L = levels[i]!;
+    const plan = plans[i]!;
+    const scale = n - i;
+    const p: SearchParams = {
+      r: R,
+      window: Math.max(L.w, L.h),
+      // Creativity lets the finer scales search the whole picture instead of only refining
+      // around the coarse layout, so patches may come from further away.
+      maxRadius: Math.max(plan.maxRadius, Math.round(o.creativity * Math.max(L.w, L.h))),
+    };
+    if (!field) {
+      field = emptyField(L, R);
+      randomInit(L, field, p, rng);
+      initialGuess(L, o.creativity, rng);
+    } else {
+      field = upsampleField(levels[i + 1]!, field, L, R);
+      vote(L, field, R, true);
+      levels[i + 1] = undefined as unknown as Level; // free the coarse canvas early
+    }
+    for (let e = 0; e < plan.em; e++) {
+      throwIfAborted(o.signal);
+      refreshDistances(L, field, R);
+      for (let s = 0; s < plan.sweeps; s++) sweep(L, field, p, rng, s % 2 === 1);
+      vote(L, field, R);
+      doneWork += work[i]! / plan.em;
+      o.onProgress?.({ fraction: Math.min(0.99, doneWork / totalWork), stage: `scale ${scale}/${n} iteration ${e + 1}/${plan.em}`, done: e + 1, total: plan.em, unit: 'iterations' });
+      await yieldToLoop();
+    }
+  }
+  throwIfAborted(o.signal);
+
+  const L = levels[0]!;
+  const out = new Uint8Array(L.w * L.h * 3);
+  for (let i = 0; i < out.length; i++) out[i] = L.img[i]! + 0.5; // votes are means of 0..255 pixels, so +0.5 then truncation rounds
+  // Paste the original back byte for byte: synthesis never alters what was there.
+  for (let y = 0; y < height; y++) {
+    out.set(rgb.subarray(y * width * 3, (y + 1) * width * 3), ((y + m.top) * L.w + m.left) * 3);
+  }
+  return { data: out, width: L.w, height: L.h, levels: n };
+}
