@@ -1,4 +1,135 @@
-import { notAvailable, type Pipeline } from '../define.js';
+import { randomInt } from 'node:crypto';
+import type { Pipeline } from '../define.js';
+import { ImgtoolError, throwIfAborted } from '../../errors.js';
+import { decodeImage, encodeImage, type DecodedImage, type RawImage } from '../../media/image.js';
+import { cutoutSubject } from '../remove-background/cutout.js';
+import { generateBackground, OUTPUT_SIZE, type GenerateBackgroundOptions } from './index.js';
+import { compose, placeLayer } from './compose.js';
+import { makeLayout, renderScene } from './render.js';
+import { cloneSpec, PRESETS, type SceneSpec } from './scenes.js';
+import { parsePrompt } from './prompt.js';
 
-// The local pipeline has not landed yet; this answers a clear error instead of a fake result.
-export const run: Pipeline<any> = notAvailable('generate-background');
+/** Default placement scale: a whole RGBA layer fills the canvas; an automatic cut-out gets room. */
+export const DEFAULT_SCALE = { rgba: 1, autoRemoved: 0.6 } as const;
+
+/** An alpha channel that is opaque everywhere carries no cut-out; treat the image as RGB. */
+function hasTransparency(img: DecodedImage): boolean {
+  if (img.channels !== 4) return false;
+  const n = img.width * img.height;
+  let clear = 0;
+  for (let i = 3; i < img.data.length; i += 4) if (img.data[i]! < 250) clear++;
+  return clear > n * 0.001;
+}
+
+/** Crops an RGBA image to its alpha's bounding box, so scale means the subject's size. */
+function cropToAlpha(img: RawImage): RawImage | null {
+  const { width: w, height: h, data } = img;
+  let x0 = w, y0 = h, x1 = -1, y1 = -1;
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      if (data[(y * w + x) * 4 + 3]! > 8) {
+        if (x < x0) x0 = x;
+        if (x > x1) x1 = x;
+        if (y < y0) y0 = y;
+        if (y > y1) y1 = y;
+      }
+    }
+  }
+  if (x1 < 0) return null;
+  const cw = x1 - x0 + 1, ch = y1 - y0 + 1;
+  const out = Buffer.alloc(cw * ch * 4);
+  for (let y = 0; y < ch; y++) data.copy(out, y * cw * 4, ((y + y0) * w + x0) * 4, ((y + y0) * w + x1 + 1) * 4);
+  return { data: out, width: cw, height: ch, channels: 4 };
+}
+
+export interface ChosenScene {
+  spec: SceneSpec;
+  source: 'preset' | 'prompt' | 'default';
+  terms?: string[];
+  negated?: string[];
+}
+
+export function chooseScene(o: Pick<GenerateBackgroundOptions, 'scene' | 'prompt' | 'negative_prompt'>, seed: number, warn: (m: string) => void): ChosenScene {
+  if (o.scene) {
+    const ignored = [o.prompt !== undefined && 'prompt', o.negative_prompt !== undefined && 'negative_prompt'].filter(Boolean);
+    if (ignored.length) warn(`scene "${o.scene}" given, so ${ignored.join(' and ')} ${ignored.length > 1 ? 'are' : 'is'} ignored; drop scene to use a prompt`);
+    return { spec: cloneSpec(PRESETS[o.scene]!), source: 'preset' };
+  }
+  if (o.prompt?.trim() || o.negative_prompt?.trim()) {
+    const parsed = parsePrompt(o.prompt ?? '', o.negative_prompt, seed);
+    if (o.prompt?.trim() && parsed.terms.length === 0) {
+      warn(`prompt "${o.prompt.slice(0, 60)}" has no word imgtool's scene vocabulary knows; the scene is chosen from the seed (see docs/ops/generate-background.md for the words)`);
+    }
+    return { spec: parsed.spec, source: 'prompt', terms: parsed.terms, negated: parsed.negated };
+  }
+  return { spec: cloneSpec(PRESETS.marble!), source: 'default' };
+}
+
+/**
+ * Places the subject in a procedurally rendered product scene, offline.
+ * @example imgtool generate-background bag.png --scene wood
+ */
+export const run: Pipeline<GenerateBackgroundOptions> = async (job, ctx) => {
+  const op = generateBackground;
+  const input = job.inputs.image;
+  if (!input) throw new ImgtoolError('invalid_parameter', 'generate-background needs an image input');
+  const o = job.options;
+  const img = await decodeImage(input, op.limits, op.name);
+  ctx.onProgress({ fraction: 0.05, stage: 'decode' });
+
+  let layer: RawImage;
+  let autoRemoved = false;
+  if (hasTransparency(img)) {
+    layer = img;
+  } else {
+    if (img.hasAlpha) ctx.warn(`${input.name} has an alpha channel but no transparent pixels; removing its background automatically`);
+    ctx.onProgress({ fraction: 0.1, stage: 'cutout' });
+    const cut = await cutoutSubject(img, { signal: ctx.signal });
+    const cropped = cropToAlpha(cut.rgba);
+    if (!cropped) throw new ImgtoolError('invalid_image', `${input.name}: no subject was found to place in a scene; give a photo with a clear product, or an RGBA cut-out`);
+    layer = cropped;
+    autoRemoved = true;
+  }
+  throwIfAborted(ctx.signal);
+  ctx.onProgress({ fraction: 0.4, stage: 'place' });
+
+  const seed = o.seed ?? randomInt(0, 2 ** 31 - 1);
+  const chosen = chooseScene(o, seed, ctx.warn);
+  const transform = {
+    scale: o.image_transform.scale ?? (autoRemoved ? DEFAULT_SCALE.autoRemoved : DEFAULT_SCALE.rgba),
+    x_center: o.image_transform.x_center,
+    y_center: o.image_transform.y_center,
+  };
+  const size = OUTPUT_SIZE;
+  const placement = await placeLayer(layer, transform, size);
+  if (!placement.bbox) ctx.warn(`the subject of ${input.name} lies entirely outside the canvas at this image_transform; the output is the scene alone`);
+  const layout = makeLayout(chosen.spec, size, placement.baseX, placement.baseY);
+
+  ctx.onProgress({ fraction: 0.45, stage: 'scene' });
+  const scene = await renderScene(chosen.spec, layout, seed, ctx.signal);
+  ctx.onProgress({ fraction: 0.8, stage: 'compose' });
+  const composed = await compose(scene.rgb, scene.keyShare, placement, layout, chosen.spec, ctx.signal);
+  ctx.onProgress({ fraction: 0.92, stage: 'encode' });
+  const data = await encodeImage({ data: composed.rgb, width: size, height: size, channels: 3 }, 'jpeg');
+  ctx.onProgress({ fraction: 1, stage: 'done' });
+
+  return {
+    ext: 'jpg',
+    contentType: 'image/jpeg',
+    data,
+    credits: op.cost(o, {}),
+    meta: {
+      width: size,
+      height: size,
+      seed,
+      scene: chosen.source === 'preset' ? o.scene : chosen.source,
+      floor: chosen.spec.floor,
+      wall: chosen.spec.wall,
+      ...(chosen.terms ? { prompt_terms: chosen.terms } : {}),
+      ...(chosen.negated?.length ? { negated_terms: chosen.negated } : {}),
+      background_removed: autoRemoved,
+      image_transform: transform,
+      subject_box: placement.bbox,
+    },
+  };
+};

@@ -1,0 +1,112 @@
+import type { MaterialId } from './materials.js';
+
+/**
+ * A scene is a handful of physical parameters: what the table and the wall are made of, their
+ * tints, one key light (direction, colour, size) plus ambient fill, and camera/grade settings.
+ * The six presets are fixed points in that space; the prompt parser moves around it.
+ */
+
+export type Rgb = [number, number, number];
+
+export interface Tint {
+  /** sRGB 0..1 target colour; the material keeps its luminance pattern and takes this hue. */
+  rgb: Rgb;
+  amount: number;
+}
+
+export interface KeyLight {
+  /** Degrees around the subject: 0 = from the camera, -90 = from the left, 90 = right, 180 = behind. */
+  azimuth: number;
+  /** Degrees above the table. Low sun (sunset) is ~10, studio softboxes ~40. */
+  elevation: number;
+  /** Linear RGB colour multiplier (temperature). */
+  color: Rgb;
+  intensity: number;
+  /** 0 = point light, hard shadows; 1 = huge softbox, faint diffuse shadows. */
+  softness: number;
+}
+
+export interface SceneSpec {
+  name: string;
+  floor: MaterialId;
+  wall: MaterialId;
+  floorTint?: Tint;
+  wallTint?: Tint;
+  light: KeyLight;
+  ambient: { color: Rgb; intensity: number };
+  /** Overall exposure multiplier before tone mapping. */
+  exposure: number;
+  saturation: number;
+  contrast: number;
+  vignette: number;
+  /** Sunlight through window panes falling on the wall. */
+  window: boolean;
+  /** Depth-of-field blur (Gaussian sigma, px) of something infinitely far from the focus plane. */
+  blur: number;
+  /** Preferred height of the table/wall line as a fraction of the canvas. */
+  junction: number;
+}
+
+export const LIGHT_COLOURS = {
+  neutral: [1.0, 0.97, 0.93] as Rgb,
+  warm: [1.0, 0.82, 0.62] as Rgb,
+  sunset: [1.0, 0.58, 0.3] as Rgb,
+  morning: [1.0, 0.9, 0.78] as Rgb,
+  cool: [0.8, 0.9, 1.0] as Rgb,
+  night: [0.62, 0.74, 1.0] as Rgb,
+  candle: [1.0, 0.66, 0.38] as Rgb,
+};
+
+const base = (name: string, floor: MaterialId, wall: MaterialId, over: Partial<SceneSpec> = {}): SceneSpec => ({
+  name,
+  floor,
+  wall,
+  light: { azimuth: -40, elevation: 42, color: LIGHT_COLOURS.neutral, intensity: 1.1, softness: 0.55 },
+  ambient: { color: [0.93, 0.95, 1.0], intensity: 0.42 },
+  exposure: 1.0,
+  saturation: 1.0,
+  contrast: 1.0,
+  vignette: 0.25,
+  window: false,
+  blur: 11,
+  junction: 0.5,
+  ...over,
+});
+
+export const PRESETS: Record<string, SceneSpec> = {
+  marble: base('marble', 'marble', 'plaster', { light: { azimuth: -35, elevation: 45, color: LIGHT_COLOURS.neutral, intensity: 1.15, softness: 0.7 }, junction: 0.48 }),
+  wood: base('wood', 'wood', 'plaster', {
+    light: { azimuth: -60, elevation: 30, color: LIGHT_COLOURS.warm, intensity: 1.25, softness: 0.4 },
+    wallTint: { rgb: [0.86, 0.78, 0.66], amount: 0.5 },
+    window: true,
+  }),
+  industrial: base('industrial', 'concrete', 'metal', {
+    light: { azimuth: 45, elevation: 38, color: LIGHT_COLOURS.cool, intensity: 1.3, softness: 0.25 },
+    ambient: { color: [0.85, 0.92, 1.0], intensity: 0.3 },
+    contrast: 1.12,
+    vignette: 0.4,
+    saturation: 0.85,
+  }),
+  linen: base('linen', 'linen', 'plaster', {
+    light: { azimuth: -20, elevation: 55, color: LIGHT_COLOURS.morning, intensity: 1.0, softness: 0.9 },
+    ambient: { color: [1.0, 0.98, 0.95], intensity: 0.55 },
+    contrast: 0.92,
+    vignette: 0.15,
+    junction: 0.42,
+  }),
+  brick: base('brick', 'darkwood', 'brick', {
+    light: { azimuth: -70, elevation: 28, color: LIGHT_COLOURS.warm, intensity: 1.35, softness: 0.35 },
+    ambient: { color: [1.0, 0.92, 0.85], intensity: 0.32 },
+    vignette: 0.35,
+    junction: 0.55,
+  }),
+  counter: base('counter', 'quartz', 'tile', {
+    light: { azimuth: 30, elevation: 50, color: LIGHT_COLOURS.neutral, intensity: 1.15, softness: 0.6 },
+    ambient: { color: [0.95, 0.97, 1.0], intensity: 0.5 },
+    junction: 0.5,
+  }),
+};
+
+export function cloneSpec(s: SceneSpec): SceneSpec {
+  return structuredClone(s);
+}
