@@ -44,15 +44,17 @@ export async function runCli(argv: string[], partial: Partial<CliIO> = {}): Prom
 /** Entry point of bin/imgtool.js: wires signals and exits with the documented code. */
 export async function main(argv: string[]): Promise<void> {
   const controller = new AbortController();
+  // The server shuts down gracefully on the same signal and that is a normal end, not an interruption.
+  const serving = argv[2] === 'serve';
   let interrupts = 0;
   const onSignal = () => {
     interrupts += 1;
     if (interrupts > 1) process.exit(EXIT.interrupted);
-    process.stderr.write('\ninterrupted: discarding the output in flight (Ctrl-C again to quit at once)\n');
+    if (!serving) process.stderr.write('\ninterrupted: discarding the output in flight (Ctrl-C again to quit at once)\n');
     controller.abort();
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   const code = await runCli(argv.slice(2), { signal: controller.signal });
-  process.exitCode = controller.signal.aborted ? EXIT.interrupted : code;
+  process.exitCode = controller.signal.aborted && !serving ? EXIT.interrupted : code;
 }

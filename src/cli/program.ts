@@ -13,6 +13,7 @@ import { createReporter } from './progress.js';
 import { LocalExecutor, type Executor } from './executor.js';
 import { registerCreditsCommand } from './commands/credits.js';
 import { registerModelsCommand } from './commands/models.js';
+import { registerServeCommand } from './commands/serve.js';
 import { costContextFor } from './cost-context.js';
 
 /** Everything a command touches outside itself, so tests can run the CLI in-process. */
@@ -219,6 +220,7 @@ export function createProgram(io: CliIO): Command {
   for (const op of OPERATIONS) addOperationCommand(program, op, io);
   registerCreditsCommand(program, io);
   registerModelsCommand(program, io);
+  registerServeCommand(program, io);
   return program;
 }
 

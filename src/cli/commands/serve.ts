@@ -14,6 +14,8 @@ export const SERVE_DEFAULTS = { port: 8080, host: '127.0.0.1', rateLimit: 5 } as
 interface Out {
   stdout: NodeJS.WritableStream;
   env: NodeJS.ProcessEnv;
+  /** The CLI's interrupt signal (main.ts turns SIGINT/SIGTERM into it); without one, serve installs its own handlers. */
+  signal?: AbortSignal;
 }
 
 interface ServeConfigFile {
@@ -68,7 +70,7 @@ function dataDirFrom(flags: { dataDir?: string; config?: string }, env: NodeJS.P
 }
 
 export function registerServeCommand(program: Command, io?: Partial<Out>): void {
-  const out: Out = { stdout: io?.stdout ?? process.stdout, env: io?.env ?? process.env };
+  const out: Out = { stdout: io?.stdout ?? process.stdout, env: io?.env ?? process.env, signal: io?.signal };
   const serve = program
     .command('serve')
     .summary('Run the v1 API server')
@@ -99,7 +101,7 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
       const rate = int(flags.rateLimit ?? cfg.rateLimit, '--rate-limit', 0) ?? SERVE_DEFAULTS.rateLimit;
       const { startServer } = await import('../../server/listen.js');
       const level = flags.log ?? 'info';
-      const { url } = await startServer({
+      const { url, close } = await startServer({
         port: int(flags.port ?? cfg.port, '--port', 0) ?? SERVE_DEFAULTS.port,
         host: flags.host ?? cfg.host ?? SERVE_DEFAULTS.host,
         dataDir: dataDirFrom(flags, out.env),
@@ -109,50 +111,55 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
         concurrency: int(flags.concurrency ?? cfg.concurrency, '--concurrency', 1),
         jwt: jwtIssuer ? { issuer: jwtIssuer, audience: jwtAudience!, jwks: jwtJwks!, subjectCredits: int(flags.jwtCredits ?? cfg.jwt?.subjectCredits, '--jwt-credits', 0) } : undefined,
         logger: level === 'silent' ? false : { level },
-        handleSignals: true,
+        handleSignals: !out.signal,
       });
+      // Graceful stop: in-flight requests finish, running jobs go back to pending for the next start.
+      out.signal?.addEventListener('abort', () => void close(), { once: true });
       out.stdout.write(`imgtool serve listening on ${url} (data in ${dataDirFrom(flags, out.env)})\n`);
     });
 
-  const keys = serve.command('keys').description('Manage the API keys of the server in --data-dir');
-  const dirOpt = (c: Command) => c.option('--data-dir <dir>', 'server data directory').option('--config <file>', 'serve config file (for its dataDir)');
-  const store = async (flags: { dataDir?: string; config?: string }) => {
+  const keys = serve.command('keys').description('Manage the API keys of the server in --data-dir (give --data-dir/--config as for serve)');
+  // --data-dir and --config belong to `serve`; commander parses them anywhere on the line.
+  const store = async (cmd: Command) => {
     const { KeyStore } = await import('../../server/keys.js');
-    return new KeyStore(dataDirFrom(flags, out.env)).init();
+    return new KeyStore(dataDirFrom(cmd.optsWithGlobals() as { dataDir?: string; config?: string }, out.env)).init();
   };
 
-  dirOpt(keys.command('create'))
+  keys
+    .command('create')
     .description('Create a key and print it once (only its hash is stored)')
     .option('--scopes <list>', 'comma-separated scopes', 'imaging:read,imaging:write')
     .option('--credits <n>', 'starting credit balance', '0')
     .option('--label <text>', 'a note to recognise the key by')
     .option('--json', 'print JSON')
-    .action(async (flags: { dataDir?: string; config?: string; scopes: string; credits: string; label?: string; json?: boolean }) => {
-      const { key, record } = await (await store(flags)).createKey({ scopes: flags.scopes.split(','), credits: int(flags.credits, '--credits', 0)!, label: flags.label });
+    .action(async (flags: { scopes: string; credits: string; label?: string; json?: boolean }, cmd: Command) => {
+      const { key, record } = await (await store(cmd)).createKey({ scopes: flags.scopes.split(','), credits: int(flags.credits, '--credits', 0)!, label: flags.label });
       out.stdout.write(flags.json ? JSON.stringify({ ...record, key }) + '\n' : `${key}\n  id ${record.id}, scopes ${record.scopes.join(' ')}, ${record.credits} credits\n  Store the key now: it cannot be shown again.\n`);
     });
 
-  dirOpt(keys.command('list'))
+  keys
+    .command('list')
     .description('List keys (id, prefix, scopes, balance; never the secret)')
     .option('--json', 'print JSON')
-    .action(async (flags: { dataDir?: string; config?: string; json?: boolean }) => {
-      const list = await (await store(flags)).listKeys();
+    .action(async (flags: { json?: boolean }, cmd: Command) => {
+      const list = await (await store(cmd)).listKeys();
       if (flags.json) out.stdout.write(JSON.stringify(list) + '\n');
       else for (const k of list) out.stdout.write(`${k.id}  ${k.prefix}...  ${k.scopes.join(',').padEnd(26)} ${String(k.credits).padStart(8)} credits  ${k.revoked_at ? 'revoked ' + k.revoked_at : 'active'}${k.label ? '  ' + k.label : ''}\n`);
     });
 
-  dirOpt(keys.command('revoke <id>'))
+  keys
+    .command('revoke <id>')
     .description('Revoke a key: it stops working at once')
-    .action(async (id: string, flags: { dataDir?: string; config?: string }) => {
-      const k = await (await store(flags)).revokeKey(id);
+    .action(async (id: string, _flags: unknown, cmd: Command) => {
+      const k = await (await store(cmd)).revokeKey(id);
       out.stdout.write(`${k.id} revoked\n`);
     });
 
-  dirOpt(keys.command('credit <id> <n>'))
+  keys
+    .command('credit <id> <n>')
     .description('Add N credits to a key (negative removes; never below 0); id may also be jwt:<sub>')
-    .action(async (id: string, n: string, flags: { dataDir?: string; config?: string }) => {
-      const amount = Number(n);
-      const after = await (await store(flags)).creditAccount(id, amount);
+    .action(async (id: string, n: string, _flags: unknown, cmd: Command) => {
+      const after = await (await store(cmd)).creditAccount(id, Number(n));
       out.stdout.write(`${id}: ${after} credits\n`);
     });
 }

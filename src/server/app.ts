@@ -1,0 +1,209 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import multipart from '@fastify/multipart';
+import rateLimit from '@fastify/rate-limit';
+import { ImgtoolError, isImgtoolError } from '../errors.js';
+import { createAuthenticator, type Credential, type JwtOptions } from './auth.js';
+import { JobStore, type Execute } from './jobs.js';
+import { ThreadRunner } from './threads.js';
+import { getOperation, OPERATIONS } from '../ops/registry.js';
+import { KeyStore } from './keys.js';
+import { buildOpenApi } from './openapi.js';
+import { WorkerPool } from './pool.js';
+import { loadSecret, ResultStore } from './results.js';
+import { registerRoutes } from './routes.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    credential?: Credential;
+  }
+  interface FastifyContextConfig {
+    operation?: string;
+  }
+}
+
+export interface ServerOptions {
+  /** Keys, ledger, jobs, results and the signing secret live here. */
+  dataDir: string;
+  /** Absolute base for result URLs (e.g. https://img.example.com); default: from the request's Host. */
+  publicUrl?: string;
+  /** Requests per window per credential; false disables. Default 5 per 1000 ms. */
+  rateLimit?: { max: number; windowMs?: number } | false;
+  /** Let URL inputs reach loopback/private/link-local addresses (trusted networks and tests only). */
+  allowPrivateUrls?: boolean;
+  jwt?: JwtOptions & { subjectCredits?: number };
+  /** Pipelines running at once; default cores - 1 (at least 1). */
+  concurrency?: number;
+  /** Requests/jobs waiting for a worker before new ones get 503. Default 100. */
+  maxQueue?: number;
+  fetchTimeoutMs?: number;
+  /** Milliseconds since the epoch; tests inject one to move time. */
+  clock?: () => number;
+  resultTtlMs?: number;
+  jobRetentionMs?: number;
+  /** How often expired results and jobs are deleted; 0 disables the timer. Default 60 s. */
+  sweepIntervalMs?: number;
+  /** Fastify/pino logger options; false (default) is silent. */
+  logger?: FastifyServerOptions['logger'];
+  /** File-lock the key store on every change (default true: safe for several processes). */
+  crossProcessLock?: boolean;
+  /**
+   * 'threads' runs pipelines on worker threads so their synchronous work cannot stall the event
+   * loop; 'inline' runs them on the main thread. Default: threads when running compiled
+   * JavaScript, inline under a TypeScript test runner (a worker cannot load .ts sources).
+   */
+  isolation?: 'threads' | 'inline';
+}
+
+export interface ImgtoolServer {
+  keys: KeyStore;
+  jobs: JobStore;
+  results: ResultStore;
+  pool: WorkerPool;
+  /** Deletes expired results and jobs now. */
+  sweep: () => Promise<void>;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    imgtool: ImgtoolServer;
+  }
+}
+
+/** Maps fastify's own transport errors onto the spec's error body. */
+function transportError(err: { code?: string; statusCode?: number; message: string }): ImgtoolError | undefined {
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ImgtoolError('file_size_too_large', 'the request body is larger than this endpoint accepts', { status: 413 });
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ImgtoolError('invalid_parameter', 'send Content-Type application/json or multipart/form-data', { status: 415 });
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new ImgtoolError('invalid_parameter', `the body is not valid JSON (${err.message})`);
+    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
+      return new ImgtoolError('invalid_parameter', 'malformed multipart/form-data body');
+  }
+  if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500 && err.code?.startsWith('FST_')) {
+    return new ImgtoolError('invalid_parameter', err.message, { status: err.statusCode });
+  }
+  return undefined;
+}
+
+export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
+  const clock = o.clock ?? Date.now;
+  const tmpDir = join(o.dataDir, 'tmp');
+  await mkdir(tmpDir, { recursive: true, mode: 0o700 });
+
+  const app = Fastify({
+    logger: o.logger ?? false,
+    genReqId: () => randomUUID(),
+    // One line per request from the onResponse hook below instead of fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
+    return503OnClosing: true,
+  });
+
+  const keys = await new KeyStore(o.dataDir, { subjectCredits: o.jwt?.subjectCredits, crossProcess: o.crossProcessLock }).init();
+  const orphans = await keys.releaseOrphanSyncHolds();
+  if (orphans) app.log.warn({ orphans }, 'refunded requests interrupted by a previous stop');
+  const results = await new ResultStore(o.dataDir, await loadSecret(o.dataDir), clock, o.resultTtlMs).init();
+  const pool = new WorkerPool(o.concurrency ?? Math.max(1, availableParallelism() - 1), o.maxQueue ?? 100);
+  const isolation = o.isolation ?? (import.meta.url.endsWith('.js') ? 'threads' : 'inline');
+  const threads = isolation === 'threads' ? new ThreadRunner(new URL('./worker.js', import.meta.url), tmpDir) : undefined;
+  const execute: Execute = async (job, ctx) => {
+    if (threads) return threads.run(job, ctx);
+    const op = getOperation(job.operation);
+    if (!op) throw new ImgtoolError('internal_error', `unknown operation ${job.operation}`);
+    return (await op.load())(job, ctx);
+  };
+  const jobs = new JobStore({ dataDir: o.dataDir, keys, results, pool, clock, log: app.log, retentionMs: o.jobRetentionMs, tmpDir, execute });
+  const authenticate = await createAuthenticator(keys, o.jwt);
+
+  const sweep = async () => {
+    await results.sweep();
+    await jobs.sweep();
+  };
+  app.decorate('imgtool', { keys, jobs, results, pool, sweep });
+
+  // An empty JSON body is an empty object (cancel endpoints take no body).
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    if (body === '' || body === undefined) return done(null, {});
+    try {
+      done(null, JSON.parse(body as string));
+    } catch (err) {
+      done(new ImgtoolError('invalid_parameter', `the body is not valid JSON (${(err as Error).message})`), undefined);
+    }
+  });
+
+  await app.register(multipart, { throwFileSizeLimit: true });
+  const rl = o.rateLimit === undefined ? { max: 5, windowMs: 1000 } : o.rateLimit;
+  await app.register(rateLimit, {
+    global: false,
+    // After authentication, so the limit is per credential rather than per IP.
+    hook: 'preHandler',
+    keyGenerator: (req) => req.credential?.id ?? req.ip,
+    errorResponseBuilder: (_req, ctx) => new ImgtoolError('rate_limit_exceeded', `too many requests: at most ${ctx.max} per ${ctx.after} for this credential; retry after the Retry-After header's seconds`),
+  });
+
+  app.setErrorHandler((err, req, reply) => {
+    const known = isImgtoolError(err) ? err : transportError(err as { code?: string; statusCode?: number; message: string });
+    if (known) {
+      if (known.code === 'rate_limit_exceeded' && !reply.hasHeader('retry-after')) reply.header('retry-after', '1');
+      return reply.code(known.status).send(known.toBody());
+    }
+    req.log.error({ err }, 'unhandled error');
+    return reply.code(500).send({ error: `internal error (request ${req.id}); the server log has the details`, error_code: 'internal_error' });
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    reply.code(404).send({ error: `no route ${req.method} ${req.url.split('?')[0]}; see /openapi.json`, error_code: 'not_found' });
+  });
+
+  app.addHook('onResponse', async (req, reply) => {
+    req.log.info(
+      {
+        credential: req.credential?.id,
+        operation: req.routeOptions.config?.operation,
+        method: req.method,
+        path: req.url.split('?')[0],
+        status: reply.statusCode,
+        duration_ms: Math.round(reply.elapsedTime * 10) / 10,
+      },
+      'request',
+    );
+  });
+
+  const openapi = buildOpenApi(OPERATIONS);
+  app.get('/openapi.json', async () => openapi);
+
+  registerRoutes(app, {
+    keys,
+    jobs,
+    results,
+    pool,
+    authenticate,
+    tmpDir,
+    allowPrivateUrls: o.allowPrivateUrls ?? false,
+    fetchTimeoutMs: o.fetchTimeoutMs ?? 30_000,
+    publicUrl: o.publicUrl,
+    rateLimit: rl ? { max: rl.max, timeWindow: rl.windowMs ?? 1000 } : false,
+    execute,
+  });
+
+  const interval = (o.sweepIntervalMs ?? 60_000) > 0 ? setInterval(() => sweep().catch((err) => app.log.error({ err }, 'sweep failed')), o.sweepIntervalMs ?? 60_000) : undefined;
+  interval?.unref();
+
+  app.addHook('onClose', async () => {
+    if (interval) clearInterval(interval);
+    await jobs.shutdown();
+    pool.close();
+    await threads?.close();
+  });
+
+  // Jobs resume only once every route exists, so a re-queued job can finish before listen().
+  await jobs.init();
+  await sweep();
+  return app;
+}

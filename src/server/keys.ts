@@ -1,0 +1,316 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { appendFile, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import lockfile from 'proper-lockfile';
+import writeFileAtomic from 'write-file-atomic';
+import { ImgtoolError } from '../errors.js';
+import { Mutex } from './mutex.js';
+
+/**
+ * The key store and credits ledger. One JSON file (accounts.json) holds API keys (only their
+ * sha256 hashes), JWT subjects' balances and open credit holds; every change is made under an
+ * in-process mutex plus a proper-lockfile lock (so `imgtool serve keys credit` and several
+ * server processes can share a data dir), re-reads the file, and replaces it atomically.
+ * Every balance change is also appended to ledger.jsonl so the books can be reconciled.
+ */
+
+export const SCOPES = ['imaging:read', 'imaging:write'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export interface KeyRecord {
+  id: string;
+  /** sha256 of the whole key, hex. */
+  hash: string;
+  /** First characters of the key, shown in listings so operators can tell keys apart. */
+  prefix: string;
+  scopes: string[];
+  credits: number;
+  label?: string;
+  created_at: string;
+  revoked_at?: string;
+}
+
+interface SubjectRecord {
+  credits: number;
+  created_at: string;
+}
+
+/** Credits taken from a balance before work starts and settled when it ends. */
+export interface Hold {
+  account: string;
+  amount: number;
+  kind: 'sync' | 'job';
+  operation?: string;
+  pid: number;
+  instance: string;
+  created_at: string;
+}
+
+interface StoreFile {
+  version: 1;
+  keys: KeyRecord[];
+  subjects: Record<string, SubjectRecord>;
+  holds: Record<string, Hold>;
+}
+
+export interface LedgerEntry {
+  ts: string;
+  account: string;
+  /** Negative = credits taken, positive = credits returned or granted. */
+  delta: number;
+  balance: number;
+  reason: 'grant' | 'reserve' | 'charge' | 'refund';
+  ref?: string;
+  operation?: string;
+}
+
+export interface KeyStoreOptions {
+  /** Balance a JWT subject starts with the first time it is seen. */
+  subjectCredits?: number;
+  /** Take a file lock on every change (on by default; only tests of raw speed turn it off). */
+  crossProcess?: boolean;
+}
+
+export type PublicKey = Omit<KeyRecord, 'hash'>;
+
+const EMPTY: StoreFile = { version: 1, keys: [], subjects: {}, holds: {} };
+
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+function now(): string {
+  return new Date().toISOString();
+}
+
+export function parseScopes(s: string | readonly string[]): string[] {
+  const list = (typeof s === 'string' ? s.split(/[\s,]+/) : [...s]).map((x) => x.trim()).filter(Boolean);
+  for (const sc of list) {
+    if (!(SCOPES as readonly string[]).includes(sc)) {
+      throw new ImgtoolError('invalid_parameter', `unknown scope "${sc}"; use ${SCOPES.join(', ')}`, { field: 'scopes' });
+    }
+  }
+  return [...new Set(list)];
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export class KeyStore {
+  readonly file: string;
+  readonly ledgerFile: string;
+  /** Identifies this process's holds so a restart can tell its own leftovers from a live peer's. */
+  readonly instance = randomBytes(6).toString('hex');
+  private readonly mutex = new Mutex();
+  private cache: StoreFile = EMPTY;
+  private cacheStamp = '';
+  private readonly subjectCredits: number;
+  private readonly crossProcess: boolean;
+
+  constructor(
+    readonly dataDir: string,
+    options: KeyStoreOptions = {},
+  ) {
+    this.file = join(dataDir, 'accounts.json');
+    this.ledgerFile = join(dataDir, 'ledger.jsonl');
+    this.subjectCredits = options.subjectCredits ?? 0;
+    this.crossProcess = options.crossProcess ?? true;
+  }
+
+  async init(): Promise<this> {
+    await mkdir(this.dataDir, { recursive: true, mode: 0o700 });
+    try {
+      await writeFile(this.file, JSON.stringify(EMPTY, null, 2), { flag: 'wx', mode: 0o600 });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    await this.current();
+    return this;
+  }
+
+  /** The file's content, re-read only when another writer changed it. */
+  private async current(): Promise<StoreFile> {
+    const st = await stat(this.file);
+    const stamp = `${st.mtimeMs}:${st.size}:${st.ino}`;
+    if (stamp !== this.cacheStamp) {
+      this.cache = JSON.parse(await readFile(this.file, 'utf8')) as StoreFile;
+      this.cacheStamp = stamp;
+    }
+    return this.cache;
+  }
+
+  private async mutate<T>(fn: (s: StoreFile, log: (e: Omit<LedgerEntry, 'ts'>) => void) => T): Promise<T> {
+    return this.mutex.run(async () => {
+      const release = this.crossProcess ? await lockfile.lock(this.file, { retries: { retries: 200, minTimeout: 2, maxTimeout: 50 }, stale: 10_000 }) : undefined;
+      try {
+        this.cacheStamp = '';
+        const state = structuredClone(await this.current());
+        const entries: LedgerEntry[] = [];
+        const result = fn(state, (e) => entries.push({ ts: now(), ...e }));
+        await writeFileAtomic(this.file, JSON.stringify(state, null, 2), { mode: 0o600 });
+        if (entries.length) await appendFile(this.ledgerFile, entries.map((e) => JSON.stringify(e)).join('\n') + '\n', { mode: 0o600 });
+        this.cache = state;
+        const st = await stat(this.file);
+        this.cacheStamp = `${st.mtimeMs}:${st.size}:${st.ino}`;
+        return result;
+      } finally {
+        await release?.();
+      }
+    });
+  }
+
+  async createKey(opts: { scopes: readonly string[]; credits: number; label?: string }): Promise<{ key: string; record: PublicKey }> {
+    if (!Number.isInteger(opts.credits) || opts.credits < 0) {
+      throw new ImgtoolError('invalid_parameter', `--credits must be a whole number >= 0, got ${opts.credits}`, { field: 'credits' });
+    }
+    const scopes = parseScopes(opts.scopes);
+    const key = `sk_${randomBytes(32).toString('base64url')}`;
+    const record: KeyRecord = {
+      id: `key_${randomBytes(6).toString('hex')}`,
+      hash: hashKey(key),
+      prefix: key.slice(0, 7),
+      scopes,
+      credits: opts.credits,
+      label: opts.label,
+      created_at: now(),
+    };
+    await this.mutate((s, log) => {
+      s.keys.push(record);
+      if (opts.credits) log({ account: record.id, delta: opts.credits, balance: opts.credits, reason: 'grant' });
+    });
+    const { hash: _hash, ...pub } = record;
+    return { key, record: pub };
+  }
+
+  async listKeys(): Promise<PublicKey[]> {
+    const s = await this.current();
+    return s.keys.map(({ hash: _hash, ...pub }) => pub);
+  }
+
+  async revokeKey(id: string): Promise<PublicKey> {
+    return this.mutate((s) => {
+      const k = s.keys.find((x) => x.id === id);
+      if (!k) throw new ImgtoolError('not_found', `no key with id ${id}; see \`imgtool serve keys list\``);
+      k.revoked_at ??= now();
+      const { hash: _hash, ...pub } = k;
+      return pub;
+    });
+  }
+
+  /** Adds (or with a negative amount, removes) credits; a balance never goes below zero. */
+  async creditAccount(id: string, amount: number): Promise<number> {
+    if (!Number.isInteger(amount)) throw new ImgtoolError('invalid_parameter', `credits must be a whole number, got ${amount}`);
+    return this.mutate((s, log) => {
+      const acct = this.account(s, id, true);
+      if (!acct) throw new ImgtoolError('not_found', `no key with id ${id}; see \`imgtool serve keys list\``);
+      if (acct.credits + amount < 0) throw new ImgtoolError('insufficient_api_credits', `${id} has ${acct.credits} credits; cannot remove ${-amount}`);
+      acct.credits += amount;
+      log({ account: id, delta: amount, balance: acct.credits, reason: 'grant' });
+      return acct.credits;
+    });
+  }
+
+  /**
+   * Finds the key record for a presented secret. Hashes are compared in constant time against
+   * every stored key, so response timing says nothing about how close a guess was.
+   */
+  async verifyKey(presented: string): Promise<KeyRecord | undefined> {
+    const s = await this.current();
+    const want = Buffer.from(hashKey(presented), 'hex');
+    let found: KeyRecord | undefined;
+    for (const k of s.keys) {
+      const have = Buffer.from(k.hash, 'hex');
+      if (have.length === want.length && timingSafeEqual(have, want) && !k.revoked_at) found = k;
+    }
+    return found;
+  }
+
+  private account(s: StoreFile, id: string, create: boolean): { credits: number } | undefined {
+    if (id.startsWith('jwt:')) {
+      if (!s.subjects[id] && create) s.subjects[id] = { credits: this.subjectCredits, created_at: now() };
+      return s.subjects[id] ?? { credits: this.subjectCredits };
+    }
+    return s.keys.find((k) => k.id === id);
+  }
+
+  async balance(id: string): Promise<number> {
+    return this.account(await this.current(), id, false)?.credits ?? 0;
+  }
+
+  /** Takes `amount` credits now, or fails with insufficient_api_credits without touching anything. */
+  async reserve(account: string, amount: number, holdId: string, meta: { kind: Hold['kind']; operation?: string }): Promise<void> {
+    await this.mutate((s, log) => {
+      if (s.holds[holdId]) return;
+      const acct = this.account(s, account, true)!;
+      if (acct.credits < amount) {
+        throw new ImgtoolError('insufficient_api_credits', `this costs ${amount} credit${amount === 1 ? '' : 's'} but ${acct.credits} remain${acct.credits === 1 ? 's' : ''}; ask the server operator for more`);
+      }
+      acct.credits -= amount;
+      s.holds[holdId] = { account, amount, kind: meta.kind, operation: meta.operation, pid: process.pid, instance: this.instance, created_at: now() };
+      log({ account, delta: -amount, balance: acct.credits, reason: 'reserve', ref: holdId, operation: meta.operation });
+    });
+  }
+
+  /**
+   * Closes a hold at the actual cost: the unused part goes back; a higher actual cost takes the
+   * difference if the balance allows, otherwise everything is refunded and the call fails.
+   * Settling a hold that no longer exists does nothing, so retries never charge twice.
+   */
+  async settle(holdId: string, actual: number): Promise<number> {
+    // The refund must be written before the error is thrown, so the outcome is returned, not thrown, from the mutation.
+    const outcome = await this.mutate((s, log): { charged: number } | { short: number } => {
+      const hold = s.holds[holdId];
+      if (!hold) return { charged: 0 };
+      const acct = this.account(s, hold.account, true)!;
+      delete s.holds[holdId];
+      const extra = actual - hold.amount;
+      if (extra > acct.credits) {
+        acct.credits += hold.amount;
+        log({ account: hold.account, delta: hold.amount, balance: acct.credits, reason: 'refund', ref: holdId, operation: hold.operation });
+        return { short: acct.credits };
+      }
+      acct.credits -= extra;
+      // One 'charge' entry per successful hold (delta = adjustment to the reservation, often 0).
+      log({ account: hold.account, delta: -extra, balance: acct.credits, reason: 'charge', ref: holdId, operation: hold.operation });
+      return { charged: actual };
+    });
+    if ('short' in outcome) {
+      throw new ImgtoolError('insufficient_api_credits', `this result costs ${actual} credits but only ${outcome.short} were available; nothing was charged`);
+    }
+    return outcome.charged;
+  }
+
+  /** Returns a hold's credits in full (failure or cancel). Idempotent. */
+  async release(holdId: string): Promise<number> {
+    return this.mutate((s, log) => {
+      const hold = s.holds[holdId];
+      if (!hold) return 0;
+      const acct = this.account(s, hold.account, true)!;
+      delete s.holds[holdId];
+      acct.credits += hold.amount;
+      log({ account: hold.account, delta: hold.amount, balance: acct.credits, reason: 'refund', ref: holdId, operation: hold.operation });
+      return hold.amount;
+    });
+  }
+
+  async hasHold(holdId: string): Promise<boolean> {
+    return Boolean((await this.current()).holds[holdId]);
+  }
+
+  /**
+   * Refunds request holds left by a process that died mid-request (its client got an error or
+   * nothing, so it must not pay). Job holds are settled by the job store's recovery instead.
+   */
+  async releaseOrphanSyncHolds(): Promise<number> {
+    const s = await this.current();
+    const orphans = Object.entries(s.holds).filter(([, h]) => h.kind === 'sync' && h.instance !== this.instance && (h.pid === process.pid || !isAlive(h.pid)));
+    for (const [id] of orphans) await this.release(id);
+    return orphans.length;
+  }
+}

@@ -1,0 +1,244 @@
+import { randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import { ImgtoolError, type ErrorCode } from '../errors.js';
+import type { CostContext, OperationDefinition } from '../ops/define.js';
+import { OPERATIONS } from '../ops/registry.js';
+import { parseOptions } from '../ops/validate.js';
+import { probeWithinLimits } from '../ops/video-remove-background/limits.js';
+import { requireScope, type Authenticate } from './auth.js';
+import { loadSources, parseJsonBody, parseMultipart, pickSources, precheckImage } from './inputs.js';
+import type { Execute, JobRecord, JobStore } from './jobs.js';
+import type { KeyStore } from './keys.js';
+import type { WorkerPool } from './pool.js';
+import type { ResultStore } from './results.js';
+
+/**
+ * Every route is generated from OPERATIONS: a POST per operation, plus job status and cancel
+ * for operations with a jobPath. Validation uses the operations' own schemas (parseOptions),
+ * exactly as the CLI does.
+ */
+
+export interface RouteDeps {
+  keys: KeyStore;
+  jobs: JobStore;
+  results: ResultStore;
+  pool: WorkerPool;
+  authenticate: Authenticate;
+  tmpDir: string;
+  allowPrivateUrls: boolean;
+  fetchTimeoutMs: number;
+  publicUrl?: string;
+  rateLimit: { max: number; timeWindow: number } | false;
+  execute: Execute;
+}
+
+const TRY_ON_CODES: readonly string[] = ['invalid_parameter', 'content_filter_error', 'request_timeout', 'job_expired', 'job_cancelled', 'unexpected_error', 'service_unavailable'];
+
+/** The try-on job error enum is closed: input problems become invalid_parameter, the rest unexpected_error. */
+function tryOnCode(code: ErrorCode): string {
+  if (TRY_ON_CODES.includes(code)) return code;
+  if (code === 'not_available') return 'service_unavailable';
+  if (code === 'internal_error' || code === 'model_missing') return 'unexpected_error';
+  return 'invalid_parameter';
+}
+
+function wantsImage(req: FastifyRequest): boolean {
+  const accept = req.headers.accept;
+  if (!accept) return false;
+  let best = { q: -1, image: false };
+  for (const part of accept.split(',')) {
+    const [type = '', ...params] = part.trim().toLowerCase().split(';');
+    const qp = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    const q = qp ? Number(qp.slice(2)) : 1;
+    const image = type.startsWith('image/');
+    if (!image && type !== 'application/json' && type !== '*/*' && type !== 'application/*') continue;
+    // Ties go to JSON: the spec's default.
+    if (q > best.q || (q === best.q && !image)) best = { q, image };
+  }
+  return best.image && best.q > 0;
+}
+
+export function registerRoutes(app: FastifyInstance, d: RouteDeps): void {
+  const base = (req: FastifyRequest) => d.publicUrl ?? `${req.protocol}://${req.host}`;
+  const limited = d.rateLimit ? { rateLimit: { max: d.rateLimit.max, timeWindow: d.rateLimit.timeWindow } } : {};
+
+  const auth = (scope: string): onRequestHookHandler =>
+    async function (req) {
+      const cred = await d.authenticate(req.headers);
+      req.credential = cred;
+      requireScope(cred, scope);
+    };
+
+  const allowed = new Map<string, string[]>();
+  // Handlers type their own params; the route table only needs to know method and URL.
+  const route = (method: 'GET' | 'POST', url: string, opts: Record<string, unknown>) => {
+    allowed.set(url, [...(allowed.get(url) ?? []), method]);
+    app.route({ method, url, ...(opts as object) } as Parameters<FastifyInstance['route']>[0]);
+  };
+
+  route('GET', '/health', {
+    handler: async () => ({ status: 'ok', pool: d.pool.stats(), jobs: d.jobs.stats() }),
+  });
+
+  route('GET', '/v1/credits', {
+    config: { ...limited, operation: 'credits' },
+    onRequest: auth('imaging:read'),
+    handler: async (req: FastifyRequest) => ({ credits_remaining: await d.keys.balance(req.credential!.id) }),
+  });
+
+  route('GET', '/v1/results/:name', {
+    config: { operation: 'result' },
+    handler: async (req: FastifyRequest<{ Params: { name: string }; Querystring: { expires?: string; sig?: string } }>, reply: FastifyReply) => {
+      const r = await d.results.open(req.params.name, req.query.expires, req.query.sig);
+      reply.type(r.contentType).header('content-length', r.size).header('cache-control', 'private, max-age=3600');
+      return reply.send(createReadStream(r.path));
+    },
+  });
+
+  for (const op of OPERATIONS) registerOperation(app, d, op, route, auth, base, limited);
+
+  // Known paths answer 405 (not 404) to other methods, with Allow.
+  for (const [url, methods] of allowed) {
+    const others = (['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] as const).filter((m) => !methods.includes(m));
+    const allow = [...methods, ...(methods.includes('GET') ? ['HEAD'] : [])].join(', ');
+    app.route({
+      method: [...others],
+      url,
+      handler: async (req, reply) => {
+        reply.header('allow', allow);
+        throw new ImgtoolError('method_not_allowed', `${req.method} is not allowed on ${url}; use ${methods.join(' or ')}`, { status: 405 });
+      },
+    });
+  }
+}
+
+function registerOperation(
+  app: FastifyInstance,
+  d: RouteDeps,
+  op: OperationDefinition,
+  route: (method: 'GET' | 'POST', url: string, opts: Record<string, unknown>) => void,
+  auth: (scope: string) => onRequestHookHandler,
+  base: (req: FastifyRequest) => string,
+  limited: Record<string, unknown>,
+): void {
+  const inlineBytes = op.inputs.filter((i) => i.inlineBase64).length * Math.ceil((op.limits.maxBytes * 4) / 3);
+  route('POST', op.path, {
+    config: { ...limited, operation: op.name },
+    bodyLimit: inlineBytes + 1024 * 1024,
+    onRequest: auth('imaging:write'),
+    handler: async (req: FastifyRequest, reply: FastifyReply) => {
+      const parsed = req.isMultipart() ? await parseMultipart(op, req, d.tmpDir) : parseJsonBody(op, req.body);
+      try {
+        const options = parseOptions(op, parsed.fields, 'field') as Record<string, unknown>;
+        const sources = pickSources(op, parsed);
+        const account = req.credential!.id;
+        const isAsync = op.mode === 'async' || (op.mode === 'sync-or-async' && options.wait_for_result === false);
+        const cancel = new AbortController();
+        if (!isAsync) reply.raw.once('close', () => !reply.raw.writableFinished && cancel.abort());
+
+        // Image-only costs are known now: refuse before downloading anything.
+        const videoInput = op.inputs.some((i) => i.kind === 'video');
+        if (!videoInput) {
+          const estimate = op.cost(options as never, {});
+          const balance = await d.keys.balance(account);
+          if (balance < estimate) throw new ImgtoolError('insufficient_api_credits', `${op.name} costs ${estimate} credits but ${balance} remain; ask the server operator for more`);
+        }
+        const inputs = await loadSources(op, sources, { tmpDir: d.tmpDir, allowPrivateUrls: d.allowPrivateUrls, fetchTimeoutMs: d.fetchTimeoutMs, signal: cancel.signal }, parsed.tempFiles);
+        const costCtx: CostContext = {};
+        for (const spec of op.inputs) {
+          const input = inputs[spec.key]!;
+          if (spec.kind === 'image') await precheckImage(op, input);
+          else costCtx.durationSec = (await probeWithinLimits(input, op.limits, op.name, cancel.signal)).duration;
+        }
+        const cost = op.cost(options as never, costCtx);
+        req.log.info({ operation: op.name, credential: account, cost }, 'accepted');
+
+        if (isAsync) {
+          const job = await d.jobs.create({ op, account, options, inputs, cost });
+          reply.code(202).header('location', `${op.jobPath}/${job.id}`);
+          return { job_id: job.id, status: 'pending' };
+        }
+
+        const holdId = randomUUID();
+        await d.keys.reserve(account, cost, holdId, { kind: 'sync', operation: op.name });
+        let result;
+        let stored;
+        try {
+          result = await d.pool.run(
+            () =>
+              d.execute(
+                { operation: op.name, inputs, options },
+                {
+                  signal: cancel.signal,
+                  onProgress: () => {},
+                  warn: (message) => req.log.warn({ operation: op.name }, message),
+                  tempPath: (ext) => join(d.tmpDir, `${randomUUID()}.${ext}`),
+                },
+              ),
+            cancel.signal,
+          );
+          if (!wantsImage(req) || !op.acceptsImageResponse) stored = await d.results.save(result);
+        } catch (err) {
+          await d.keys.release(holdId);
+          throw err;
+        }
+        // Settling may refuse a higher actual cost the balance cannot cover: then nothing is delivered.
+        try {
+          await d.keys.settle(holdId, result.credits);
+        } catch (err) {
+          if (stored) await unlink(join(d.results.dir, stored.name)).catch(() => {});
+          throw err;
+        }
+        reply.header('x-credits-charged', String(result.credits));
+        if (!stored) {
+          reply.type(result.contentType);
+          if (result.data) return reply.send(result.data);
+          const file = result.file!;
+          reply.raw.once('close', () => unlink(file).catch(() => {}));
+          return reply.send(createReadStream(file));
+        }
+        return { result_url: d.results.url(base(req), stored) };
+      } finally {
+        await Promise.all(parsed.tempFiles.map((f) => unlink(f).catch(() => {})));
+      }
+    },
+  });
+
+  if (!op.jobPath) return;
+  const ownJob = (req: FastifyRequest<{ Params: { jobId: string } }>): JobRecord => {
+    const job = d.jobs.get(req.params.jobId);
+    // Another credential's job is indistinguishable from a missing one.
+    if (!job || job.operation !== op.name || job.account !== req.credential!.id) {
+      throw new ImgtoolError('not_found', `no ${op.name} job ${req.params.jobId.slice(0, 64)} (jobs are kept 24 hours after they finish)`);
+    }
+    return job;
+  };
+
+  route('GET', `${op.jobPath}/:jobId`, {
+    config: { ...limited, operation: `${op.name}:status` },
+    onRequest: auth('imaging:read'),
+    handler: async (req: FastifyRequest<{ Params: { jobId: string } }>) => {
+      const job = ownJob(req);
+      const body: Record<string, unknown> = { job_id: job.id, status: job.status };
+      if (job.status === 'completed' && job.result) body.result_url = d.results.url(base(req), job.result);
+      if (job.status === 'failed' && job.error) {
+        body.error = op.name === 'try-on' ? { message: job.error.message, error_code: tryOnCode(job.error.code) } : { code: job.error.code, message: job.error.message };
+      }
+      if (job.status === 'pending' || job.status === 'running') body.progress = job.progress ?? 0;
+      return body;
+    },
+  });
+
+  route('POST', `${op.jobPath}/:jobId/cancel`, {
+    config: { ...limited, operation: `${op.name}:cancel` },
+    onRequest: auth('imaging:write'),
+    handler: async (req: FastifyRequest<{ Params: { jobId: string } }>) => {
+      const job = ownJob(req);
+      await d.jobs.cancel(job.id);
+      return { message: `job ${job.id} cancelled; its credits were refunded` };
+    },
+  });
+}

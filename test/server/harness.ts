@@ -1,0 +1,52 @@
+import { rmSync } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import sharp from 'sharp';
+import { buildServer, type ServerOptions } from '../../src/server/app.js';
+import { tempDir } from '../helpers.js';
+
+/** A server on a real 127.0.0.1 socket with a fresh data dir and a full-access key. */
+export interface Harness {
+  app: FastifyInstance;
+  url: string;
+  dataDir: string;
+  key: string;
+  keyId: string;
+  close: () => Promise<void>;
+  call: (method: string, path: string, init?: { key?: string | null; json?: unknown; body?: BodyInit; headers?: Record<string, string> }) => Promise<Response>;
+}
+
+export async function startHarness(opts: Partial<ServerOptions> & { credits?: number; setup?: (app: FastifyInstance) => void } = {}): Promise<Harness> {
+  const dataDir = opts.dataDir ?? tempDir('imgtool-serve-');
+  const app = await buildServer({ rateLimit: false, sweepIntervalMs: 0, ...opts, dataDir });
+  const { key, record } = await app.imgtool.keys.createKey({ scopes: ['imaging:read', 'imaging:write'], credits: opts.credits ?? 100 });
+  opts.setup?.(app);
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  const call: Harness['call'] = (method, path, init = {}) => {
+    const headers: Record<string, string> = { ...(init.headers ?? {}) };
+    if (init.key !== null) headers['x-api-key'] = init.key ?? key;
+    let body = init.body;
+    if (init.json !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(init.json);
+    }
+    return fetch(url + path, { method, headers, body });
+  };
+  return {
+    app,
+    url,
+    dataDir,
+    key,
+    keyId: record.id,
+    call,
+    close: async () => {
+      await app.close();
+      if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A small real photo-like image (a crop of a fixture) as PNG or JPEG bytes. */
+export async function smallImage(path: string, size: number, format: 'png' | 'jpeg' = 'jpeg'): Promise<Buffer> {
+  const s = sharp(path).resize(size, size, { fit: 'cover' });
+  return format === 'png' ? s.png().toBuffer() : s.jpeg().toBuffer();
+}
