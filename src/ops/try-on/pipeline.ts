@@ -1,4 +1,200 @@
-import { notAvailable, type Pipeline } from '../define.js';
+import sharp from 'sharp';
+import { ImgtoolError, throwIfAborted } from '../../errors.js';
+import { decodeImage, encodeImage, type DecodedImage } from '../../media/image.js';
+import type { LoadedInput, Pipeline } from '../define.js';
+import { cutoutSubject } from '../remove-background/cutout.js';
+import { analyseBody, type BodyGeometry } from './body.js';
+import { fitGarment } from './fit.js';
+import { prepareGarment } from './garment.js';
+import { EXTRACTION_CREDITS, tryOn, type TryOnOptions } from './index.js';
+import { blurPlane, plane, resizePlane, type Plane } from './raster.js';
+import { shadingPlane } from './shade.js';
+import { warpGarment } from './warp.js';
 
-// The local pipeline has not landed yet; this answers a clear error instead of a fake result.
-export const run: Pipeline<any> = notAvailable('try-on');
+/** Body analysis runs at this long side at most; the warp and composite run at full size. */
+const BODY_SIDE = 768;
+
+function requireInput(inputs: Record<string, LoadedInput>, key: 'person' | 'garment'): LoadedInput {
+  const input = inputs[key];
+  if (!input) {
+    throw new ImgtoolError('invalid_parameter', `try-on needs a ${key} image: give --${key} <file or URL> (API: ${key}_image or ${key}_image_url)`, { field: `${key}_image` });
+  }
+  return input;
+}
+
+/**
+ * Dresses the person in the garment: person cut-out and body geometry, garment extraction and
+ * landmarks, thin-plate warp, occlusion by head/hair/hands, shading transfer, JPEG out.
+ */
+export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
+  const { signal } = ctx;
+  const opts = job.options;
+  const personIn = requireInput(job.inputs, 'person');
+  const garmentIn = requireInput(job.inputs, 'garment');
+  if (opts.garment_mode !== 'auto') {
+    ctx.warn(`garment_mode is deprecated and ignored (got "${opts.garment_mode}"): the garment type is detected from its shape`);
+  }
+  const progress = (fraction: number, stage: string) => ctx.onProgress({ fraction, stage });
+
+  progress(0, 'decode');
+  const person = await decodeImage(personIn, tryOn.limits, tryOn.name);
+  const garmentImg = await decodeImage(garmentIn, tryOn.limits, tryOn.name);
+  throwIfAborted(signal);
+
+  progress(0.05, 'segment person');
+  const cut = await cutoutSubject(person, { signal });
+  throwIfAborted(signal);
+
+  progress(0.4, 'analyse body');
+  const { W, H, k, rgb: workRgb, alpha: workAlpha } = await workScale(person, cut.mask);
+  let body: BodyGeometry;
+  const silShare = countAbove(workAlpha.data, 128) / (W * H);
+  if (silShare < 0.02) {
+    throw new ImgtoolError('invalid_image', `${personIn.name}: no person found (the subject covers ${(100 * silShare).toFixed(1)}% of the image); use a photo of one person, plain background best`, { field: 'person_image' });
+  }
+  try {
+    body = analyseBody(workRgb, W, H, workAlpha);
+  } catch (err) {
+    throw new ImgtoolError('invalid_image', `${personIn.name}: could not locate a body in the person image; use a frontal photo of one person`, { cause: err, field: 'person_image' });
+  }
+  throwIfAborted(signal);
+
+  progress(0.5, 'garment');
+  let garment;
+  try {
+    garment = await prepareGarment(garmentImg, { preprocess: opts.preprocess_garment, signal });
+  } catch (err) {
+    if (err instanceof ImgtoolError) throw err;
+    throw new ImgtoolError('invalid_image', `${garmentIn.name}: no garment found in the garment image; use a photo of one garment, plain background best`, { cause: err, field: 'garment_image' });
+  }
+  throwIfAborted(signal);
+
+  progress(0.7, 'warp');
+  const fit = fitGarment(garment, body, k);
+  const layer = warpGarment(garment, fit, person.width, person.height, signal);
+
+  progress(0.8, 'shade');
+  const [shade, occ, occSleeve] = await Promise.all([
+    shadingPlane(workRgb, body).then((p) => resizePlane(p, person.width, person.height)),
+    softMask(body.occluder, person.width, person.height),
+    softMask(sleeveOccluder(body), person.width, person.height),
+  ]);
+  throwIfAborted(signal);
+
+  progress(0.9, 'composite');
+  const out = baseImage(person, cut.rgba.data, cut.mask, opts.remove_background);
+  let region: { x: number; y: number; width: number; height: number } | null = null;
+  if (layer) {
+    let rx0 = Infinity, ry0 = Infinity, rx1 = -1, ry1 = -1;
+    for (let y = 0; y < layer.height; y++) {
+      const py = y + layer.y0;
+      for (let x = 0; x < layer.width; x++) {
+        const li = y * layer.width + x;
+        const ga = layer.alpha[li]!;
+        if (!ga) continue;
+        const px = x + layer.x0, pi = py * person.width + px;
+        const o = (layer.sleeve[li] ? occSleeve : occ).data[pi]!;
+        const a = (ga * (255 - o)) / (255 * 255);
+        if (a <= 0) continue;
+        const r = shade.data[pi]! / 128;
+        for (let c = 0; c < 3; c++) {
+          const gv = Math.min(255, layer.rgb[li * 3 + c]! * r);
+          out[pi * 3 + c] = Math.round(out[pi * 3 + c]! * (1 - a) + gv * a);
+        }
+        if (px < rx0) rx0 = px; if (px > rx1) rx1 = px; if (py < ry0) ry0 = py; if (py > ry1) ry1 = py;
+      }
+    }
+    if (rx1 >= 0) region = { x: rx0, y: ry0, width: rx1 - rx0 + 1, height: ry1 - ry0 + 1 };
+  }
+  if (!region) ctx.warn(`${garmentIn.name}: the fitted garment falls outside the person image; the output shows the person unchanged`);
+
+  progress(0.95, 'encode');
+  const data = await encodeImage({ data: Buffer.from(out.buffer, out.byteOffset, out.byteLength), width: person.width, height: person.height, channels: 3 }, 'jpeg');
+  const credits = tryOn.cost(opts, {}) + (garment.extracted ? EXTRACTION_CREDITS : 0);
+  ctx.onProgress({ fraction: 1, stage: 'done' });
+  const face = body.face ? { x: Math.round(body.face.x0 * k), y: Math.round(body.face.y0 * k), width: Math.round((body.face.x1 - body.face.x0 + 1) * k), height: Math.round((body.face.y1 - body.face.y0 + 1) * k) } : null;
+  return {
+    ext: 'jpg',
+    contentType: 'image/jpeg',
+    data,
+    credits,
+    meta: {
+      width: person.width,
+      height: person.height,
+      garment_kind: garment.kind,
+      extracted: garment.extracted,
+      extraction_reasons: garment.reasons,
+      region,
+      face,
+      body: {
+        center_x: Math.round(body.cx * k),
+        shoulder_y: Math.round(body.shoulderY * k),
+        shoulder_width: Math.round(body.shoulderW * k),
+        neck_y: Math.round(body.neckY * k),
+        waist_y: Math.round(body.waistY * k),
+        hip_y: Math.round(body.hipY * k),
+        full_body: body.fullBody,
+      },
+    },
+  };
+};
+
+async function workScale(person: DecodedImage, mask: Uint8Array) {
+  const k = Math.max(1, Math.max(person.width, person.height) / BODY_SIDE);
+  const W = Math.max(1, Math.round(person.width / k)), H = Math.max(1, Math.round(person.height / k));
+  const rgbBuf = await sharp(person.data, { raw: { width: person.width, height: person.height, channels: person.channels } })
+    .removeAlpha()
+    .resize(W, H, { fit: 'fill' })
+    .raw()
+    .toBuffer();
+  const alpha = await resizePlane(plane(person.width, person.height, mask), W, H);
+  // k is exact per axis only up to rounding; the x scale is what landmarks use.
+  return { W, H, k: person.width / W, rgb: new Uint8Array(rgbBuf.buffer, rgbBuf.byteOffset, rgbBuf.byteLength), alpha };
+}
+
+function countAbove(a: Uint8Array, t: number): number {
+  let n = 0;
+  for (let i = 0; i < a.length; i++) if (a[i]! >= t) n++;
+  return n;
+}
+
+/** Sleeves cover bare arms: below the neck only head and hair stay in front of them. */
+function sleeveOccluder(body: BodyGeometry): Plane {
+  const { width: w, height: h } = body;
+  const out = new Uint8Array(w * h);
+  const neckRow = Math.round(body.neckY);
+  for (let i = 0; i < w * h; i++) {
+    const y = (i / w) | 0;
+    out[i] = body.occluder.data[i] && !(y >= neckRow && body.skin.data[i]) ? 1 : 0;
+  }
+  return plane(w, h, out);
+}
+
+/** 0/1 working-scale mask to a feathered 0..255 full-size mask. */
+async function softMask(p: Plane, width: number, height: number): Promise<Plane> {
+  const bytes = new Uint8Array(p.data.length);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = p.data[i] ? 255 : 0;
+  const up = await resizePlane(plane(p.width, p.height, bytes), width, height);
+  return blurPlane(up, Math.max(0.5, width / 1500));
+}
+
+/** The untouched person (flattened on white if it had alpha), or the cut-out on white. */
+function baseImage(person: DecodedImage, cutRgba: Buffer, mask: Uint8Array, onWhite: boolean): Uint8Array {
+  const n = person.width * person.height;
+  const out = new Uint8Array(n * 3);
+  const c = person.channels;
+  for (let i = 0; i < n; i++) {
+    if (onWhite) {
+      const a = mask[i]! / 255;
+      for (let k = 0; k < 3; k++) out[i * 3 + k] = Math.round(cutRgba[i * 4 + k]! * a + 255 * (1 - a));
+    } else if (c === 4) {
+      const a = person.data[i * 4 + 3]! / 255;
+      for (let k = 0; k < 3; k++) out[i * 3 + k] = Math.round(person.data[i * 4 + k]! * a + 255 * (1 - a));
+    } else {
+      out[i * 3] = person.data[i * 3]!;
+      out[i * 3 + 1] = person.data[i * 3 + 1]!;
+      out[i * 3 + 2] = person.data[i * 3 + 2]!;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,162 @@
+// Try-on bench: each garment on each person, timed, measured and drawn on one contact sheet.
+// Baseline: a naive paste (garment scaled to the detected shoulder width, alpha-pasted at the
+// shoulder line; no warp, no occlusion, no shading), placed with our own body measurements.
+// Usage: npx tsc -p tsconfig.json && node bench/try-on.mjs
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import sharp from 'sharp';
+import { getOperation } from '../dist/ops/registry.js';
+import { parseOptions } from '../dist/ops/validate.js';
+import { cutoutSubject } from '../dist/ops/remove-background/cutout.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const FIX = resolve(here, '../../shared/fixtures');
+const OUT = join(here, 'out');
+mkdirSync(OUT, { recursive: true });
+
+const op = getOperation('try-on');
+const run = await op.load();
+const input = (name, data) => ({ name, data, size: data.length });
+
+const astronaut = await sharp(join(FIX, 'images/astronaut.png')).png().toBuffer();
+const persons = [
+  ['astronaut', astronaut],
+  ['astronaut-mirrored', await sharp(astronaut).flop().png().toBuffer()],
+];
+const tshirt = await sharp(join(FIX, 'cutouts/tshirt.png')).png().toBuffer();
+const garments = [
+  ['tshirt', tshirt],
+  ['dress', await sharp(join(FIX, 'cutouts/dress.png')).png().toBuffer()],
+  ['tshirt-worn', await sharp(astronaut).composite([{ input: await sharp(tshirt).resize(300, 300).toBuffer(), left: 70, top: 195 }]).png().toBuffer()],
+];
+
+async function rgb(buf) {
+  const { data, info } = await sharp(buf).flatten({ background: '#fff' }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  return { data, width: info.width, height: info.height };
+}
+
+function hueOf(r, g, b) {
+  const max = Math.max(r, g, b), min = Math.min(r, g, b), d = max - min;
+  if (!max || !d) return [0, 0];
+  let h = max === r ? ((g - b) / d) % 6 : max === g ? (b - r) / d + 2 : (r - g) / d + 4;
+  h *= 60;
+  return [h < 0 ? h + 360 : h, d / max];
+}
+
+async function garmentHue(buf) {
+  const { data, info } = await sharp(buf).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  let sx = 0, sy = 0;
+  for (let i = 0; i < info.width * info.height; i++) {
+    if (data[i * 4 + 3] < 200) continue;
+    const [h, s] = hueOf(data[i * 4], data[i * 4 + 1], data[i * 4 + 2]);
+    if (s < 0.25) continue;
+    sx += Math.cos((h * Math.PI) / 180);
+    sy += Math.sin((h * Math.PI) / 180);
+  }
+  const h = (Math.atan2(sy, sx) * 180) / Math.PI;
+  return h < 0 ? h + 360 : h;
+}
+
+/**
+ * coverage: share of the central torso box in the garment's hue; spill: share of changed
+ * pixels that fall on the background (outside the person); outside: share of pixels outside
+ * the torso box (shoulder line down, shoulder width) that changed by more than 24 levels.
+ */
+function score(out, ref, sil, body, hue) {
+  const { width: w, height: h } = out;
+  const tb = { x0: body.center_x - 0.3 * body.shoulder_width, x1: body.center_x + 0.3 * body.shoulder_width, y0: body.shoulder_y + 0.25 * body.shoulder_width };
+  const wide = { x0: body.center_x - 0.8 * body.shoulder_width, x1: body.center_x + 0.8 * body.shoulder_width, y0: body.neck_y };
+  let cov = 0, covN = 0, changed = 0, spill = 0, outside = 0, outsideN = 0;
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const i = (y * w + x) * 3;
+      const d = Math.max(Math.abs(out.data[i] - ref.data[i]), Math.abs(out.data[i + 1] - ref.data[i + 1]), Math.abs(out.data[i + 2] - ref.data[i + 2]));
+      if (d > 24) {
+        changed++;
+        if (sil[y * w + x] < 128) spill++;
+      }
+      if (x >= tb.x0 && x < tb.x1 && y >= tb.y0) {
+        const [hh, s] = hueOf(out.data[i], out.data[i + 1], out.data[i + 2]);
+        const dh = Math.min(Math.abs(hh - hue), 360 - Math.abs(hh - hue));
+        if (s >= 0.25 && dh <= 35) cov++;
+        covN++;
+      }
+      if (!(x >= wide.x0 && x < wide.x1 && y >= wide.y0)) {
+        outsideN++;
+        if (d > 24) outside++;
+      }
+    }
+  }
+  return { coverage: cov / covN, spill: changed ? spill / changed : 0, outside: outside / outsideN };
+}
+
+/** The naive baseline: garment cut-out scaled to the shoulder width, pasted at the neck line. */
+async function paste(person, garmentBuf, body, extracted) {
+  const g = sharp(garmentBuf).ensureAlpha();
+  const trimmed = extracted ? await g.toBuffer() : await g.trim().toBuffer();
+  const tm = await sharp(trimmed).metadata();
+  const width = Math.max(8, Math.round(body.shoulder_width * 1.1));
+  const height = Math.max(8, Math.round((tm.height / tm.width) * width));
+  const scaled = await sharp(trimmed).resize(width, height).toBuffer();
+  const left = Math.round(body.center_x - width / 2), top = Math.round(body.neck_y);
+  const pw = person.width, ph = person.height;
+  // Clip the pasted garment to the canvas (sharp refuses overlays that extend past the edges).
+  const cl = Math.max(0, left), ct = Math.max(0, top);
+  const cw = Math.min(pw, left + width) - cl, ch = Math.min(ph, top + height) - ct;
+  const crop = await sharp(scaled).extract({ left: cl - left, top: ct - top, width: cw, height: ch }).toBuffer();
+  return sharp(person.buf).composite([{ input: crop, left: cl, top: ct }]).jpeg({ quality: 92 }).toBuffer();
+}
+
+const rows = [];
+const tiles = [];
+for (const [pname, pbuf] of persons) {
+  const pr = await rgb(pbuf);
+  const cut = await cutoutSubject({ data: pr.data, width: pr.width, height: pr.height, channels: 3 });
+  const rowTiles = [pbuf];
+  const baseTiles = [await sharp({ create: { width: pr.width, height: pr.height, channels: 3, background: '#fff' } }).png().toBuffer()];
+  for (const [gname, gbuf] of garments) {
+    const hue = await garmentHue(gname === 'tshirt-worn' ? tshirt : gbuf);
+    const options = parseOptions(op, {}, 'field');
+    const ctx = { signal: new AbortController().signal, onProgress() {}, warn() {}, tempPath: (e) => join(OUT, `tmp.${e}`) };
+    const t0 = performance.now();
+    const res = await run({ operation: 'try-on', inputs: { person: input(pname, pbuf), garment: input(gname, gbuf) }, options }, ctx);
+    const ms = performance.now() - t0;
+    const out = await rgb(res.data);
+    const ours = score(out, pr, cut.mask, res.meta.body, hue);
+    rows.push({ person: pname, garment: gname, method: 'imgtool', ms: Math.round(ms), credits: res.credits, kind: res.meta.garment_kind, extracted: res.meta.extracted, ...ours });
+    rowTiles.push(res.data);
+    // The baseline pastes the clean cut-out (it cannot extract a worn garment).
+    const t1 = performance.now();
+    const base = await paste({ ...pr, buf: pbuf }, gname === 'tshirt-worn' ? tshirt : gbuf, res.meta.body, false);
+    const bms = performance.now() - t1;
+    const b = score(await rgb(base), pr, cut.mask, res.meta.body, hue);
+    rows.push({ person: pname, garment: gname, method: 'paste baseline', ms: Math.round(bms), credits: '-', kind: '-', extracted: '-', ...b });
+    baseTiles.push(base);
+  }
+  tiles.push(rowTiles, baseTiles);
+}
+
+const fmt = (v) => (typeof v === 'number' && !Number.isInteger(v) ? v.toFixed(3) : String(v));
+const cols = ['person', 'garment', 'method', 'ms', 'credits', 'kind', 'extracted', 'coverage', 'spill', 'outside'];
+const widths = cols.map((c) => Math.max(c.length, ...rows.map((r) => fmt(r[c]).length)));
+console.log(cols.map((c, i) => c.padEnd(widths[i])).join('  '));
+for (const r of rows) console.log(cols.map((c, i) => fmt(r[c]).padEnd(widths[i])).join('  '));
+console.log('coverage: share of the central torso in the garment hue (higher is better); spill: share of changed pixels on the background (lower); outside: share of pixels away from the torso that changed (lower).');
+
+// Contact sheet: per person a row of results (imgtool) and a row of the paste baseline;
+// the first column shows the person, the header row the garments.
+const T = 256;
+const header = [await sharp({ create: { width: T, height: T, channels: 3, background: '#fff' } }).png().toBuffer()];
+for (const [, gbuf] of garments) header.push(await sharp(gbuf).flatten({ background: '#fff' }).resize(T, T, { fit: 'contain', background: '#fff' }).png().toBuffer());
+const grid = [header, ...tiles];
+const composites = [];
+for (let r = 0; r < grid.length; r++) {
+  for (let c = 0; c < grid[r].length; c++) {
+    composites.push({ input: await sharp(grid[r][c]).resize(T, T, { fit: 'contain', background: '#fff' }).png().toBuffer(), left: c * T, top: r * T });
+  }
+}
+const sheet = join(OUT, 'try-on-sheet.png');
+await sharp({ create: { width: T * (garments.length + 1), height: T * grid.length, channels: 3, background: '#fff' } }).composite(composites).png().toFile(sheet);
+console.log(`contact sheet: ${sheet} (rows: garments; then per person imgtool, paste baseline)`);
+writeFileSync(join(OUT, 'try-on.json'), JSON.stringify(rows, null, 2));

@@ -1,0 +1,482 @@
+import sharp from 'sharp';
+import { throwIfAborted } from '../../errors.js';
+import type { DecodedImage, RawImage } from '../../media/image.js';
+import { cutoutSubject } from '../remove-background/cutout.js';
+import { analyseBody, bbox, type Point } from './body.js';
+import { clamp, components, fillHoles, keepLabel, median, morph, plane, runAt, threshold, type Plane } from './raster.js';
+import { skinMask } from './skin.js';
+
+export type GarmentKind = 'top' | 'bottom' | 'full';
+
+/** Garment landmarks in the garment crop's pixel coordinates. */
+export interface GarmentLandmarks {
+  cx: number;
+  top: number;
+  bottom: number;
+  /** Top of the neckline at the centre (tops, full-length) or of the waistband (bottoms). */
+  neck: Point;
+  shoulderL: Point;
+  shoulderR: Point;
+  /** The row where the body of the garment starts (armpits, top of a bodice, waistband). */
+  chestY: number;
+  chestL: number;
+  chestR: number;
+  waistY: number;
+  waistL: number;
+  waistR: number;
+  hemY: number;
+  hemL: number;
+  hemR: number;
+  sleeveL: { tip: Point; cuff: Point } | null;
+  sleeveR: { tip: Point; cuff: Point } | null;
+}
+
+export interface Garment {
+  /** RGBA crop around the garment, straight (not premultiplied) alpha. */
+  rgba: RawImage;
+  /** 0/1 garment pixels of the crop. */
+  mask: Plane;
+  /** 0/1 sleeve pixels (the parts allowed to cover bare arms). */
+  sleeves: Plane;
+  kind: GarmentKind;
+  landmarks: GarmentLandmarks;
+  /** Whether the photo showed a person or other objects, so the garment had to be extracted. */
+  extracted: boolean;
+  reasons: string[];
+}
+
+/** Garment photos are analysed and sampled at this long side at most. */
+const WORK_SIDE = 1024;
+
+export interface GarmentOptions {
+  preprocess: boolean;
+  signal?: AbortSignal;
+}
+
+export async function prepareGarment(img: DecodedImage, opts: GarmentOptions): Promise<Garment> {
+  const work = await toWorkScale(img);
+  const { width: w, height: h } = work;
+  const n = w * h;
+  const hasUsefulAlpha = work.channels === 4 && transparentShare(work) > 0.005;
+
+  let rgba: Buffer;
+  let alpha: Uint8Array;
+  if (!hasUsefulAlpha && opts.preprocess) {
+    // A photo without transparency: the subject cut-out is the background removal.
+    const cut = await cutoutSubject(work, { signal: opts.signal });
+    rgba = cut.rgba.data;
+    alpha = cut.mask;
+  } else if (hasUsefulAlpha) {
+    // The background is already removed (a product cut-out); its alpha is the extraction.
+    rgba = work.data;
+    alpha = new Uint8Array(n);
+    for (let i = 0; i < n; i++) alpha[i] = work.data[i * 4 + 3]!;
+  } else {
+    ({ rgba, alpha } = keyBackground(work));
+  }
+  throwIfAborted(opts.signal);
+
+  const fg = threshold(plane(w, h, alpha), 128);
+  const { labels, comps } = components(fg);
+  if (!comps.length) throw new Error('no garment found');
+  const largest = comps.reduce((a, b) => (b.area > a.area ? b : a));
+  const fgArea = comps.reduce((s, c) => s + c.area, 0);
+
+  let region: Plane = keepLabel(labels, largest.label, w, h);
+  const reasons: string[] = [];
+  if (opts.preprocess) {
+    const others = comps.filter((c) => c !== largest && c.area >= 0.05 * largest.area);
+    if (others.length) reasons.push(`${others.length} other object${others.length > 1 ? 's' : ''} beside the garment`);
+    const rgb = toRgb(rgba, n);
+    const person = personCues(rgb, w, h, fg, fgArea);
+    reasons.push(...person);
+    if (person.length) region = isolateWornGarment(rgb, w, h, alpha, region);
+  }
+  const extracted = reasons.length > 0;
+
+  const box = bbox(region);
+  if (!box) throw new Error('no garment found');
+  const pad = 2;
+  const x0 = Math.max(0, box.x0 - pad), y0 = Math.max(0, box.y0 - pad);
+  const x1 = Math.min(w - 1, box.x1 + pad), y1 = Math.min(h - 1, box.y1 + pad);
+  const cw = x1 - x0 + 1, ch = y1 - y0 + 1;
+  // Soft edges survive: alpha is kept within one pixel of the chosen region.
+  const keep = morph(region, 1);
+  const crop = Buffer.alloc(cw * ch * 4);
+  const mask = new Uint8Array(cw * ch);
+  for (let y = 0; y < ch; y++) {
+    for (let x = 0; x < cw; x++) {
+      const si = (y + y0) * w + (x + x0), di = y * cw + x;
+      crop[di * 4] = rgba[si * 4]!;
+      crop[di * 4 + 1] = rgba[si * 4 + 1]!;
+      crop[di * 4 + 2] = rgba[si * 4 + 2]!;
+      crop[di * 4 + 3] = keep.data[si] ? alpha[si]! : 0;
+      mask[di] = region.data[si]!;
+    }
+  }
+  const maskPlane = plane(cw, ch, mask);
+  const kind = classify(maskPlane);
+  const landmarks = findLandmarks(maskPlane, kind);
+  const sleeves = sleeveMask(maskPlane, landmarks);
+  return { rgba: { data: crop, width: cw, height: ch, channels: 4 }, mask: maskPlane, sleeves, kind, landmarks, extracted, reasons };
+}
+
+async function toWorkScale(img: DecodedImage): Promise<RawImage> {
+  const scale = Math.min(1, WORK_SIDE / Math.max(img.width, img.height));
+  if (scale === 1) return img;
+  const width = Math.max(1, Math.round(img.width * scale)), height = Math.max(1, Math.round(img.height * scale));
+  const data = await sharp(img.data, { raw: { width: img.width, height: img.height, channels: img.channels } })
+    .resize(width, height, { fit: 'fill' })
+    .raw()
+    .toBuffer();
+  return { data, width, height, channels: img.channels };
+}
+
+function transparentShare(img: RawImage): number {
+  let t = 0;
+  const n = img.width * img.height;
+  for (let i = 0; i < n; i++) if (img.data[i * 4 + 3]! < 250) t++;
+  return t / n;
+}
+
+function toRgb(rgba: Buffer, n: number): Uint8Array {
+  const rgb = new Uint8Array(n * 3);
+  for (let i = 0; i < n; i++) {
+    rgb[i * 3] = rgba[i * 4]!;
+    rgb[i * 3 + 1] = rgba[i * 4 + 1]!;
+    rgb[i * 3 + 2] = rgba[i * 4 + 2]!;
+  }
+  return rgb;
+}
+
+/**
+ * Without preprocessing and without alpha the photo is taken as shot on a plain backdrop:
+ * pixels that differ from the border's median colour, plus anything they enclose.
+ */
+function keyBackground(img: RawImage): { rgba: Buffer; alpha: Uint8Array } {
+  const { width: w, height: h, channels: c } = img;
+  const border: number[][] = [[], [], []];
+  const sample = (x: number, y: number) => {
+    for (let k = 0; k < 3; k++) border[k]!.push(img.data[(y * w + x) * c + k]!);
+  };
+  for (let x = 0; x < w; x++) { sample(x, 0); sample(x, h - 1); }
+  for (let y = 0; y < h; y++) { sample(0, y); sample(w - 1, y); }
+  const bg = border.map(median);
+  const fg = new Uint8Array(w * h);
+  for (let i = 0; i < w * h; i++) {
+    let d = 0;
+    for (let k = 0; k < 3; k++) d = Math.max(d, Math.abs(img.data[i * c + k]! - bg[k]!));
+    fg[i] = d > 30 ? 1 : 0;
+  }
+  const filled = fillHoles(plane(w, h, fg));
+  const rgba = Buffer.alloc(w * h * 4);
+  const alpha = new Uint8Array(w * h);
+  for (let i = 0; i < w * h; i++) {
+    for (let k = 0; k < 3; k++) rgba[i * 4 + k] = img.data[i * c + k]!;
+    alpha[i] = filled.data[i] ? 255 : 0;
+    rgba[i * 4 + 3] = alpha[i]!;
+  }
+  return { rgba, alpha };
+}
+
+/**
+ * Signs that the photo shows a person: a face-like skin blob (compact, with non-skin holes for
+ * eyes and mouth) or a sizeable share of skin in the foreground.
+ */
+function personCues(rgb: Uint8Array, w: number, h: number, fg: Plane, fgArea: number): string[] {
+  const skin = skinMask(rgb, w, h, 3, fg);
+  const { labels, comps } = components(skin);
+  let skinArea = 0;
+  for (const c of comps) skinArea += c.area;
+  const cues: string[] = [];
+  for (const c of comps) {
+    if (c.area < 0.003 * fgArea) continue;
+    const bw = c.x1 - c.x0 + 1, bh = c.y1 - c.y0 + 1;
+    const aspect = bh / bw, fill = c.area / (bw * bh);
+    if (aspect < 0.8 || aspect > 2.2 || fill < 0.45) continue;
+    const blob = keepLabel(labels, c.label, w, h);
+    const holes = count(fillHoles(blob)) - c.area;
+    if (holes >= 0.01 * c.area) {
+      cues.push('a face');
+      break;
+    }
+  }
+  if (skinArea >= 0.06 * fgArea) cues.push(`skin tones over ${Math.round((100 * skinArea) / fgArea)}% of the foreground`);
+  return cues;
+}
+
+function count(p: Plane): number {
+  let s = 0;
+  for (let i = 0; i < p.data.length; i++) s += p.data[i]!;
+  return s;
+}
+
+/**
+ * A garment worn by a person: locate the torso with the body analysis, then grow the region
+ * from the torso centre across small colour steps only, so the garment stops at the sharp
+ * colour edges against skin, hair, other clothes and objects.
+ */
+function isolateWornGarment(rgb: Uint8Array, w: number, h: number, alpha: Uint8Array, fallback: Plane): Plane {
+  let body;
+  try {
+    body = analyseBody(rgb, w, h, plane(w, h, alpha));
+  } catch {
+    return fallback;
+  }
+  const allowed = new Uint8Array(w * h);
+  for (let i = 0; i < w * h; i++) allowed[i] = body.silhouette.data[i] && !body.occluder.data[i] && !body.skin.data[i] ? 1 : 0;
+  const sy = Math.round(clamp((body.armpitY + body.waistY) / 2, 0, h - 1));
+  let seed = Math.round(sy * w + body.cx);
+  if (!allowed[seed]) {
+    const run = runAt(plane(w, h, allowed), sy, body.cx);
+    if (!run) return fallback;
+    seed = sy * w + Math.round((run[0] + run[1]) / 2);
+  }
+  // Smooth shading inside a garment changes a few levels per pixel; an edge against
+  // something else jumps tens of levels within one or two (antialiased) pixels.
+  const step = 16;
+  const grown = new Uint8Array(w * h);
+  const stack = new Int32Array(w * h);
+  let sp = 0;
+  grown[seed] = 1;
+  stack[sp++] = seed;
+  while (sp) {
+    const i = stack[--sp]!;
+    const x = i % w;
+    const nbs = [x > 0 ? i - 1 : -1, x < w - 1 ? i + 1 : -1, i >= w ? i - w : -1, i < w * (h - 1) ? i + w : -1];
+    for (const j of nbs) {
+      if (j < 0 || grown[j] || !allowed[j]) continue;
+      const d = Math.max(Math.abs(rgb[i * 3]! - rgb[j * 3]!), Math.abs(rgb[i * 3 + 1]! - rgb[j * 3 + 1]!), Math.abs(rgb[i * 3 + 2]! - rgb[j * 3 + 2]!));
+      if (d > step) continue;
+      grown[j] = 1;
+      stack[sp++] = j;
+    }
+  }
+  const r = Math.max(1, Math.round(Math.max(w, h) / 256));
+  const closed = fillHoles(morph(morph(plane(w, h, grown), r), -r));
+  const { labels, comps } = components(closed);
+  if (!comps.length) return fallback;
+  const big = comps.reduce((a, b) => (b.area > a.area ? b : a));
+  return keepLabel(labels, big.label, w, h);
+}
+
+interface Profile {
+  /** Extent (leftmost, rightmost opaque x) per row, -1 when empty. */
+  left: Int32Array;
+  right: Int32Array;
+  top: number;
+  bottom: number;
+  height: number;
+}
+
+function profile(mask: Plane): Profile {
+  const { width: w, height: h } = mask;
+  const left = new Int32Array(h).fill(-1), right = new Int32Array(h).fill(-1);
+  let top = h, bottom = -1;
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      if (mask.data[y * w + x]) {
+        if (left[y] < 0) left[y] = x;
+        right[y] = x;
+      }
+    }
+    if (left[y]! >= 0) {
+      if (top === h) top = y;
+      bottom = y;
+    }
+  }
+  return { left, right, top, bottom, height: bottom - top + 1 };
+}
+
+function rowAt(p: Profile, t: number): number {
+  return Math.round(p.top + t * (p.height - 1));
+}
+
+function extentWidth(p: Profile, y: number): number {
+  return p.left[y]! < 0 ? 0 : p.right[y]! - p.left[y]! + 1;
+}
+
+function meanWidth(p: Profile, t0: number, t1: number): number {
+  let s = 0, n = 0;
+  for (let y = rowAt(p, t0); y <= rowAt(p, t1); y++) {
+    s += extentWidth(p, y);
+    n++;
+  }
+  return n ? s / n : 0;
+}
+
+function runsInRow(mask: Plane, y: number, minLen: number): number {
+  let runs = 0, len = 0;
+  for (let x = 0; x < mask.width; x++) {
+    if (mask.data[y * mask.width + x]) len++;
+    else {
+      if (len >= minLen) runs++;
+      len = 0;
+    }
+  }
+  return runs + (len >= minLen ? 1 : 0);
+}
+
+/**
+ * Top, bottom or full-length from the silhouette alone:
+ * two legs at the bottom => bottom (trousers, shorts); shoulders/sleeves as wide as the garment
+ * near the top => top (or a coat when very long); a narrow top flaring below a waist => full-length
+ * (dress) when long, else a skirt (bottom); otherwise by aspect ratio.
+ */
+export function classify(mask: Plane): GarmentKind {
+  const p = profile(mask);
+  let maxW = 0;
+  for (let y = p.top; y <= p.bottom; y++) maxW = Math.max(maxW, extentWidth(p, y));
+  const aspect = p.height / Math.max(1, maxW);
+  const wTop = meanWidth(p, 0.05, 0.25);
+  const minLeg = Math.max(2, Math.round(0.05 * maxW));
+  const legRows: number[] = [];
+  for (let t = 0.75; t <= 0.95; t += 0.02) legRows.push(runsInRow(mask, rowAt(p, t), minLeg));
+  if (median(legRows) >= 2 && wTop >= 0.6 * maxW) return 'bottom';
+  if (wTop >= 0.8 * maxW) return aspect < 1.6 ? 'top' : 'full';
+  let waist = Infinity;
+  for (let t = 0.2; t <= 0.5; t += 0.02) waist = Math.min(waist, extentWidth(p, rowAt(p, t)));
+  const wBot = meanWidth(p, 0.8, 0.95);
+  if (wBot >= 1.35 * waist) return aspect >= 1.05 ? 'full' : 'bottom';
+  return aspect < 1.5 ? 'top' : 'full';
+}
+
+function runThrough(mask: Plane, y: number, x: number): [number, number] {
+  return runAt(mask, y, x) ?? [x, x];
+}
+
+function firstOpaque(mask: Plane, x: number, from: number): number {
+  const xi = Math.round(clamp(x, 0, mask.width - 1));
+  for (let y = from; y < mask.height; y++) if (mask.data[y * mask.width + xi]) return y;
+  return from;
+}
+
+export function findLandmarks(mask: Plane, kind: GarmentKind): GarmentLandmarks {
+  const p = profile(mask);
+  const H = p.height;
+  // The body's centre line: run centres of the lower-middle rows (sleeves and straps excluded).
+  const centres: number[] = [], bodyWs: number[] = [];
+  const bbCentre = (Math.min(...Array.from(p.left).filter((v) => v >= 0)) + Math.max(...p.right)) / 2;
+  for (let t = 0.55; t <= 0.85; t += 0.02) {
+    const y = rowAt(p, t);
+    const [l, r] = runThrough(mask, y, bbCentre);
+    centres.push((l + r) / 2);
+    bodyWs.push(r - l + 1);
+  }
+  const cx = median(centres);
+  const bodyW = median(bodyWs);
+
+  let chestY: number;
+  if (kind === 'top') {
+    // Armpits: below the widest (sleeve) row, where the extent narrows to the body's width.
+    let widest = p.top, wmax = 0;
+    for (let y = p.top; y <= rowAt(p, 0.6); y++) if (extentWidth(p, y) > wmax) { wmax = extentWidth(p, y); widest = y; }
+    chestY = rowAt(p, 0.25);
+    if (wmax > 1.15 * bodyW) {
+      for (let y = widest; y <= rowAt(p, 0.7); y++) {
+        if (extentWidth(p, y) <= 1.12 * bodyW) {
+          chestY = y;
+          break;
+        }
+      }
+    }
+  } else if (kind === 'full') {
+    // Top of the bodice: the first row where a run through the centre is a real body width.
+    chestY = rowAt(p, 0.2);
+    for (let y = p.top; y <= rowAt(p, 0.5); y++) {
+      const run = runAt(mask, y, cx);
+      if (run && run[0] <= cx && run[1] >= cx && run[1] - run[0] + 1 >= 0.3 * bodyW) {
+        chestY = Math.min(p.bottom, y + Math.round(0.04 * H));
+        break;
+      }
+    }
+  } else {
+    chestY = rowAt(p, 0.04);
+  }
+  const [chestL, chestR] = runThrough(mask, chestY, cx);
+
+  let neck: Point;
+  let shoulderL: Point, shoulderR: Point;
+  if (kind === 'top') {
+    let ny = mask.height;
+    for (let x = Math.round(cx - 0.08 * bodyW); x <= Math.round(cx + 0.08 * bodyW); x++) ny = Math.min(ny, firstOpaque(mask, x, p.top));
+    neck = { x: cx, y: ny };
+    const sxL = cx - 0.49 * bodyW, sxR = cx + 0.49 * bodyW;
+    shoulderL = { x: sxL, y: firstOpaque(mask, sxL, p.top) };
+    shoulderR = { x: sxR, y: firstOpaque(mask, sxR, p.top) };
+  } else if (kind === 'full') {
+    neck = { x: cx, y: firstOpaque(mask, cx, p.top) };
+    // Straps or shoulders: the highest garment pixels left and right of the centre.
+    const highest = (from: number, to: number): Point => {
+      let best: Point = { x: (from + to) / 2, y: mask.height };
+      for (let x = Math.max(0, from); x <= Math.min(mask.width - 1, to); x++) {
+        const y = firstOpaque(mask, x, p.top);
+        if (mask.data[y * mask.width + x] && y < best.y) best = { x, y };
+      }
+      return best;
+    };
+    shoulderL = highest(Math.round(chestL), Math.round(cx - 0.1 * bodyW));
+    shoulderR = highest(Math.round(cx + 0.1 * bodyW), Math.round(chestR));
+  } else {
+    neck = { x: cx, y: p.top };
+    shoulderL = { x: chestL, y: p.top };
+    shoulderR = { x: chestR, y: p.top };
+  }
+
+  let waistY = rowAt(p, 0.5), waistBest = Infinity;
+  if (kind === 'full') {
+    for (let y = chestY + 1; y <= rowAt(p, 0.6); y++) {
+      const [l, r] = runThrough(mask, y, cx);
+      if (r - l < waistBest) { waistBest = r - l; waistY = y; }
+    }
+  }
+  const [waistL, waistR] = runThrough(mask, waistY, cx);
+  const hemY = Math.max(chestY + 1, rowAt(p, 0.97));
+  const hemL = p.left[hemY]!, hemR = p.right[hemY]!;
+
+  const sleeve = (side: -1 | 1) => {
+    if (kind === 'bottom') return null;
+    const edge = side < 0 ? chestL : chestR;
+    let tip: Point | null = null, cuff: Point | null = null, area = 0;
+    const yEnd = Math.min(p.bottom, chestY + Math.round(0.1 * H));
+    for (let y = p.top; y <= yEnd; y++) {
+      for (let x = 0; x < mask.width; x++) {
+        if (!mask.data[y * mask.width + x]) continue;
+        const out = side < 0 ? edge - x : x - edge;
+        if (out < 0.03 * bodyW) continue;
+        area++;
+        if (!tip || out > (side < 0 ? edge - tip.x : tip.x - edge)) tip = { x, y };
+      }
+    }
+    if (!tip || area < 0.01 * count(mask)) return null;
+    const mid = (tip.x + edge) / 2;
+    for (let y = yEnd; y >= p.top && !cuff; y--) {
+      for (let x = Math.round(Math.min(tip.x, mid)); x <= Math.round(Math.max(tip.x, mid)); x++) {
+        if (mask.data[y * mask.width + x]) {
+          cuff = { x, y };
+          break;
+        }
+      }
+    }
+    return cuff ? { tip, cuff } : null;
+  };
+
+  return {
+    cx, top: p.top, bottom: p.bottom, neck, shoulderL, shoulderR,
+    chestY, chestL, chestR, waistY, waistL, waistR, hemY, hemL, hemR,
+    sleeveL: sleeve(-1), sleeveR: sleeve(1),
+  };
+}
+
+/** Sleeves: garment pixels outside the body's sides above the armpit row. */
+function sleeveMask(mask: Plane, lm: GarmentLandmarks): Plane {
+  const out = new Uint8Array(mask.data.length);
+  if (!lm.sleeveL && !lm.sleeveR) return plane(mask.width, mask.height, out);
+  for (let y = 0; y < mask.height; y++) {
+    for (let x = 0; x < mask.width; x++) {
+      const i = y * mask.width + x;
+      if (mask.data[i] && (x < lm.chestL || x > lm.chestR) && y <= lm.chestY + 2) out[i] = 1;
+    }
+  }
+  return plane(mask.width, mask.height, out);
+}

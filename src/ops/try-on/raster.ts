@@ -1,0 +1,204 @@
+import sharp from 'sharp';
+
+/** A single-channel 8-bit plane (masks, luminance), row-major. */
+export interface Plane {
+  data: Uint8Array;
+  width: number;
+  height: number;
+}
+
+export function plane(width: number, height: number, data?: Uint8Array): Plane {
+  return { data: data ?? new Uint8Array(width * height), width, height };
+}
+
+function asBuffer(a: Uint8Array): Buffer {
+  return Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+}
+
+/** Resizes a plane with sharp (bilinear-ish, smooth enough for masks that are re-thresholded). */
+export async function resizePlane(p: Plane, width: number, height: number): Promise<Plane> {
+  if (p.width === width && p.height === height) return p;
+  const out = await sharp(asBuffer(p.data), { raw: { width: p.width, height: p.height, channels: 1 } })
+    .resize(width, height, { fit: 'fill', kernel: 'linear' })
+    .extractChannel(0)
+    .raw()
+    .toBuffer();
+  return plane(width, height, new Uint8Array(out.buffer, out.byteOffset, out.byteLength));
+}
+
+/** Gaussian blur of a plane; sigma in pixels (sharp needs >= 0.3). */
+export async function blurPlane(p: Plane, sigma: number): Promise<Plane> {
+  if (sigma < 0.3) return p;
+  const out = await sharp(asBuffer(p.data), { raw: { width: p.width, height: p.height, channels: 1 } })
+    .blur(sigma)
+    .extractChannel(0)
+    .raw()
+    .toBuffer();
+  return plane(p.width, p.height, new Uint8Array(out.buffer, out.byteOffset, out.byteLength));
+}
+
+/** Median filter then blur: removes print/texture detail while keeping broad light and folds. */
+export async function smoothPlane(p: Plane, median: number, sigma: number): Promise<Plane> {
+  let s = sharp(asBuffer(p.data), { raw: { width: p.width, height: p.height, channels: 1 } });
+  if (median >= 3) s = s.median(median | 1);
+  if (sigma >= 0.3) s = s.blur(sigma);
+  const out = await s.extractChannel(0).raw().toBuffer();
+  return plane(p.width, p.height, new Uint8Array(out.buffer, out.byteOffset, out.byteLength));
+}
+
+/** Rec.601 luma of interleaved RGB(A) pixels. */
+export function luma(data: Uint8Array, width: number, height: number, channels: number): Plane {
+  const out = new Uint8Array(width * height);
+  for (let i = 0, j = 0; i < out.length; i++, j += channels) {
+    out[i] = (data[j]! * 299 + data[j + 1]! * 587 + data[j + 2]! * 114 + 500) / 1000;
+  }
+  return plane(width, height, out);
+}
+
+export function threshold(p: Plane, t: number): Plane {
+  const out = new Uint8Array(p.data.length);
+  for (let i = 0; i < out.length; i++) out[i] = p.data[i]! >= t ? 1 : 0;
+  return plane(p.width, p.height, out);
+}
+
+export interface Component {
+  label: number;
+  area: number;
+  x0: number;
+  y0: number;
+  x1: number;
+  y1: number;
+  cx: number;
+  cy: number;
+}
+
+/** 8-connected components of a binary (0/1) plane; labels start at 1, 0 = background. */
+export function components(mask: Plane): { labels: Int32Array; comps: Component[] } {
+  const { width: w, height: h, data } = mask;
+  const labels = new Int32Array(w * h);
+  const stack = new Int32Array(w * h);
+  const comps: Component[] = [];
+  for (let start = 0; start < data.length; start++) {
+    if (!data[start] || labels[start]) continue;
+    const label = comps.length + 1;
+    let sp = 0;
+    stack[sp++] = start;
+    labels[start] = label;
+    let area = 0, sx = 0, sy = 0, x0 = w, y0 = h, x1 = -1, y1 = -1;
+    while (sp) {
+      const i = stack[--sp]!;
+      const x = i % w, y = (i - x) / w;
+      area++; sx += x; sy += y;
+      if (x < x0) x0 = x; if (x > x1) x1 = x; if (y < y0) y0 = y; if (y > y1) y1 = y;
+      for (let dy = -1; dy <= 1; dy++) {
+        const ny = y + dy;
+        if (ny < 0 || ny >= h) continue;
+        for (let dx = -1; dx <= 1; dx++) {
+          const nx = x + dx;
+          if (nx < 0 || nx >= w) continue;
+          const j = ny * w + nx;
+          if (data[j] && !labels[j]) {
+            labels[j] = label;
+            stack[sp++] = j;
+          }
+        }
+      }
+    }
+    comps.push({ label, area, x0, y0, x1, y1, cx: sx / area, cy: sy / area });
+  }
+  return { labels, comps };
+}
+
+export function keepLabel(labels: Int32Array, label: number, width: number, height: number): Plane {
+  const out = new Uint8Array(width * height);
+  for (let i = 0; i < out.length; i++) out[i] = labels[i] === label ? 1 : 0;
+  return plane(width, height, out);
+}
+
+/** Fills holes: background not reachable from the border becomes foreground. */
+export function fillHoles(mask: Plane): Plane {
+  const { width: w, height: h } = mask;
+  const outside = new Uint8Array(w * h);
+  const stack = new Int32Array(w * h);
+  let sp = 0;
+  const push = (i: number) => {
+    if (!mask.data[i] && !outside[i]) {
+      outside[i] = 1;
+      stack[sp++] = i;
+    }
+  };
+  for (let x = 0; x < w; x++) { push(x); push((h - 1) * w + x); }
+  for (let y = 0; y < h; y++) { push(y * w); push(y * w + w - 1); }
+  while (sp) {
+    const i = stack[--sp]!;
+    const x = i % w;
+    if (x > 0) push(i - 1);
+    if (x < w - 1) push(i + 1);
+    if (i >= w) push(i - w);
+    if (i < w * (h - 1)) push(i + w);
+  }
+  const out = new Uint8Array(w * h);
+  for (let i = 0; i < out.length; i++) out[i] = outside[i] ? 0 : 1;
+  return plane(w, h, out);
+}
+
+/** Binary dilation (r > 0) or erosion (r < 0) with a square of radius |r|, separable running max/min. */
+export function morph(mask: Plane, r: number): Plane {
+  const { width: w, height: h } = mask;
+  const rad = Math.abs(Math.round(r));
+  if (!rad) return mask;
+  const want = r > 0 ? 1 : 0;
+  const pass = (src: Uint8Array, horizontal: boolean): Uint8Array => {
+    const out = new Uint8Array(w * h);
+    const outer = horizontal ? h : w, inner = horizontal ? w : h;
+    for (let o = 0; o < outer; o++) {
+      // Distance to the nearest `want` pixel along the line, forward and backward.
+      let last = -1e9;
+      const idx = (k: number) => (horizontal ? o * w + k : k * w + o);
+      const near = new Int32Array(inner).fill(1e9);
+      for (let k = 0; k < inner; k++) {
+        if (src[idx(k)] === want) last = k;
+        near[k] = k - last;
+      }
+      last = 1e9;
+      for (let k = inner - 1; k >= 0; k--) {
+        if (src[idx(k)] === want) last = k;
+        const d = Math.min(near[k]!, last - k);
+        out[idx(k)] = d <= rad ? want : 1 - want;
+      }
+    }
+    return out;
+  };
+  return plane(w, h, pass(pass(mask.data, true), false));
+}
+
+/** Row extents of the run of `mask` that contains column x (or the nearest set pixel's run). */
+export function runAt(mask: Plane, y: number, x: number): [number, number] | null {
+  const { width: w } = mask;
+  if (y < 0 || y >= mask.height) return null;
+  const row = y * w;
+  let sx = Math.max(0, Math.min(w - 1, Math.round(x)));
+  if (!mask.data[row + sx]) {
+    let found = -1;
+    for (let d = 1; d < w && found < 0; d++) {
+      if (sx - d >= 0 && mask.data[row + sx - d]) found = sx - d;
+      else if (sx + d < w && mask.data[row + sx + d]) found = sx + d;
+    }
+    if (found < 0) return null;
+    sx = found;
+  }
+  let l = sx, r = sx;
+  while (l > 0 && mask.data[row + l - 1]) l--;
+  while (r < w - 1 && mask.data[row + r + 1]) r++;
+  return [l, r];
+}
+
+export function clamp(v: number, lo: number, hi: number): number {
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
+export function median(values: number[]): number {
+  if (!values.length) return NaN;
+  const s = [...values].sort((a, b) => a - b);
+  return s[s.length >> 1]!;
+}
