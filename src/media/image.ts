@@ -69,11 +69,12 @@ export function checkSize(input: LoadedInput, limits: Limits, op: string): void 
 }
 
 export function checkDimensions(name: string, width: number, height: number, limits: Limits, op: string): void {
-  if (width < limits.minSide || height < limits.minSide) {
-    throw new ImgtoolError('image_too_small', `${name} is ${width}x${height}; ${op} needs at least ${limits.minSide}x${limits.minSide} px`);
-  }
+  // Too large first: a 10001x10 strip is refused for its width, the limit that protects memory.
   if (width > limits.maxSide || height > limits.maxSide) {
     throw new ImgtoolError('image_too_large', `${name} is ${width}x${height}; ${op} accepts at most ${limits.maxSide}x${limits.maxSide} px: downscale it first`);
+  }
+  if (width < limits.minSide || height < limits.minSide) {
+    throw new ImgtoolError('image_too_small', `${name} is ${width}x${height}; ${op} needs at least ${limits.minSide}x${limits.minSide} px`);
   }
 }
 

@@ -1,0 +1,156 @@
+#!/usr/bin/env node
+/**
+ * remove-background bench: imgtool (isnet, u2netp) against @imgly/background-removal-node
+ * (same ISNet weights) on composites with exact ground truth, built from the shared fixtures:
+ * every cut-out (exact alpha) placed on photos and textures.
+ *
+ *   npm run build && node bench/remove-background.mjs [--n 14] [--size 640x480]
+ *
+ * Each engine runs in its own child process (so peak RSS is its own), on the same files, in
+ * the same run, after one warm-up image that is not timed. Output PNGs are decoded and their
+ * alpha scored: IoU (alpha >= 128), mean absolute alpha error, and the mean error in a band of
+ * +-3 px around the true edge. Cut-outs are written to bench/out/remove-background/<engine>/.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import sharp from 'sharp';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const OUT = join(HERE, 'out', 'remove-background');
+const FIX = resolve(HERE, '../../shared/fixtures');
+const CUTOUTS = ['apple', 'basketball', 'crown', 'dress', 'handbag', 'sneaker', 'tshirt'];
+const BACKDROPS = ['textures/brick.png', 'images/fruits.jpg', 'textures/grass.png', 'images/chelsea.png', 'textures/gravel.png', 'images/baboon.jpg', 'images/butterfly.jpg'];
+
+const arg = (name, dflt) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : dflt;
+};
+
+async function buildComposites(n, width, height) {
+  const dir = join(OUT, 'composites');
+  mkdirSync(dir, { recursive: true });
+  const list = [];
+  for (let k = 0; k < n; k++) {
+    const cut = CUTOUTS[k % CUTOUTS.length];
+    const bgName = BACKDROPS[(k * 3 + Math.floor(k / CUTOUTS.length)) % BACKDROPS.length];
+    // Vary size and position so the subject is not always centred.
+    const side = Math.round(Math.min(width, height) * (0.55 + 0.1 * (k % 4)));
+    const left = Math.round((width - side) * ((k * 37) % 100) / 100);
+    const top = Math.round((height - side) * ((k * 61) % 100) / 100);
+    const fg = await sharp(join(FIX, 'cutouts', `${cut}.png`)).resize(side, side).ensureAlpha().raw().toBuffer();
+    const bg = await sharp(join(FIX, bgName)).resize(width, height, { fit: 'cover' }).removeAlpha().raw().toBuffer();
+    const alpha = Buffer.alloc(width * height);
+    for (let y = 0; y < side; y++) for (let x = 0; x < side; x++) {
+      const s = (y * side + x) * 4, a = fg[s + 3], i = (top + y) * width + left + x;
+      alpha[i] = a;
+      for (let c = 0; c < 3; c++) bg[i * 3 + c] = Math.round((fg[s + c] * a + bg[i * 3 + c] * (255 - a)) / 255);
+    }
+    const name = `${String(k).padStart(2, '0')}-${cut}-on-${bgName.split('/')[1].split('.')[0]}`;
+    const file = join(dir, `${name}.jpg`);
+    await sharp(bg, { raw: { width, height, channels: 3 } }).jpeg({ quality: 92 }).toFile(file);
+    await sharp(alpha, { raw: { width, height, channels: 1 } }).png().toFile(join(dir, `${name}.alpha.png`));
+    list.push({ name, file, truth: join(dir, `${name}.alpha.png`) });
+  }
+  return list;
+}
+
+function score(pred, truth, w, h, band = 3) {
+  let inter = 0, union = 0, abs = 0;
+  const edge = new Uint8Array(w * h);
+  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) {
+    const i = y * w + x, t = truth[i] >= 128;
+    if ((truth[i] > 0 && truth[i] < 255) || (x + 1 < w && (truth[i + 1] >= 128) !== t) || (y + 1 < h && (truth[i + w] >= 128) !== t)) edge[i] = 1;
+  }
+  // Band membership by a (2*band+1)^2 box count over the edge map (integral image).
+  const S = new Int32Array((w + 1) * (h + 1));
+  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) S[(y + 1) * (w + 1) + x + 1] = edge[y * w + x] + S[y * (w + 1) + x + 1] + S[(y + 1) * (w + 1) + x] - S[y * (w + 1) + x];
+  let bandErr = 0, bandN = 0;
+  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) {
+    const i = y * w + x, p = pred[i] >= 128, t = truth[i] >= 128;
+    if (p && t) inter++;
+    if (p || t) union++;
+    const e = Math.abs(pred[i] - truth[i]) / 255;
+    abs += e;
+    const x0 = Math.max(0, x - band), x1 = Math.min(w, x + band + 1), y0 = Math.max(0, y - band), y1 = Math.min(h, y + band + 1);
+    if (S[y1 * (w + 1) + x1] - S[y0 * (w + 1) + x1] - S[y1 * (w + 1) + x0] + S[y0 * (w + 1) + x0] > 0) { bandErr += e; bandN++; }
+  }
+  return { iou: union ? inter / union : 1, mae: abs / (w * h), boundary: bandN ? bandErr / bandN : 0 };
+}
+
+/** Child: run one engine over the list, write PNGs, print JSON {seconds, maxRssMB}. */
+async function child(engine, listFile) {
+  const list = JSON.parse(readFileSync(listFile, 'utf8'));
+  const dir = join(OUT, engine);
+  mkdirSync(dir, { recursive: true });
+  let runOne;
+  if (engine === 'imgly') {
+    const { removeBackground } = await import('@imgly/background-removal-node');
+    runOne = async (file) => Buffer.from(await (await removeBackground(new Blob([readFileSync(file)], { type: 'image/jpeg' }), { model: 'medium', output: { format: 'image/png' } })).arrayBuffer());
+  } else {
+    const { run } = await import('../dist/ops/remove-background/pipeline.js');
+    const ctx = { signal: new AbortController().signal, onProgress: () => {}, warn: () => {}, tempPath: (e) => join(dir, `tmp.${e}`) };
+    runOne = async (file) => {
+      const data = readFileSync(file);
+      const options = { format: 'png', shadow: false, crop: false, model: engine.replace('imgtool-', ''), mask_only: false };
+      return (await run({ operation: 'remove-background', inputs: { image: { name: file, data, size: data.length } }, options }, ctx)).data;
+    };
+  }
+  await runOne(list[0].file); // warm-up: session creation and first-run allocations are not timed
+  const t0 = process.hrtime.bigint();
+  for (const item of list) writeFileSync(join(dir, `${item.name}.png`), await runOne(item.file));
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  process.stdout.write(JSON.stringify({ seconds, maxRssMB: process.resourceUsage().maxRSS / 1024 }) + '\n');
+}
+
+function runChild(engine, listFile) {
+  return new Promise((res, rej) => {
+    const p = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', engine, listFile], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    p.stdout.on('data', (d) => (out += d));
+    p.on('exit', (code) => (code === 0 ? res(JSON.parse(out.trim().split('\n').at(-1))) : rej(new Error(`${engine} exited ${code}`))));
+  });
+}
+
+async function main() {
+  if (process.argv[2] === '--child') return child(process.argv[3], process.argv[4]);
+  const n = Number(arg('n', '14'));
+  const [width, height] = arg('size', '640x480').split('x').map(Number);
+  const engines = arg('engines', 'imgtool-isnet,imgtool-u2netp,imgly').split(',');
+  const list = await buildComposites(n, width, height);
+  const listFile = join(OUT, 'list.json');
+  writeFileSync(listFile, JSON.stringify(list));
+  console.log(`remove-background bench: ${n} composites ${width}x${height} (cut-outs with exact alpha on photos/textures), ${engines.join(', ')}`);
+  const rows = [];
+  for (const engine of engines) {
+    const { seconds, maxRssMB } = await runChild(engine, listFile);
+    const sums = { iou: 0, mae: 0, boundary: 0 };
+    for (const item of list) {
+      const { data, info } = await sharp(join(OUT, engine, `${item.name}.png`)).ensureAlpha().resize(width, height, { fit: 'fill' }).raw().toBuffer({ resolveWithObject: true });
+      const pred = new Uint8Array(width * height);
+      for (let i = 0; i < pred.length; i++) pred[i] = data[i * info.channels + 3];
+      const truth = await sharp(item.truth).extractChannel(0).raw().toBuffer();
+      const s = score(pred, truth, width, height);
+      for (const k of Object.keys(sums)) sums[k] += s[k] / n;
+    }
+    rows.push({ engine, ...sums, ips: n / seconds, maxRssMB });
+    console.error(`  ${engine}: done in ${seconds.toFixed(1)} s`);
+  }
+  const f = (v, d) => v.toFixed(d);
+  console.log('\n| engine | mean IoU | alpha MAE | boundary-band MAE | images/s | peak RSS MB |');
+  console.log('|---|---|---|---|---|---|');
+  for (const r of rows) console.log(`| ${r.engine} | ${f(r.iou, 4)} | ${f(r.mae, 4)} | ${f(r.boundary, 4)} | ${f(r.ips, 3)} | ${f(r.maxRssMB, 0)} |`);
+  const peer = rows.find((r) => r.engine === 'imgly');
+  if (peer) {
+    console.log('\nagainst imgly (same ISNet weights):');
+    for (const r of rows.filter((x) => x !== peer)) {
+      console.log(`  ${r.engine}: IoU ${r.iou - peer.iou >= 0 ? '+' : ''}${f(r.iou - peer.iou, 4)}, MAE ${f(r.mae / peer.mae, 2)}x, boundary ${f(r.boundary / peer.boundary, 2)}x, throughput ${f(r.ips / peer.ips, 2)}x`);
+    }
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,71 @@
+/**
+ * Mean over a (2r+1)x(2r+1) window on a float plane, O(1) per pixel whatever the radius.
+ * Windows are clipped at the borders and divided by the number of pixels they really cover,
+ * so the mean stays unbiased at the edges (the guided filter relies on that).
+ */
+export function boxMean(src: Float32Array, w: number, h: number, r: number, out = new Float32Array(w * h), tmp = new Float32Array(w * h)): Float32Array {
+  if (r <= 0) {
+    out.set(src);
+    return out;
+  }
+  // Horizontal running sums into tmp (not yet divided).
+  for (let y = 0; y < h; y++) {
+    const row = y * w;
+    let acc = 0;
+    const first = Math.min(r, w - 1);
+    for (let x = 0; x <= first; x++) acc += src[row + x]!;
+    for (let x = 0; x < w; x++) {
+      tmp[row + x] = acc;
+      const add = x + r + 1;
+      const sub = x - r;
+      if (add < w) acc += src[row + add]!;
+      if (sub >= 0) acc -= src[row + sub]!;
+    }
+  }
+  // Vertical running sums over whole rows, which keeps memory access sequential.
+  const col = new Float64Array(w);
+  const firstRows = Math.min(r, h - 1);
+  for (let y = 0; y <= firstRows; y++) {
+    const row = y * w;
+    for (let x = 0; x < w; x++) col[x]! += tmp[row + x]!;
+  }
+  for (let y = 0; y < h; y++) {
+    const cy = Math.min(y + r, h - 1) - Math.max(y - r, 0) + 1;
+    const row = y * w;
+    for (let x = 0; x < w; x++) {
+      const cx = Math.min(x + r, w - 1) - Math.max(x - r, 0) + 1;
+      out[row + x] = col[x]! / (cx * cy);
+    }
+    const add = y + r + 1;
+    const sub = y - r;
+    if (add < h) {
+      const ar = add * w;
+      for (let x = 0; x < w; x++) col[x]! += tmp[ar + x]!;
+    }
+    if (sub >= 0) {
+      const sr = sub * w;
+      for (let x = 0; x < w; x++) col[x]! -= tmp[sr + x]!;
+    }
+  }
+  return out;
+}
+
+/** Area-average downscale of a float plane by an integer factor (partial blocks at the edges are averaged too). */
+export function downsample(src: Float32Array, w: number, h: number, s: number): { data: Float32Array; width: number; height: number } {
+  if (s === 1) return { data: src, width: w, height: h };
+  const lw = Math.ceil(w / s);
+  const lh = Math.ceil(h / s);
+  const sum = new Float32Array(lw * lh);
+  const cnt = new Float32Array(lw * lh);
+  for (let y = 0; y < h; y++) {
+    const ly = ((y / s) | 0) * lw;
+    const row = y * w;
+    for (let x = 0; x < w; x++) {
+      const i = ly + ((x / s) | 0);
+      sum[i]! += src[row + x]!;
+      cnt[i]! += 1;
+    }
+  }
+  for (let i = 0; i < sum.length; i++) sum[i]! /= cnt[i]!;
+  return { data: sum, width: lw, height: lh };
+}
