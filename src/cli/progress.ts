@@ -24,6 +24,8 @@ export interface BatchSummary {
   skipped: number;
   failed: number;
   cancelled: number;
+  /** --no-wait: jobs left running on the server. */
+  submitted?: number;
   credits: number;
   seconds: number;
   exitCode: number;
@@ -85,6 +87,7 @@ export function summaryLines(s: BatchSummary): string[] {
   }
   const parts = [`${s.ok} ok`, `${s.skipped} skipped`, `${s.failed} failed`];
   if (s.cancelled) parts.push(`${s.cancelled} cancelled`);
+  if (s.submitted) parts.push(`${s.submitted} submitted (follow with: imgtool ${s.operation} status <job-id>)`);
   const lines = [`${s.operation}: ${parts.join(', ')} of ${s.total}; ${credits(s.credits)} charged; ${secs(s.seconds)}`];
   for (const f of s.failures) lines.push(`  ${f.input}: ${f.error} [${f.error_code}]`);
   return lines;
@@ -127,7 +130,7 @@ export function createReporter(o: ReporterOptions): Reporter {
       multibar = new cliProgress.MultiBar(
         {
           stream: err as NodeJS.WriteStream,
-          format: ' {bar} {value}/{total} | {file} {stage} | {duration_formatted} elapsed | ETA {eta_formatted}',
+          format: ' {bar} {done}/{total} | {file} {stage} | {duration_formatted} elapsed | ETA {eta_formatted}',
           hideCursor: true,
           clearOnComplete: true,
           etaBuffer: 20,
@@ -135,11 +138,11 @@ export function createReporter(o: ReporterOptions): Reporter {
         },
         cliProgress.Presets.shades_classic,
       );
-      bar = multibar.create(n, 0, { file: '', stage: '' });
+      bar = multibar.create(n, 0, { file: '', stage: '', done: 0 });
     },
     fileStart(name) {
       current = name;
-      bar?.update(done, { file: name, stage: '' });
+      bar?.update(done, { file: name, stage: '', done });
       if (spinner) spinner.text = `${name}`;
     },
     progress(name, e) {
@@ -147,16 +150,18 @@ export function createReporter(o: ReporterOptions): Reporter {
       const units = e.total ? ` ${e.done ?? 0}/${e.total} ${e.unit ?? ''}`.trimEnd() : '';
       const stage = `${e.stage}${units} ${pct}`;
       // Fractional progress of the current file keeps the ETA moving on long single jobs.
-      bar?.update(done + Math.min(0.999, e.fraction), { file: name, stage });
+      bar?.update(done + Math.min(0.999, e.fraction), { file: name, stage, done });
       if (spinner) spinner.text = `${name}: ${stage}`;
     },
     fileDone(r) {
       done += 1;
       if (o.json) out.write(JSON.stringify(r) + '\n');
+      // --no-wait: the job ids are the command's output, one per line, for scripts to pick up.
+      else if (r.status === 'submitted') out.write(`${r.job_id}\n`);
       const failed = r.status === 'failed';
       if (!o.json && (!o.quiet || failed)) logAbove(recordLine(r));
       else if (o.json && failed && !o.quiet) logAbove(recordLine(r));
-      bar?.update(done, { file: current, stage: '' });
+      bar?.update(done, { file: current, stage: '', done });
     },
     warn(message) {
       if (!o.quiet) logAbove(`warning: ${message}`);
@@ -165,7 +170,9 @@ export function createReporter(o: ReporterOptions): Reporter {
       if (!o.quiet) logAbove(message);
     },
     finish(s) {
-      bar?.update(done);
+      bar?.update(done, { done });
+      // A final redraw flushes log lines still buffered by the multibar before it is cleared.
+      (multibar as unknown as { update?: () => void } | undefined)?.update?.();
       multibar?.stop();
       spinner?.stop();
       multibar = undefined;
