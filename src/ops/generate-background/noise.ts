@@ -4,18 +4,6 @@
  * footprint (procedural anti-aliasing: distant table texture does not shimmer into moire).
  */
 
-/** Mulberry32: small, fast, good enough for scene variation; same seed, same scene. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Integer lattice hash to [0, 1). */
 export function hash2(ix: number, iy: number, seed: number): number {
   let h = Math.imul(ix | 0, 0x27d4eb2d) ^ Math.imul(iy | 0, 0x165667b1) ^ Math.imul(seed | 0, 0x9e3779b1);

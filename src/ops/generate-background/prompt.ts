@@ -1,6 +1,6 @@
+import { seededRandom } from '../../media/random.js';
 import type { MaterialId } from './materials.js';
 import { cloneSpec, LIGHT_COLOURS, PRESETS, type Rgb, type SceneSpec } from './scenes.js';
-import { rng } from './noise.js';
 
 /**
  * Prompt -> scene parameters through a fixed, documented vocabulary (docs/ops/generate-background.md).
@@ -225,9 +225,9 @@ export function parsePrompt(prompt: string, negative: string | undefined, seed: 
   const presetNames = Object.keys(PRESETS);
   const allowed = (name: string) => !excluded.has(PRESETS[name]!.floor) && !excluded.has(PRESETS[name]!.wall);
   let presetName =
-    (floor && MATERIAL_PRESET[floor]) || (wall && MATERIAL_PRESET[wall]) || suggested || presetNames[Math.floor(rng(seed ^ 0xabc)() * presetNames.length)]!;
+    (floor && MATERIAL_PRESET[floor]) || (wall && MATERIAL_PRESET[wall]) || suggested || presetNames[Math.floor(seededRandom(seed ^ 0xabc)() * presetNames.length)]!;
   if (!allowed(presetName)) {
-    const r = rng(seed ^ 0xdef);
+    const r = seededRandom(seed ^ 0xdef);
     const candidates = presetNames.filter(allowed);
     presetName = candidates.length ? candidates[Math.floor(r() * candidates.length)]! : presetName;
   }

@@ -1,6 +1,7 @@
+import { seededRandom } from '../../media/random.js';
 import sharp from 'sharp';
 import { MATERIALS, type Material } from './materials.js';
-import { clamp01, rng } from './noise.js';
+import { clamp01 } from './noise.js';
 import type { Rgb, SceneSpec, Tint } from './scenes.js';
 import { throwIfAborted } from '../../errors.js';
 
@@ -260,7 +261,7 @@ async function depthOfField(rgb: Buffer, size: number, coc: Float32Array): Promi
 
 /** Fine luminance grain so flat, blurred areas read as photographed, not rendered. */
 function addSensorNoise(rgb: Buffer, size: number, seed: number) {
-  const rand = rng(seed ^ 0x1234567);
+  const rand = seededRandom(seed ^ 0x1234567);
   for (let i = 0; i < size * size; i++) {
     const n = (rand() + rand() - 1) * 3.2;
     for (let c = 0; c < 3; c++) {

@@ -1,5 +1,5 @@
+import { seededRandom } from '../../media/random.js';
 import { writeFile } from 'node:fs/promises';
-import { mulberry32 } from './noise.js';
 
 /**
  * A quiet ambient bed (soft wind/room tone) that loops seamlessly: noise shaped by filters run
@@ -37,7 +37,7 @@ export interface AmbientOptions {
 /** Interleaved stereo float samples in -1..1, exactly durationSec long. */
 export function ambientLoop(o: AmbientOptions): Float32Array {
   const n = Math.round(o.durationSec * SAMPLE_RATE);
-  const rand = mulberry32(o.seed ^ 0x5eed);
+  const rand = seededRandom(o.seed ^ 0x5eed);
   const channels: Float32Array[] = [];
   const swellCycles = Math.max(1, Math.round(o.durationSec / 4));
   for (let ch = 0; ch < 2; ch++) {

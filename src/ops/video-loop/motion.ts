@@ -1,5 +1,6 @@
+import { seededRandom } from '../../media/random.js';
 import type { Layers } from './layers.js';
-import { mulberry32, valueNoise } from './noise.js';
+import { valueNoise } from './noise.js';
 import { cyclesFor, type MotionParams } from './prompt.js';
 import type { Grid, Regions } from './regions.js';
 
@@ -56,7 +57,7 @@ export function buildSubtleModel(layers: Layers, regions: Regions, grid: Grid, p
   const { cell, gw, gh } = grid;
   const n = gw * gh;
   const short = Math.min(width, height);
-  const rand = mulberry32(seed);
+  const rand = seededRandom(seed);
   const terms: Term[] = [];
   const cyc = (p: number) => cyclesFor(durationSec, p * params.periodScale);
   const cycles: Record<string, number> = {};

@@ -1,16 +1,3 @@
-/** Seeded randomness for the loop: the same seed gives the same video. */
-
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * Smooth value noise in 0..1 sampled on a gw x gh grid, with lattice spacing `scale` nodes:
  * random values on a coarse lattice, interpolated with a smoothstep so it has no creases.
