@@ -116,7 +116,9 @@ export async function runBatch(
   if (balance !== undefined && balance < estimate) {
     throw new ImgtoolError(
       'insufficient_api_credits',
-      `this batch needs ${estimate} credits (${pending.length} input${pending.length === 1 ? '' : 's'}) but the balance is ${balance}; nothing was run. Add credits with: imgtool credits add ${estimate - balance}`,
+      `this batch needs ${estimate} credits (${pending.length} input${pending.length === 1 ? '' : 's'}) but the balance is ${balance}; nothing was run. ${
+        executor.mode === 'remote' ? `The server's operator can add ${estimate - balance} credits to this key` : `Add credits with: imgtool credits add ${estimate - balance}`
+      }`,
     );
   }
 
@@ -213,6 +215,7 @@ export async function runBatch(
     skipped: count('skipped'),
     failed: failures.length,
     cancelled: count('cancelled'),
+    submitted: count('submitted') || undefined,
     credits: records.reduce((a, r) => a + (r.status === 'ok' ? r.credits : 0), 0),
     seconds: (Date.now() - started) / 1000,
     exitCode,

@@ -53,6 +53,12 @@ export async function main(argv: string[]): Promise<void> {
     if (!serving) process.stderr.write('\ninterrupted: discarding the output in flight (Ctrl-C again to quit at once)\n');
     controller.abort();
   };
+  // conf -> atomically -> when-exit hooks these signals at import time and re-raises them at
+  // once, which looked like a second Ctrl-C and killed the process before a remote job could be
+  // cancelled or the summary printed. Signals are turned into a normal exit here, so its 'exit'
+  // hook (temp-file cleanup) still runs.
+  process.removeAllListeners('SIGINT');
+  process.removeAllListeners('SIGTERM');
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   const code = await runCli(argv.slice(2), { signal: controller.signal });

@@ -188,7 +188,10 @@ function addJobCommands(cmd: Command, op: OperationDefinition, io: CliIO): void 
       .option('--api-key <key>', 'API key (env IMGTOOL_API_KEY)')
       .option('--bearer-token <jwt>', 'OAuth 2.0 bearer token (env IMGTOOL_BEARER_TOKEN)')
       .option('--json', 'print JSON');
-  remoteFlags(cmd.command('status <jobId>').description(`Show the status of a remote ${op.name} job`)).action(async (id: string, flags: CommonFlags) => {
+  // The operation command declares the same flags, and commander gives them to it wherever they
+  // appear on the line, so the subcommand reads them merged with its parent's.
+  remoteFlags(cmd.command('status <jobId>').description(`Show the status of a remote ${op.name} job`)).action(async (id: string, _flags: CommonFlags, sub: Command) => {
+    const flags = sub.optsWithGlobals<CommonFlags>();
     const client = await clientFor(flags);
     const status = await client.job(client.url(`${op.jobPath}/${encodeURIComponent(id)}`), io.signal);
     if (flags.json) io.stdout.write(JSON.stringify(status) + '\n');
@@ -198,7 +201,8 @@ function addJobCommands(cmd: Command, op: OperationDefinition, io: CliIO): void 
     }
     if (status.status === 'failed') io.exitCode = EXIT.someFailed;
   });
-  remoteFlags(cmd.command('cancel <jobId>').description(`Cancel a pending or running remote ${op.name} job`)).action(async (id: string, flags: CommonFlags) => {
+  remoteFlags(cmd.command('cancel <jobId>').description(`Cancel a pending or running remote ${op.name} job`)).action(async (id: string, _flags: CommonFlags, sub: Command) => {
+    const flags = sub.optsWithGlobals<CommonFlags>();
     const client = await clientFor(flags);
     const message = await client.cancel(client.url(`${op.jobPath}/${encodeURIComponent(id)}`), io.signal);
     io.stdout.write(flags.json ? JSON.stringify({ job_id: id, message }) + '\n' : `${id}: ${message}\n`);

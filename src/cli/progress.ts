@@ -73,7 +73,8 @@ export function recordLine(r: FileRecord): string {
     case 'submitted':
       return `submitted ${r.input}: job ${r.job_id}`;
     case 'cancelled':
-      return `cancelled ${r.input}`;
+      // Remote mode says what became of the server's job.
+      return `cancelled ${r.input}${r.error && r.error !== 'cancelled' ? `: ${r.error}` : ''}`;
     default:
       return `failed   ${r.input}: ${r.error} [${r.error_code}]`;
   }

@@ -1,12 +1,14 @@
 import { openAsBlob } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ImgtoolError, errorFromBody } from '../errors.js';
+import { ERROR_CODES, ImgtoolError, errorFromBody, type ErrorCode } from '../errors.js';
 import type { OperationDefinition } from '../ops/define.js';
 import { describeObject } from '../ops/introspect.js';
 import { IMAGE_CONTENT_TYPES } from '../ops/common.js';
 import type { InputRef } from '../cli/inputs.js';
-import { fetchWithRetry, type RetryOptions } from './http.js';
+import { MAX_RETRIES, fetchWithRetry, type RetryOptions } from './http.js';
+import { RateGate } from './rate.js';
 
 /**
  * A client for any server speaking the v1 API. Requests are derived from the operation
@@ -26,11 +28,13 @@ export interface JobStatus {
   status: 'pending' | 'running' | 'completed' | 'failed';
   result_url?: string;
   error?: { message?: string; error_code?: string; code?: string };
+  /** imgtool serve's extension: 0..1 while pending or running. */
+  progress?: number;
 }
 
 export type SubmitOutcome =
-  | { kind: 'bytes'; data: Buffer; contentType: string }
-  | { kind: 'result'; resultUrl: string }
+  | { kind: 'bytes'; data: Buffer; contentType: string; credits?: number }
+  | { kind: 'result'; resultUrl: string; credits?: number }
   | { kind: 'job'; jobId: string; location: string };
 
 const EXT_BY_TYPE: Record<string, string> = Object.fromEntries(
@@ -62,6 +66,9 @@ export class ApiClient {
   readonly baseUrl: string;
   private readonly opts: ClientOptions;
   private imgtoolServer?: Promise<boolean>;
+  /** One pacer per client, so a whole batch (submissions, polls, cancels) shares the server's rate limit. */
+  readonly gate = new RateGate();
+  private serverDown = false;
 
   constructor(opts: ClientOptions) {
     if (!/^https?:\/\//i.test(opts.baseUrl)) throw new ImgtoolError('invalid_parameter', `--remote must be an http(s) URL, got ${JSON.stringify(opts.baseUrl)}`);
@@ -80,15 +87,27 @@ export class ApiClient {
     return new URL(path, this.baseUrl + '/').toString();
   }
 
+  /**
+   * Sends with the retry policy and the shared rate gate. Once a request has used up its retries
+   * on connection failures, the server is taken as down for the rest of the batch: later requests
+   * try once more each instead of every file waiting out its own backoff.
+   */
   private async send(url: string, makeInit: () => RequestInit, signal?: AbortSignal): Promise<Response> {
-    return fetchWithRetry(
-      url,
-      () => {
-        const init = makeInit();
-        return { ...init, headers: { ...this.authHeaders(), ...(init.headers as Record<string, string> | undefined) } };
-      },
-      { signal, fetchImpl: this.opts.fetchImpl, onRetry: this.opts.onRetry },
-    );
+    try {
+      const res = await fetchWithRetry(
+        url,
+        () => {
+          const init = makeInit();
+          return { ...init, headers: { ...this.authHeaders(), ...(init.headers as Record<string, string> | undefined) } };
+        },
+        { signal, fetchImpl: this.opts.fetchImpl, onRetry: this.opts.onRetry, gate: this.gate, maxRetries: this.serverDown ? 1 : undefined },
+      );
+      this.serverDown = false;
+      return res;
+    } catch (err) {
+      if (err instanceof ImgtoolError && err.code === 'service_unavailable') this.serverDown = true;
+      throw err;
+    }
   }
 
   /** Turns a non-2xx answer into the matching ImgtoolError, with hints for credential problems. */
@@ -99,14 +118,7 @@ export class ApiClient {
     } catch {
       body = undefined;
     }
-    const err = errorFromBody(res.status, body);
-    if (err.code === 'invalid_auth_token' || res.status === 401) {
-      throw new ImgtoolError('invalid_auth_token', `authentication failed: ${err.message}; check --api-key / IMGTOOL_API_KEY (or --bearer-token)`, { status: 401 });
-    }
-    if (err.code === 'insufficient_scope') {
-      throw new ImgtoolError('insufficient_scope', `${err.message}; the key needs the imaging:write scope to process and imaging:read for status and credits`, { status: 403 });
-    }
-    throw err;
+    throw describeFailure(res.status, body);
   }
 
   private async json<T>(res: Response): Promise<T> {
@@ -120,53 +132,71 @@ export class ApiClient {
     return body.credits_remaining;
   }
 
-  /** Whether the server is `imgtool serve` (which also takes video uploads): it says so in its OpenAPI document. */
+  /**
+   * Whether the server takes a video upload (imgtool serve does; the spec only has video_url).
+   * Read from its OpenAPI document: an `info['x-imgtool']` marker, or a binary `video` field in
+   * the multipart body of /v1/video/remove-background. Fetched without the credential: the
+   * document is public, and the key stays off every request that does not need it.
+   */
   isImgtoolServer(signal?: AbortSignal): Promise<boolean> {
-    this.imgtoolServer ??= this.send(this.url('/openapi.json'), () => ({ method: 'GET' }), signal)
-      .then(async (res) => (res.ok ? Boolean(((await res.json()) as { info?: { 'x-imgtool'?: unknown } }).info?.['x-imgtool']) : false))
+    this.imgtoolServer ??= fetchWithRetry(this.url('/openapi.json'), () => ({ method: 'GET', headers: { Accept: 'application/json' } }), { signal, fetchImpl: this.opts.fetchImpl, gate: this.gate })
+      .then(async (res) => (res.ok ? acceptsVideoUpload((await res.json()) as OpenApiDoc) : false))
       .catch(() => false);
     return this.imgtoolServer;
   }
 
   async submit(op: OperationDefinition, refs: Record<string, InputRef>, options: Record<string, unknown>, signal?: AbortSignal, stdinData?: Buffer): Promise<SubmitOutcome> {
     const fields = apiFields(op, options);
-    const hasUpload = op.inputs.some((s) => refs[s.key]?.kind !== 'url');
-    if (hasUpload && op.inputs.some((s) => s.kind === 'video') && !(await this.isImgtoolServer(signal))) {
-      throw new ImgtoolError('invalid_video_url', `${op.name} on this server takes the video as a URL (video_url); give an http(s) URL instead of a local file, or use an imgtool serve server`);
+    const uploads = op.inputs.filter((s) => refs[s.key]?.kind !== 'url');
+    if (uploads.some((s) => !s.inlineBase64 && s.kind === 'video') && !(await this.isImgtoolServer(signal))) {
+      const spec = uploads.find((s) => s.kind === 'video')!;
+      throw new ImgtoolError('invalid_video_url', `${this.host()} takes ${op.name} input only as a URL (${spec.urlField}); give an http(s) URL to the video instead of a local file, or use an imgtool serve server, which also takes uploads`);
     }
+    // The spec's video endpoints take JSON bodies: send images there inline (base64) so any v1
+    // server understands the request; elsewhere local files go as multipart uploads.
+    const json = !uploads.length || (op.path.startsWith('/v1/video/') && uploads.every((s) => s.inlineBase64));
     const accept = op.acceptsImageResponse ? 'image/*' : 'application/json';
-    const makeInit = (): RequestInit => {
-      if (!hasUpload) {
+
+    const bytes: Record<string, { blob: Blob; name: string; data?: Buffer }> = {};
+    for (const s of uploads) {
+      const ref = refs[s.key]!;
+      if (ref.kind === 'file') {
+        const st = await import('node:fs/promises').then((fs) => fs.stat(ref.path)).catch(() => undefined);
+        if (!st?.isFile()) throw new ImgtoolError('input_not_found', `${ref.display}: no such file`);
+        if (st.size > op.limits.maxBytes) throw new ImgtoolError('file_size_too_large', `${ref.display} is ${(st.size / 1048576).toFixed(1)} MB; ${op.name} accepts at most ${Math.round(op.limits.maxBytes / 1048576)} MB`);
+        // Files become Blobs read lazily from disk (JSON needs the bytes themselves).
+        bytes[s.key] = json ? { blob: new Blob([]), name: basename(ref.path), data: await readFile(ref.path) } : { blob: await openAsBlob(ref.path), name: basename(ref.path) };
+      } else if (ref.kind === 'stdin') {
+        const data = stdinData ?? Buffer.alloc(0);
+        bytes[s.key] = { blob: new Blob([new Uint8Array(data)]), name: 'stdin', data };
+      }
+    }
+    // Called per attempt so each retry sends a fresh body.
+    const init = (): RequestInit => {
+      if (json) {
         const body: Record<string, unknown> = { ...fields };
-        for (const s of op.inputs) body[s.urlField] = (refs[s.key] as { url: string }).url;
+        for (const s of op.inputs) {
+          const ref = refs[s.key]!;
+          if (ref.kind === 'url') body[s.urlField] = ref.url;
+          else body[s.fileField] = bytes[s.key]!.data!.toString('base64');
+        }
         return { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: accept }, body: JSON.stringify(body) };
       }
       const form = new FormData();
       for (const [k, v] of Object.entries(fields)) form.set(k, typeof v === 'object' ? JSON.stringify(v) : String(v));
-      return { method: 'POST', headers: { Accept: accept }, body: form };
-    };
-    // Files become Blobs read lazily from disk; each retry gets a fresh form.
-    const blobs: Record<string, { blob: Blob; name: string }> = {};
-    for (const s of op.inputs) {
-      const ref = refs[s.key]!;
-      if (ref.kind === 'file') blobs[s.key] = { blob: await openAsBlob(ref.path), name: basename(ref.path) };
-      else if (ref.kind === 'stdin') blobs[s.key] = { blob: new Blob([new Uint8Array(stdinData ?? Buffer.alloc(0))]), name: 'stdin' };
-    }
-    const init = () => {
-      const i = makeInit();
-      if (i.body instanceof FormData) {
-        for (const s of op.inputs) {
-          const ref = refs[s.key]!;
-          if (ref.kind === 'url') i.body.set(s.urlField, ref.url);
-          else i.body.set(s.fileField, blobs[s.key]!.blob, blobs[s.key]!.name);
-        }
+      for (const s of op.inputs) {
+        const ref = refs[s.key]!;
+        if (ref.kind === 'url') form.set(s.urlField, ref.url);
+        else form.set(s.fileField, bytes[s.key]!.blob, bytes[s.key]!.name);
       }
-      return i;
+      return { method: 'POST', headers: { Accept: accept }, body: form };
     };
     const res = await this.send(this.url(op.path), init, signal);
     if (!res.ok) await this.fail(res);
+    const charged = res.headers.get('x-credits-charged');
+    const credits = charged !== null && Number.isFinite(Number(charged)) ? Number(charged) : undefined;
     const type = res.headers.get('content-type') ?? '';
-    if (res.status === 200 && type.startsWith('image/')) return { kind: 'bytes', data: Buffer.from(await res.arrayBuffer()), contentType: type };
+    if (res.status === 200 && type.startsWith('image/')) return { kind: 'bytes', data: Buffer.from(await res.arrayBuffer()), contentType: type, credits };
     const body = (await res.json()) as { result_url?: string; job_id?: string };
     if (res.status === 202 || body.job_id) {
       const location = res.headers.get('location');
@@ -174,7 +204,11 @@ export class ApiClient {
       return { kind: 'job', jobId: body.job_id, location: this.url(location) };
     }
     if (!body.result_url) throw new ImgtoolError('internal_error', 'the server answered 200 without result_url');
-    return { kind: 'result', resultUrl: body.result_url };
+    return { kind: 'result', resultUrl: body.result_url, credits };
+  }
+
+  private host(): string {
+    return new URL(this.baseUrl).host;
   }
 
   async job(location: string, signal?: AbortSignal): Promise<JobStatus> {
@@ -188,17 +222,15 @@ export class ApiClient {
   }
 
   /**
-   * Polls the Location the server gave until the job finishes, with backoff (1 s growing to 5 s).
-   * On abort the remote job is cancelled before giving up, so nothing keeps running (or charging).
+   * Polls the Location the server gave until the job finishes, with backoff (1 s growing to 5 s;
+   * the shared rate gate may space polls further). On abort the remote job is cancelled before
+   * giving up, so nothing keeps running (or charging) on the server.
    */
   async wait(location: string, signal: AbortSignal, onStatus?: (s: JobStatus) => void): Promise<JobStatus> {
     let delay = 1000;
     for (;;) {
-      if (signal.aborted) {
-        await this.cancel(location).catch(() => {});
-        throw new ImgtoolError('job_cancelled', 'cancelled; the remote job was cancelled');
-      }
-      const status = await this.job(location, signal).catch(async (err) => {
+      if (signal.aborted) await this.cancelAfterAbort(location);
+      const status = await this.job(location, signal).catch((err) => {
         if (signal.aborted) return undefined;
         throw err;
       });
@@ -215,6 +247,15 @@ export class ApiClient {
     }
   }
 
+  /** Best effort, bounded: the user pressed Ctrl-C and should not wait long for the goodbye. */
+  private async cancelAfterAbort(location: string): Promise<never> {
+    const outcome = await this.cancel(location, AbortSignal.timeout(10_000)).then(
+      () => 'the remote job was cancelled',
+      (err: unknown) => (err instanceof ImgtoolError && err.code === 'job_finished' ? 'the remote job had already finished' : `cancelling the remote job failed (${(err as Error).message})`),
+    );
+    throw new ImgtoolError('job_cancelled', `cancelled; ${outcome}`);
+  }
+
   async download(url: string, signal?: AbortSignal): Promise<{ data: Buffer; ext: string; contentType: string }> {
     // Result URLs are signed: they carry their own authorisation, so the key is not sent along.
     const res = await fetchWithRetry(url, () => ({ method: 'GET' }), { signal, fetchImpl: this.opts.fetchImpl });
@@ -224,8 +265,49 @@ export class ApiClient {
   }
 }
 
+/** Codes other v1 servers may send that imgtool has no entry for, mapped to the nearest one. */
+const FOREIGN_CODES: Record<string, ErrorCode> = {
+  unexpected_error: 'internal_error',
+  job_expired: 'not_found',
+  content_filter_error: 'invalid_parameter',
+};
+
+/** How a remote error reads: the server's message plus what to do, keeping the server's own code when imgtool has none. */
+export function describeFailure(status: number, body: { error?: unknown; error_code?: unknown } | undefined): ImgtoolError {
+  const raw = typeof body?.error_code === 'string' ? body.error_code : '';
+  const mapped = FOREIGN_CODES[raw];
+  const base = mapped ? new ImgtoolError(mapped, typeof body?.error === 'string' && body.error ? body.error : raw, { status }) : errorFromBody(status, body);
+  const known = raw in ERROR_CODES;
+  const message = raw && !known ? `${base.message} (server code ${raw})` : base.message;
+  if (base.code === 'invalid_auth_token' || status === 401) {
+    return new ImgtoolError('invalid_auth_token', `authentication failed: ${message}; check --api-key / IMGTOOL_API_KEY (or --bearer-token / IMGTOOL_BEARER_TOKEN) for this server`, { status: 401 });
+  }
+  if (base.code === 'insufficient_scope') {
+    return new ImgtoolError('insufficient_scope', `${message}; the key needs the imaging:write scope to process and cancel, imaging:read for job status and credits`, { status: 403 });
+  }
+  if (base.code === 'insufficient_api_credits') {
+    return new ImgtoolError('insufficient_api_credits', `${message}; check the balance with: imgtool credits --remote <url>`, { status: 403 });
+  }
+  if (status === 429) return new ImgtoolError('rate_limit_exceeded', `${message}; the server kept refusing after ${MAX_RETRIES} retries: lower --concurrency or try later`, { status });
+  if (status >= 500 && !known) return new ImgtoolError('service_unavailable', `the server failed (HTTP ${status}): ${message}`, { status });
+  return raw && !known ? new ImgtoolError(base.code, message, { status }) : base;
+}
+
 /** Maps a failed job's error object (try-on: error_code, video: code) to an ImgtoolError. */
 export function jobError(status: JobStatus): ImgtoolError {
   const code = status.error?.error_code ?? status.error?.code ?? 'internal_error';
-  return errorFromBody(500, { error: status.error?.message ?? `job ${status.job_id} failed`, error_code: code });
+  const message = `job ${status.job_id} failed: ${status.error?.message ?? 'no reason given'}`;
+  if (code in ERROR_CODES || FOREIGN_CODES[code]) return describeFailure(400, { error: message, error_code: code });
+  return new ImgtoolError('internal_error', `${message} (server code ${code})`);
+}
+
+interface OpenApiDoc {
+  info?: { 'x-imgtool'?: unknown };
+  paths?: Record<string, { post?: { requestBody?: { content?: Record<string, { schema?: { properties?: Record<string, { format?: string }> } }> } } }>;
+}
+
+function acceptsVideoUpload(doc: OpenApiDoc): boolean {
+  if (doc.info?.['x-imgtool']) return true;
+  const props = doc.paths?.['/v1/video/remove-background']?.post?.requestBody?.content?.['multipart/form-data']?.schema?.properties;
+  return props?.video?.format === 'binary';
 }

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ImgtoolError } from '../errors.js';
+import type { RateGate } from './rate.js';
 
 /**
  * The retry policy of decisions.md, in one place: 429 waits Retry-After (or an exponential
@@ -32,6 +33,10 @@ export interface RetryOptions {
   fetchImpl?: typeof fetch;
   /** Backoff schedule; tests shorten it. */
   backoff?: (attempt: number) => number;
+  /** Shared pacer: every attempt waits its turn, and 429s pause everyone sharing it. */
+  gate?: RateGate;
+  /** Retries allowed (default MAX_RETRIES); a client that just found the server down asks for fewer. */
+  maxRetries?: number;
 }
 
 function isConnectionFailure(err: unknown): boolean {
@@ -47,19 +52,22 @@ export async function fetchWithRetry(url: string, makeInit: () => RequestInit, o
     let res: Response | undefined;
     let failure: unknown;
     try {
+      await opts.gate?.take(opts.signal);
       res = await doFetch(url, { ...makeInit(), signal: opts.signal });
+      opts.gate?.observe(res.headers);
     } catch (err) {
       if (opts.signal?.aborted) throw new ImgtoolError('job_cancelled', 'cancelled');
-      if (!isConnectionFailure(err)) throw err;
+      if (err instanceof ImgtoolError || !isConnectionFailure(err)) throw err;
       failure = err;
     }
     if (res && !RETRY_STATUSES.has(res.status)) return res;
-    if (attempt >= MAX_RETRIES) {
+    if (attempt >= (opts.maxRetries ?? MAX_RETRIES)) {
       if (res) return res;
       const host = new URL(url).host;
       throw new ImgtoolError('service_unavailable', `cannot reach the server at ${host} (${(failure as Error).message}); is it running?`, { cause: failure });
     }
     const waitMs = (res && res.status === 429 ? retryAfterMs(res.headers.get('retry-after')) : undefined) ?? (opts.backoff ?? backoffMs)(attempt);
+    if (res?.status === 429) opts.gate?.pause(waitMs);
     await res?.body?.cancel().catch(() => {});
     opts.onRetry?.({ attempt: attempt + 1, waitMs, reason: res ? `HTTP ${res.status}` : 'connection failed' });
     try {

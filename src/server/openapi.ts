@@ -107,7 +107,7 @@ export function buildOpenApi(ops: readonly OperationDefinition[]): Record<string
   };
   return {
     openapi: '3.1.0',
-    info: { title: 'imgtool v1 API', version: '0.0.2', description: 'Image and video processing (interface.md, with decisions.md for what it leaves open).' },
+    info: { title: 'imgtool v1 API', version: '0.0.2', description: 'Image and video processing (interface.md, with decisions.md for what it leaves open).', 'x-imgtool': true },
     servers: [{ url: '/' }],
     paths,
     components: {
