@@ -157,7 +157,7 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
 
   keys
     .command('credit <id> <n>')
-    .description('Add N credits to a key (negative removes; never below 0); id may also be jwt:<sub>')
+    .description('Add N credits to a key (negative removes; refused if it would go below 0); id may also be jwt:<sub>')
     .action(async (id: string, n: string, _flags: unknown, cmd: Command) => {
       const after = await (await store(cmd)).creditAccount(id, Number(n));
       out.stdout.write(`${id}: ${after} credits\n`);

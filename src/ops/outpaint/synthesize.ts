@@ -3,6 +3,8 @@ import type { ProgressEvent } from '../define.js';
 import { emptyField, randomInit, refreshDistances, sweep, upsampleField, vote, type Field, type SearchParams } from './patchmatch.js';
 import { mulberry32, type Rng } from './prng.js';
 import { baseLevel, buildPyramid, type Level, type Margins } from './pyramid.js';
+import { fadeDetail, fadeFor, type DetailFade } from './continuation.js';
+import { blendSeams, SEAM_BLEND, type SeamBlend } from './seam.js';
 
 export interface SynthOptions {
   /** 0 = faithful continuation of the coarse layout; 1 = free search at every scale, varied start. */
@@ -10,6 +12,10 @@ export interface SynthOptions {
   seed: number;
   signal?: AbortSignal;
   onProgress?: (e: ProgressEvent) => void;
+  /** Experiment: search window as a fraction of the original's short side. */
+  windowFrac?: number;
+  /** Overrides the detail fade derived from creativity (bench and tests). */
+  fade?: DetailFade;
 }
 
 export interface SynthResult {
@@ -75,6 +81,12 @@ function planFor(L: Level, depth: number, coarsest: boolean): Plan {
  * voting. The field found at one level seeds the next, so layout decided coarsely is kept.
  */
 export async function synthesize(rgb: Uint8Array, width: number, height: number, m: Margins, o: SynthOptions): Promise<SynthResult> {
+  const { level, levels } = await patchSynthesis(rgb, width, height, m, o);
+  return { data: finish(level, rgb, width, height, m, o.fade ?? fadeFor(o.creativity)), width: level.w, height: level.h, levels };
+}
+
+/** The full-resolution float canvas after PatchMatch completion, before any post-processing. */
+export async function patchSynthesis(rgb: Uint8Array, width: number, height: number, m: Margins, o: SynthOptions): Promise<{ level: Level; levels: number }> {
   const rng = mulberry32(o.seed);
   const levels = buildPyramid(baseLevel(rgb, width, height, m), MIN_KNOWN);
   const n = levels.length;
@@ -91,7 +103,7 @@ export async function synthesize(rgb: Uint8Array, width: number, height: number,
     const scale = n - i;
     const p: SearchParams = {
       r: R,
-      window: Math.max(L.w, L.h),
+      window: o.windowFrac ? Math.max(2 * R + 2, Math.round(o.windowFrac * Math.min(L.kx1 - L.kx0, L.ky1 - L.ky0))) : Math.max(L.w, L.h),
       // Creativity lets the finer scales search the whole picture instead of only refining
       // around the coarse layout, so patches may come from further away.
       maxRadius: Math.max(plan.maxRadius, Math.round(o.creativity * Math.max(L.w, L.h))),
@@ -116,13 +128,22 @@ export async function synthesize(rgb: Uint8Array, width: number, height: number,
     }
   }
   throwIfAborted(o.signal);
+  return { level: levels[0]!, levels: n };
+}
 
-  const L = levels[0]!;
+/** Post-processing of the synthesised canvas (`L` is modified), then the original pasted back. */
+export function finish(L: Level, rgb: Uint8Array, width: number, height: number, m: Margins, fade: DetailFade, seam: SeamBlend | null = SEAM_BLEND): Uint8Array {
+  fadeDetail(L, fade);
+  if (seam) blendSeams(L, seam);
   const out = new Uint8Array(L.w * L.h * 3);
-  for (let i = 0; i < out.length; i++) out[i] = L.img[i]! + 0.5; // votes are means of 0..255 pixels, so +0.5 then truncation rounds
+  // +0.5 then truncation rounds; the clamp matters because faded pyramids can overshoot 0..255.
+  for (let i = 0; i < out.length; i++) {
+    const v = L.img[i]! + 0.5;
+    out[i] = v < 0 ? 0 : v > 255 ? 255 : v;
+  }
   // Paste the original back byte for byte: synthesis never alters what was there.
   for (let y = 0; y < height; y++) {
     out.set(rgb.subarray(y * width * 3, (y + 1) * width * 3), ((y + m.top) * L.w + m.left) * 3);
   }
-  return { data: out, width: L.w, height: L.h, levels: n };
+  return out;
 }

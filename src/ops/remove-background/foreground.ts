@@ -1,4 +1,5 @@
 import { boxMean } from './boxfilter.js';
+import { bandRect, cropPixels } from './region.js';
 
 /**
  * Foreground colour estimation by blur fusion (Forte & Pitie, "Approximate Fast Foreground
@@ -20,17 +21,32 @@ export function estimateForeground(
   radii: readonly [number, number],
 ): void {
   const n = w * h;
-  const a = new Float32Array(n);
-  let band = 0;
-  for (let i = 0; i < n; i++) {
-    a[i] = alpha[i] / 255;
-    if (alpha[i] > 0 && alpha[i] < 255) band++;
-  }
   for (let i = 0, j = 0, k = 0; i < n; i++, j += channels, k += 4) {
     out[k] = src[j]; out[k + 1] = src[j + 1]; out[k + 2] = src[j + 2]; out[k + 3] = alpha[i];
   }
-  if (band === 0) return;
+  // Each pass reads a window of its radius around the pixels it writes, so margins summing
+  // both radii make the crop's result identical to the whole frame's.
+  const rect = bandRect(w, h, radii[0] + radii[1], (i) => alpha[i] > 0 && alpha[i] < 255);
+  if (!rect) return;
+  const cw = rect.x1 - rect.x0, ch = rect.y1 - rect.y0, cn = cw * ch;
+  const sub = cropPixels(src, w, channels, rect, (k) => new Uint8Array(k));
+  const subAlpha = cropPixels(alpha, w, 1, rect, (k) => new Uint8Array(k));
+  const F = fuse(sub, channels, subAlpha, cw, ch, radii);
+  for (let y = rect.y0, k = 0; y < rect.y1; y++) {
+    for (let x = rect.x0, i = y * w + x; x < rect.x1; x++, i++, k++) {
+      if (alpha[i] > 0 && alpha[i] < 255) {
+        const o = i * 4;
+        out[o] = F[k * 3]; out[o + 1] = F[k * 3 + 1]; out[o + 2] = F[k * 3 + 2];
+      }
+    }
+  }
+}
 
+/** Blur fusion on one rectangle: interleaved RGB foreground bytes for every pixel of it. */
+function fuse(src: Uint8Array, channels: number, alpha: Uint8Array, w: number, h: number, radii: readonly [number, number]): Uint8Array {
+  const n = w * h;
+  const a = new Float32Array(n);
+  for (let i = 0; i < n; i++) a[i] = alpha[i] / 255;
   const tmp = new Float32Array(n);
   const blurA = radii.map((r) => boxMean(a, w, h, r, new Float32Array(n), tmp));
   const I = new Float32Array(n);
@@ -39,6 +55,7 @@ export function estimateForeground(
   const x = new Float32Array(n);
   const fa = new Float32Array(n);
   const ba = new Float32Array(n);
+  const rgb = new Uint8Array(n * 3);
   for (let c = 0; c < 3; c++) {
     for (let i = 0, j = c; i < n; i++, j += channels) I[i] = src[j] / 255;
     F.set(I);
@@ -58,8 +75,7 @@ export function estimateForeground(
         B[i] = bb;
       }
     });
-    for (let i = 0, k = c; i < n; i++, k += 4) {
-      if (alpha[i] > 0 && alpha[i] < 255) out[k] = Math.round(F[i] * 255);
-    }
+    for (let i = 0, k = c; i < n; i++, k += 3) rgb[k] = Math.round(F[i] * 255);
   }
+  return rgb;
 }
