@@ -1,0 +1,240 @@
+/**
+ * Temporal stabilisation of per-frame mattes.
+ *
+ * A segmentation model looks at each frame alone, so where nothing moves its matte still
+ * wobbles by a few levels (and sometimes by a lot on thin or low-contrast edges): that is the
+ * flicker people see. The cure must not touch moving regions, or the matte would lag behind
+ * the subject (smearing). So the blend weight is chosen per region from how much the *pixels*
+ * changed since the previous frame:
+ *
+ *   matte_t = a * raw_t + (1 - a) * matte_{t-1},  a = aMin where the pixels are static,
+ *                                                  a = 1 where they moved (dilated one cell)
+ *
+ * Motion is measured on a grid of cells (mean absolute luma difference per cell, which averages
+ * out codec noise) and the per-cell weight is interpolated bilinearly so no cell seams appear.
+ * A scene cut (most of the frame changed) resets the state. Frames nearly identical to the
+ * last frame that was segmented reuse the matte without inference.
+ */
+
+export interface StabiliserOptions {
+  /** Turn blending off (the matte is the raw per-frame matte); analysis still runs. */
+  enabled?: boolean;
+  /** Weight of the new matte where the picture is static (0..1). */
+  staticWeight?: number;
+  /** Mean abs luma difference per cell (0..255) below which a cell is static. */
+  motionLow?: number;
+  /** ...and above which it is moving (weight 1). */
+  motionHigh?: number;
+  /** Mean abs luma difference over the frame above which the frame is a new scene. */
+  sceneCut?: number;
+  /** Largest per-cell difference to the last segmented frame for which its matte is reused. */
+  reuseBelow?: number;
+  /** Never reuse a matte for more than this many frames in a row. */
+  maxReuse?: number;
+}
+
+export interface FrameAnalysis {
+  sceneCut: boolean;
+  /** True when the previous matte can stand for this frame (no inference needed). */
+  reuse: boolean;
+  /** Mean abs luma difference to the previous frame (0..255). */
+  meanMotion: number;
+  /** Fraction of cells that moved. */
+  movingFraction: number;
+}
+
+const DEFAULTS: Required<StabiliserOptions> = {
+  enabled: true,
+  staticWeight: 0.15,
+  motionLow: 2,
+  motionHigh: 6,
+  sceneCut: 30,
+  reuseBelow: 1.2,
+  maxReuse: 15,
+};
+
+export class MatteStabiliser {
+  readonly width: number;
+  readonly height: number;
+  readonly cell: number;
+  readonly cols: number;
+  readonly rows: number;
+  private readonly o: Required<StabiliserOptions>;
+  private luma: Uint8Array;
+  private prevLuma: Uint8Array;
+  private readonly keyLuma: Uint8Array;
+  /** Per-cell mean abs difference to the previous frame and to the last segmented frame. */
+  readonly motion: Float32Array;
+  private readonly keyDiff: Float32Array;
+  private readonly weight: Float32Array;
+  private readonly state: Float32Array;
+  private readonly out: Uint8Array;
+  // Bilinear lookup tables from pixel to cell-centre coordinates, one per axis.
+  private readonly x0: Int32Array;
+  private readonly x1: Int32Array;
+  private readonly fx: Float32Array;
+  private readonly y0: Int32Array;
+  private readonly y1: Int32Array;
+  private readonly fy: Float32Array;
+  private hasPrev = false;
+  private hasMatte = false;
+  private reused = 0;
+  private lastCut = true;
+
+  constructor(width: number, height: number, options: StabiliserOptions = {}) {
+    this.width = width;
+    this.height = height;
+    this.o = { ...DEFAULTS, ...options };
+    // ~60 cells on the short side: coarse enough to average codec noise, fine enough that a
+    // moving hand does not unfreeze the whole body.
+    this.cell = Math.max(4, Math.round(Math.min(width, height) / 60));
+    this.cols = Math.ceil(width / this.cell);
+    this.rows = Math.ceil(height / this.cell);
+    const n = width * height;
+    this.luma = new Uint8Array(n);
+    this.prevLuma = new Uint8Array(n);
+    this.keyLuma = new Uint8Array(n);
+    this.motion = new Float32Array(this.cols * this.rows);
+    this.keyDiff = new Float32Array(this.cols * this.rows);
+    this.weight = new Float32Array(this.cols * this.rows);
+    this.state = new Float32Array(n);
+    this.out = new Uint8Array(n);
+    [this.x0, this.x1, this.fx] = axisTable(width, this.cell, this.cols);
+    [this.y0, this.y1, this.fy] = axisTable(height, this.cell, this.rows);
+  }
+
+  /**
+   * Measures motion against the previous frame and the last segmented frame. Call once per
+   * frame, before `update`.
+   */
+  analyse(rgb: Uint8Array, channels = 3): FrameAnalysis {
+    const { width, height, cell, cols } = this;
+    const motion = this.motion;
+    const keyDiff = this.keyDiff;
+    motion.fill(0);
+    keyDiff.fill(0);
+    const cur = this.luma;
+    const prev = this.prevLuma;
+    const key = this.keyLuma;
+    let total = 0;
+    for (let y = 0, i = 0, j = 0; y < height; y++) {
+      const rowBase = Math.floor(y / cell) * cols;
+      for (let x = 0; x < width; x++, i++, j += channels) {
+        const l = (77 * rgb[j]! + 150 * rgb[j + 1]! + 29 * rgb[j + 2]!) >> 8;
+        cur[i] = l;
+        const c = rowBase + ((x / cell) | 0);
+        const d = l > prev[i]! ? l - prev[i]! : prev[i]! - l;
+        motion[c] += d;
+        total += d;
+        keyDiff[c] += l > key[i]! ? l - key[i]! : key[i]! - l;
+      }
+    }
+    let moving = 0;
+    let maxKey = 0;
+    for (let c = 0; c < motion.length; c++) {
+      const area = cellArea(c, cols, cell, width, height);
+      motion[c] /= area;
+      keyDiff[c] /= area;
+      if (motion[c]! > this.o.motionHigh) moving++;
+      if (keyDiff[c]! > maxKey) maxKey = keyDiff[c]!;
+    }
+    const meanMotion = this.hasPrev ? total / (width * height) : 255;
+    const sceneCut = !this.hasPrev || meanMotion > this.o.sceneCut;
+    const reuse = this.hasMatte && !sceneCut && maxKey < this.o.reuseBelow && this.reused < this.o.maxReuse;
+    this.lastCut = sceneCut;
+    // Swap buffers: the current luma becomes the previous one for the next frame.
+    this.luma = prev;
+    this.prevLuma = cur;
+    this.hasPrev = true;
+    return { sceneCut, reuse, meanMotion, movingFraction: moving / motion.length };
+  }
+
+  /**
+   * Folds the frame's raw matte into the running matte, or (raw = null) reuses the previous
+   * matte for a frame `analyse` found near-identical. Returns the matte to composite with; the
+   * array is reused by the next call.
+   */
+  update(raw: Uint8Array | null): Uint8Array {
+    const n = this.width * this.height;
+    if (raw === null) {
+      if (!this.hasMatte) throw new Error('MatteStabiliser.update(null) before any matte');
+      this.reused++;
+      return this.out;
+    }
+    this.reused = 0;
+    this.keyLuma.set(this.prevLuma);
+    const state = this.state;
+    const out = this.out;
+    if (!this.o.enabled || this.lastCut || !this.hasMatte) {
+      for (let i = 0; i < n; i++) state[i] = raw[i]!;
+      out.set(raw);
+      this.hasMatte = true;
+      return out;
+    }
+    this.computeWeights();
+    const { width, height, cols, weight, x0, x1, fx, y0, y1, fy } = this;
+    for (let y = 0, i = 0; y < height; y++) {
+      const r0 = y0[y]! * cols;
+      const r1 = y1[y]! * cols;
+      const wy = fy[y]!;
+      for (let x = 0; x < width; x++, i++) {
+        const a0 = weight[r0 + x0[x]!]!;
+        const a1 = weight[r0 + x1[x]!]!;
+        const b0 = weight[r1 + x0[x]!]!;
+        const b1 = weight[r1 + x1[x]!]!;
+        const wx = fx[x]!;
+        const top = a0 + (a1 - a0) * wx;
+        const a = top + (b0 + (b1 - b0) * wx - top) * wy;
+        const v = state[i]! + a * (raw[i]! - state[i]!);
+        state[i] = v;
+        out[i] = v + 0.5;
+      }
+    }
+    return out;
+  }
+
+  /** Per-cell blend weight: static -> staticWeight, moving -> 1, dilated by one cell. */
+  private computeWeights(): void {
+    const { cols, rows, motion, weight } = this;
+    const { motionLow, motionHigh, staticWeight } = this.o;
+    for (let r = 0; r < rows; r++) {
+      for (let c = 0; c < cols; c++) {
+        let m = 0;
+        // The matte edge of a moving subject lies partly in the cells next to the pixels
+        // that changed, so the largest motion of the 3x3 neighbourhood decides.
+        for (let dr = -1; dr <= 1; dr++) {
+          const rr = r + dr;
+          if (rr < 0 || rr >= rows) continue;
+          for (let dc = -1; dc <= 1; dc++) {
+            const cc = c + dc;
+            if (cc < 0 || cc >= cols) continue;
+            const v = motion[rr * cols + cc]!;
+            if (v > m) m = v;
+          }
+        }
+        const t = Math.min(1, Math.max(0, (m - motionLow) / (motionHigh - motionLow)));
+        weight[r * cols + c] = staticWeight + (1 - staticWeight) * t;
+      }
+    }
+  }
+}
+
+function cellArea(c: number, cols: number, cell: number, width: number, height: number): number {
+  const cx = c % cols;
+  const cy = (c / cols) | 0;
+  return Math.min(cell, width - cx * cell) * Math.min(cell, height - cy * cell);
+}
+
+function axisTable(size: number, cell: number, cells: number): [Int32Array, Int32Array, Float32Array] {
+  const i0 = new Int32Array(size);
+  const i1 = new Int32Array(size);
+  const f = new Float32Array(size);
+  for (let p = 0; p < size; p++) {
+    const pos = Math.min(cells - 1, Math.max(0, (p + 0.5) / cell - 0.5));
+    const lo = Math.floor(pos);
+    i0[p] = lo;
+    i1[p] = Math.min(cells - 1, lo + 1);
+    f[p] = pos - lo;
+  }
+  return [i0, i1, f];
+}
