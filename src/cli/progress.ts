@@ -94,6 +94,14 @@ export function summaryLines(s: BatchSummary): string[] {
   return lines;
 }
 
+/** " | 24.1 frames/s | ETA 12 s" for unit-counted stages (frames, tiles) of a single long job. */
+export function rateAndEta(e: ProgressEvent, elapsedSec: number): string {
+  if (!e.total || !e.done || elapsedSec < 1) return '';
+  const rate = e.done / elapsedSec;
+  const eta = e.fraction > 0 ? (elapsedSec * (1 - e.fraction)) / e.fraction : (e.total - e.done) / rate;
+  return ` | ${rate < 10 ? rate.toFixed(1) : Math.round(rate)} ${e.unit ?? 'steps'}/s | ETA ${secs(eta)}`;
+}
+
 /**
  * Terminal: a progress bar for batches (or a spinner for one long job) on stderr.
  * Elsewhere (CI, cron): one plain line per finished file. `--json`: one JSON object per file on
@@ -109,6 +117,7 @@ export function createReporter(o: ReporterOptions): Reporter {
   let total = 0;
   let done = 0;
   let current = '';
+  let fileStarted = Date.now();
   const live = o.tty && !o.quiet;
 
   const logAbove = (line: string) => {
@@ -143,6 +152,7 @@ export function createReporter(o: ReporterOptions): Reporter {
     },
     fileStart(name) {
       current = name;
+      fileStarted = Date.now();
       bar?.update(done, { file: name, stage: '', done });
       if (spinner) spinner.text = `${name}`;
     },
@@ -152,7 +162,7 @@ export function createReporter(o: ReporterOptions): Reporter {
       const stage = `${e.stage}${units} ${pct}`;
       // Fractional progress of the current file keeps the ETA moving on long single jobs.
       bar?.update(done + Math.min(0.999, e.fraction), { file: name, stage, done });
-      if (spinner) spinner.text = `${name}: ${stage}`;
+      if (spinner) spinner.text = `${name}: ${stage}${rateAndEta(e, (Date.now() - fileStarted) / 1000)}`;
     },
     fileDone(r) {
       done += 1;
