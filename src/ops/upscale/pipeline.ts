@@ -6,6 +6,7 @@ import { checkSize, decodeImage, encodeImage, type RawImage } from '../../media/
 import { upscaleRgb } from '../../engine/esrgan.js';
 import { upscale, MAX_OUTPUT_SIDE, upscaleOptions } from './index.js';
 import { attachAlpha, bleedHiddenColour, splitAlpha } from './alpha.js';
+import { backProject } from './backproject.js';
 
 type UpscaleOptions = z.output<typeof upscaleOptions>;
 
@@ -37,7 +38,7 @@ async function precheckOutputSize(input: LoadedInput, scale: number): Promise<vo
 }
 
 /**
- * ESRGAN 2x/4x. decodeImage applies EXIF orientation and converts every input (ICC-tagged,
+ * ESRGAN 2x/4x, then back-projection against the input (backproject.ts). decodeImage applies EXIF orientation and converts every input (ICC-tagged,
  * CMYK, grey, palette, 16-bit) to 8-bit sRGB, so the output is sRGB, written untagged. Tiles
  * bound the memory; alpha follows by Lanczos so transparency stays where it was; output is
  * JPEG unless the input had alpha (then PNG), per the spec.
@@ -61,11 +62,13 @@ export const run: Pipeline<UpscaleOptions> = async (job, ctx) => {
       model,
       scale,
       signal: ctx.signal,
-      onProgress: (done, total) => ctx.onProgress({ fraction: (done / total) * 0.95, stage: 'upscale', done, total, unit: 'tiles' }),
+      onProgress: (done, total) => ctx.onProgress({ fraction: (done / total) * 0.93, stage: 'upscale', done, total, unit: 'tiles' }),
     },
   );
+  ctx.onProgress({ fraction: 0.94, stage: 'refine' });
+  await backProject(big.data, big.width, big.height, rgb, img.width, img.height, { signal: ctx.signal });
   throwIfAborted(ctx.signal);
-  ctx.onProgress({ fraction: 0.96, stage: 'encode' });
+  ctx.onProgress({ fraction: 0.97, stage: 'encode' });
 
   const out: RawImage = alpha
     ? await attachAlpha(big, alpha, img.width, img.height)

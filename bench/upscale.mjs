@@ -1,0 +1,300 @@
+#!/usr/bin/env node
+// Upscale bench. Quality: each fixture photo (a SIZE x SIZE crop) is downscaled by the scale
+// factor with sharp's Lanczos3 and upscaled back with every ESRGAN model (imgtool's tiled
+// engine plus the pipeline's back-projection; the model alone is shown too) and with sharp's
+// Lanczos3; PSNR (RGB) and SSIM (luma, 11x11 gaussian,
+// sigma 1.5) against the original, and seconds per output megapixel. Speed: the same model
+// in TF.js (wasm backend) on the same tiles as onnxruntime. Jobs: whole upscale jobs through
+// the pipeline in child processes, 1000x1000 -> 4000x4000 per model and
+// 1500x1500 -> 6000x6000 with the default model, with wall time, CPU time and peak RSS.
+//
+//   npx tsc -p tsconfig.json && node bench/upscale.mjs
+//     --size N        original crop size, a multiple of 4 (default 384)
+//     --only a,b      fixture photos whose name contains one of these
+//     --no-tfjs       skip the TF.js comparison
+//     --tile N        tile edge for the TF.js comparison (default: the engine's tile, 192)
+//     --no-jobs       skip the child-process jobs
+//     --full-thick    run thick's 1000 -> 4000 job in full (else 500 -> 2000, extrapolated x4)
+//     --quick         smoke run: jobs at a fifth of the sides (figures meaningless)
+//
+// Writes bench/out/upscale/*.png (the 4x results on the first photo) and results.json.
+// Figures depend on the machine's load: the header prints the load average.
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import sharp from 'sharp';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '..');
+const dist = (p) => pathToFileURL(join(root, 'dist', p)).href;
+const outDir = join(here, 'out', 'upscale');
+const fixtures = resolve(root, '../shared/fixtures');
+const MODELS = ['slim', 'medium', 'thick'];
+
+const argv = process.argv.slice(2);
+const arg = (name, def) => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : def;
+};
+
+// ---------------------------------------------------------------- child: one whole job
+if (argv[0] === '--child') {
+  const [, file, scale, model] = argv;
+  const { run } = await import(dist('ops/upscale/pipeline.js'));
+  const data = readFileSync(file);
+  let tiles = 0;
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const res = await run(
+    { operation: 'upscale', inputs: { image: { name: basename(file), data, size: data.length } }, options: { scale: Number(scale), model } },
+    { signal: new AbortController().signal, onProgress: (e) => e.total && (tiles = e.total), warn: () => {}, tempPath: () => join(os.tmpdir(), 'unused') },
+  );
+  const wall = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  // VmHWM, not getrusage's maxRSS: Linux carries maxRSS over from the forked parent (this
+  // bench, holding TF.js and every model) across exec, so it would report the parent's size.
+  const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
+  const peakKB = hwm ? Number(hwm[1]) : process.resourceUsage().maxRSS;
+  process.stdout.write(JSON.stringify({ wall, cpu: (cpu.user + cpu.system) / 1e6, maxRssMB: peakKB / 1024, width: res.meta.width, height: res.meta.height, bytes: res.data.length, tiles }) + '\n');
+  process.exit(0);
+}
+
+// ---------------------------------------------------------------- metrics
+const luma = (rgb, n) => {
+  const y = new Float32Array(n);
+  for (let i = 0, j = 0; i < n; i++, j += 3) y[i] = 0.299 * rgb[j] + 0.587 * rgb[j + 1] + 0.114 * rgb[j + 2];
+  return y;
+};
+
+function psnr(a, b) {
+  let se = 0;
+  for (let i = 0; i < a.length; i++) se += (a[i] - b[i]) ** 2;
+  return 10 * Math.log10((255 * 255) / Math.max(se / a.length, 1e-10));
+}
+
+const GAUSS = (() => {
+  const k = new Float32Array(11);
+  let s = 0;
+  for (let i = 0; i < 11; i++) s += k[i] = Math.exp(-((i - 5) ** 2) / (2 * 1.5 * 1.5));
+  return k.map((v) => v / s);
+})();
+
+/** Separable 11x11 gaussian over the 'valid' region (no padding): (w-10) x (h-10). */
+function gauss(src, w, h) {
+  const ow = w - 10;
+  const oh = h - 10;
+  const tmp = new Float32Array(ow * h);
+  for (let y = 0; y < h; y++)
+    for (let x = 0; x < ow; x++) {
+      let s = 0;
+      for (let k = 0; k < 11; k++) s += GAUSS[k] * src[y * w + x + k];
+      tmp[y * ow + x] = s;
+    }
+  const out = new Float32Array(ow * oh);
+  for (let y = 0; y < oh; y++)
+    for (let x = 0; x < ow; x++) {
+      let s = 0;
+      for (let k = 0; k < 11; k++) s += GAUSS[k] * tmp[(y + k) * ow + x];
+      out[y * ow + x] = s;
+    }
+  return out;
+}
+
+/** Mean SSIM on luma (Wang et al. 2004: 11x11 gaussian window, sigma 1.5, K1 0.01, K2 0.03). */
+function ssim(a, b, w, h) {
+  const n = w * h;
+  const x = luma(a, n);
+  const y = luma(b, n);
+  const xx = new Float32Array(n);
+  const yy = new Float32Array(n);
+  const xy = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    xx[i] = x[i] * x[i];
+    yy[i] = y[i] * y[i];
+    xy[i] = x[i] * y[i];
+  }
+  const [mx, my, sxx, syy, sxy] = [x, y, xx, yy, xy].map((p) => gauss(p, w, h));
+  const C1 = (0.01 * 255) ** 2;
+  const C2 = (0.03 * 255) ** 2;
+  let sum = 0;
+  for (let i = 0; i < mx.length; i++) {
+    const vx = sxx[i] - mx[i] * mx[i];
+    const vy = syy[i] - my[i] * my[i];
+    const cxy = sxy[i] - mx[i] * my[i];
+    sum += ((2 * mx[i] * my[i] + C1) * (2 * cxy + C2)) / ((mx[i] * mx[i] + my[i] * my[i] + C1) * (vx + vy + C2));
+  }
+  return sum / mx.length;
+}
+
+// ---------------------------------------------------------------- setup
+const SIZE = Number(arg('--size', 384));
+if (SIZE % 4) throw new Error('--size must be a multiple of 4');
+const only = arg('--only')?.split(',');
+mkdirSync(outDir, { recursive: true });
+const { upscaleRgb, inferTile, DEFAULT_TILE } = await import(dist('engine/esrgan.js'));
+const { backProject } = await import(dist('ops/upscale/backproject.js'));
+const { getSession, engineThreads } = await import(dist('engine/models.js'));
+const { upscale: upscaleOp } = await import(dist('ops/upscale/index.js'));
+const DEFAULT_MODEL = upscaleOp.options.parse({ scale: 2 }).model;
+
+const load = () => os.loadavg().map((l) => l.toFixed(1)).join(' ');
+console.log(`bench/upscale.mjs  node ${process.version}  ${os.availableParallelism()} cores, ${engineThreads()} onnxruntime threads  loadavg ${load()}  (shared machine: wall times inflate with load; cpu s does not)`);
+
+const files = readdirSync(join(fixtures, 'images'))
+  .filter((f) => !f.includes('trimap'))
+  .filter((f) => !only || only.some((o) => f.includes(o)))
+  .map((f) => join(fixtures, 'images', f));
+
+/** A SIZE x SIZE crop from the middle of the photo, at native resolution where it is big enough. */
+async function original(file) {
+  const meta = await sharp(file).metadata();
+  let img = sharp(file).removeAlpha().toColourspace('srgb');
+  if (Math.min(meta.width, meta.height) < SIZE) img = img.resize(SIZE, SIZE, { fit: 'cover', kernel: 'lanczos3' });
+  else img = img.extract({ left: (meta.width - SIZE) >> 1, top: (meta.height - SIZE) >> 1, width: SIZE, height: SIZE });
+  return new Uint8Array(await img.raw().toBuffer());
+}
+
+const raw = (data, w, h) => sharp(data, { raw: { width: w, height: h, channels: 3 } });
+const cpuNow = () => {
+  const c = process.cpuUsage();
+  return (c.user + c.system) / 1e6;
+};
+
+// ---------------------------------------------------------------- quality
+const methods = ['lanczos3', ...MODELS];
+const acc = {}; // `${scale} ${method}` -> {psnr[], ssim[], wall, cpu, mp}
+const perImage = [];
+for (const file of files) {
+  const name = basename(file).replace(/\.\w+$/, '');
+  const orig = await original(file);
+  for (const scale of [2, 4]) {
+    const lw = SIZE / scale;
+    const low = new Uint8Array(await raw(orig, SIZE, SIZE).resize(lw, lw, { kernel: 'lanczos3' }).raw().toBuffer());
+    for (const method of methods) {
+      const c0 = cpuNow();
+      const t0 = performance.now();
+      let out;
+      let alone; // ESRGAN without imgtool's back-projection
+      if (method === 'lanczos3') out = new Uint8Array(await raw(low, lw, lw).resize(SIZE, SIZE, { kernel: 'lanczos3' }).raw().toBuffer());
+      else {
+        out = (await upscaleRgb({ data: low, width: lw, height: lw }, { model: method, scale })).data;
+        alone = Uint8Array.from(out);
+        await backProject(out, SIZE, SIZE, low, lw, lw);
+      }
+      const wall = (performance.now() - t0) / 1000;
+      const cpu = cpuNow() - c0;
+      const p = psnr(out, orig);
+      const s = ssim(out, orig, SIZE, SIZE);
+      const key = `${scale} ${method}`;
+      acc[key] ??= { psnr: [], ssim: [], alonePsnr: [], aloneSsim: [], wall: 0, cpu: 0, mp: 0 };
+      acc[key].psnr.push(p);
+      acc[key].ssim.push(s);
+      acc[key].alonePsnr.push(alone ? psnr(alone, orig) : p);
+      acc[key].aloneSsim.push(alone ? ssim(alone, orig, SIZE, SIZE) : s);
+      acc[key].wall += wall;
+      acc[key].cpu += cpu;
+      acc[key].mp += (SIZE * SIZE) / 1e6;
+      perImage.push({ image: name, scale, method, psnr: p, ssim: s, alonePsnr: acc[key].alonePsnr.at(-1), wall });
+      if (file === files[0] && scale === 4) await raw(out, SIZE, SIZE).png().toFile(join(outDir, `${name}-x4-${method}.png`));
+    }
+    if (file === files[0] && scale === 4) {
+      await raw(orig, SIZE, SIZE).png().toFile(join(outDir, `${name}-original.png`));
+      await raw(low, lw, lw).png().toFile(join(outDir, `${name}-x4-input.png`));
+    }
+  }
+  process.stderr.write(`  ${name} done (loadavg ${load()})\n`);
+}
+
+const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;
+const pad = (s, n) => String(s).padEnd(n);
+const num = (v, d, n = 8) => v.toFixed(d).padStart(n);
+const quality = [];
+console.log(`\nQuality: ${files.length} fixture photos, ${SIZE}x${SIZE} originals, downscaled by the factor (Lanczos3) and upscaled back`);
+console.log('imgtool = ESRGAN + back-projection (the pipeline); "alone" = the ESRGAN output before back-projection');
+console.log(`${pad('scale', 6)}${pad('method', 10)}${'PSNR dB'.padStart(8)}${'vs L3'.padStart(8)}${'SSIM'.padStart(8)}${'vs L3'.padStart(8)}${'alone dB'.padStart(9)}${'alone SSIM'.padStart(11)}${'s/MP'.padStart(8)}${'cpu s/MP'.padStart(10)}`);
+for (const scale of [2, 4]) {
+  const base = acc[`${scale} lanczos3`];
+  for (const method of methods) {
+    const a = acc[`${scale} ${method}`];
+    const row = { scale, method, psnr: mean(a.psnr), ssim: mean(a.ssim), dPsnr: mean(a.psnr) - mean(base.psnr), dSsim: mean(a.ssim) - mean(base.ssim), alonePsnr: mean(a.alonePsnr), aloneSsim: mean(a.aloneSsim), sPerMP: a.wall / a.mp, cpuPerMP: a.cpu / a.mp };
+    quality.push(row);
+    console.log(`${pad(`${scale}x`, 6)}${pad(method, 10)}${num(row.psnr, 2)}${num(row.dPsnr, 2)}${num(row.ssim, 4)}${num(row.dSsim, 4)}${num(row.alonePsnr, 2, 9)}${num(row.aloneSsim, 4, 11)}${num(row.sPerMP, 2)}${num(row.cpuPerMP, 2, 10)}`);
+  }
+}
+
+// ---------------------------------------------------------------- TF.js wasm, same tiles
+const tfjs = [];
+if (!argv.includes('--no-tfjs')) {
+  // The engine's reference helper (test/engine/tfjs-reference.ts) is TypeScript; esbuild
+  // (already installed with vitest) strips its types so this bench loads the very same code.
+  const helper = join(outDir, 'tfjs-reference.mjs');
+  execFileSync(join(root, 'node_modules/.bin/esbuild'), [join(root, 'test/engine/tfjs-reference.ts'), '--format=esm', '--platform=node', `--outfile=${helper}`, '--log-level=warning']);
+  const { useBackend, loadUpscalerModel, predictTf } = await import(pathToFileURL(helper).href);
+  await useBackend('wasm');
+  // The tile size the pipeline runs (esrgan.ts DEFAULT_TILE), unless --tile says otherwise.
+  const T = Number(arg('--tile', DEFAULT_TILE));
+  const tileRgb = new Uint8Array(await raw(await original(files[0]), SIZE, SIZE).resize(T, T, { kernel: 'lanczos3' }).raw().toBuffer());
+  const planar = new Float32Array(3 * T * T);
+  for (let i = 0; i < T * T; i++) for (let c = 0; c < 3; c++) planar[c * T * T + i] = tileRgb[i * 3 + c];
+  const best = async (fn, runs) => {
+    await fn();
+    let min = Infinity;
+    for (let r = 0; r < runs; r++) {
+      const t = performance.now();
+      await fn();
+      min = Math.min(min, performance.now() - t);
+    }
+    return min;
+  };
+  console.log(`\nSpeed on the same ${T}x${T} tile: onnxruntime-node (${engineThreads()} threads) vs TF.js wasm backend, best of 2 after a warm-up`);
+  console.log(`${pad('model', 12)}${'ort ms'.padStart(10)}${'tfjs ms'.padStart(10)}${'speedup'.padStart(9)}`);
+  for (const model of MODELS) {
+    for (const scale of [2, 4]) {
+      const session = await getSession(`esrgan-${model}-x${scale}`);
+      const ort = await best(() => inferTile(session, planar, T, T), 2);
+      const m = await loadUpscalerModel(model, scale);
+      const tf = await best(() => predictTf(m, tileRgb, T, T, model === 'thick'), model === 'thick' ? 1 : 2);
+      m.dispose();
+      tfjs.push({ model, scale, ortMs: ort, tfjsMs: tf, speedup: tf / ort });
+      console.log(`${pad(`${model} x${scale}`, 12)}${num(ort, 0, 10)}${num(tf, 0, 10)}${num(tf / ort, 1, 8)}x`);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- whole jobs in child processes
+const jobs = [];
+if (!argv.includes('--no-jobs')) {
+  const photo = async (side) => {
+    const file = join(outDir, `job-${side}.jpg`);
+    await sharp(join(fixtures, 'images/astronaut.png')).removeAlpha().resize(side, side, { kernel: 'lanczos3' }).jpeg({ quality: 92 }).toFile(file);
+    return file;
+  };
+  const child = (file, scale, model) =>
+    new Promise((ok, fail) => {
+      const p = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', file, String(scale), model], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      p.stdout.on('data', (d) => (out += d));
+      p.on('close', (code) => (code === 0 ? ok(JSON.parse(out)) : fail(new Error(`child ${model} ${file} exited ${code}`))));
+    });
+  const full = argv.includes('--full-thick');
+  const k = argv.includes('--quick') ? 5 : 1;
+  const plan = [
+    ...MODELS.map((model) => ({ side: (model === 'thick' && !full ? 500 : 1000) / k, scale: 4, model, extrapolate: model === 'thick' && !full ? 4 : 1 })),
+    { side: 1500 / k, scale: 4, model: DEFAULT_MODEL, extrapolate: 1 },
+  ];
+  console.log(`\nWhole jobs through the pipeline (JPEG in, JPEG q92 out), each in a fresh process; goal: ${DEFAULT_MODEL} 1000->4000 < 60 s, 1500->6000 peak RSS < 2048 MB`);
+  console.log(`${pad('job', 24)}${'wall s'.padStart(9)}${'cpu s'.padStart(9)}${'cpu/cores'.padStart(11)}${'peak RSS MB'.padStart(13)}${'tiles'.padStart(7)}  note`);
+  for (const j of plan) {
+    const r = await child(await photo(j.side), j.scale, j.model);
+    const row = { ...j, ...r, loadavg: os.loadavg()[0] };
+    jobs.push(row);
+    const label = `${j.model} ${j.side}->${j.side * j.scale}`;
+    const note = j.extrapolate > 1 ? `x${j.extrapolate} for 1000->4000: wall ${(r.wall * j.extrapolate).toFixed(0)} s, cpu ${(r.cpu * j.extrapolate).toFixed(0)} s (extrapolated)` : '';
+    console.log(`${pad(label, 24)}${num(r.wall, 1, 9)}${num(r.cpu, 1, 9)}${num(r.cpu / os.availableParallelism(), 1, 11)}${num(r.maxRssMB, 0, 13)}${String(r.tiles).padStart(7)}  ${note}`);
+  }
+}
+
+writeFileSync(join(outDir, 'results.json'), JSON.stringify({ date: new Date().toISOString(), size: SIZE, images: files.map((f) => basename(f)), cores: os.availableParallelism(), loadavgEnd: os.loadavg(), quality, perImage, tfjs, jobs }, null, 2));
+console.log(`\nloadavg at end ${load()}; per-image figures in ${join('bench/out/upscale', 'results.json')}`);
