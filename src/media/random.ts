@@ -4,8 +4,11 @@
  * the same seed gives byte-identical output.
  */
 
+/** A seeded generator. */
+export type Rng = () => number;
+
 /** Unsigned 32-bit integers. */
-export function mulberry32(seed: number): () => number {
+export function mulberry32(seed: number): Rng {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -1,5 +1,5 @@
 import type { Level } from './pyramid.js';
-import type { Rng } from './prng.js';
+import type { Rng } from '../../media/random.js';
 
 /**
  * PatchMatch (Barnes et al. 2009) over one pyramid level, in the completion setting of

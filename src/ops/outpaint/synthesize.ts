@@ -1,19 +1,17 @@
 import { throwIfAborted } from '../../errors.js';
 import type { ProgressEvent } from '../define.js';
 import { emptyField, randomInit, refreshDistances, sweep, upsampleField, vote, type Field, type SearchParams } from './patchmatch.js';
-import { mulberry32, type Rng } from './prng.js';
+import { mulberry32, type Rng } from '../../media/random.js';
 import { baseLevel, buildPyramid, type Level, type Margins } from './pyramid.js';
 import { fadeDetail, fadeFor, type DetailFade } from './continuation.js';
 import { blendSeams, SEAM_BLEND, type SeamBlend } from './seam.js';
 
 export interface SynthOptions {
-  /** 0 = faithful continuation of the coarse layout; 1 = free search at every scale, varied start. */
+  /** 0 = local sources, coarse layout kept, fine detail faded with distance; 1 = free search, full texture. */
   creativity: number;
   seed: number;
   signal?: AbortSignal;
   onProgress?: (e: ProgressEvent) => void;
-  /** Experiment: search window as a fraction of the original's short side. */
-  windowFrac?: number;
   /** Overrides the detail fade derived from creativity (bench and tests). */
   fade?: DetailFade;
 }
@@ -63,6 +61,18 @@ function initialGuess(L: Level, creativity: number, rng: Rng): void {
   }
 }
 
+/**
+ * How far (Chebyshev, from the target's nearest original pixel) sources may lie. Creativity 0
+ * keeps sources within a fifth of the original's short side: the most faithful continuation
+ * of what is next to the border, and no copies of salient objects from across the picture
+ * (measured: smaller seams and better band SSIM than the whole picture on the bench).
+ * Creativity 1 opens the whole picture.
+ */
+function searchWindow(L: Level, creativity: number): number {
+  const near = 0.2 * Math.min(L.kx1 - L.kx0, L.ky1 - L.ky0);
+  return Math.max(2 * R + 2, Math.round(near + (Math.max(L.w, L.h) - near) * creativity));
+}
+
 interface Plan {
   em: number;
   sweeps: number;
@@ -103,7 +113,7 @@ export async function patchSynthesis(rgb: Uint8Array, width: number, height: num
     const scale = n - i;
     const p: SearchParams = {
       r: R,
-      window: o.windowFrac ? Math.max(2 * R + 2, Math.round(o.windowFrac * Math.min(L.kx1 - L.kx0, L.ky1 - L.ky0))) : Math.max(L.w, L.h),
+      window: searchWindow(L, o.creativity),
       // Creativity lets the finer scales search the whole picture instead of only refining
       // around the coarse layout, so patches may come from further away.
       maxRadius: Math.max(plan.maxRadius, Math.round(o.creativity * Math.max(L.w, L.h))),

@@ -3,6 +3,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { bufferInput, fixture, runOp } from '../../helpers.js';
 import { baselineFill } from '../../../src/ops/outpaint/baselines.js';
 import { seamFigure } from '../../../src/ops/outpaint/metrics.js';
+import { blendSeams, SEAM_BLEND } from '../../../src/ops/outpaint/seam.js';
+import { fadeDetail, fadeFor } from '../../../src/ops/outpaint/continuation.js';
+import type { Level } from '../../../src/ops/outpaint/pyramid.js';
+import { mulberry32 } from '../../../src/media/random.js';
 
 // Small derived inputs keep every synthesis well under a second.
 let photo: Buffer; // 160x160 PNG crop of a photo
@@ -80,14 +84,85 @@ describe('outpaint', () => {
       const base = await baselineFill(new Uint8Array(inRgb), 160, 160, m, kind);
       expect(ours).toBeLessThan(Math.abs(seamFigure(base, 200, 160, known, 'right')));
     }
-    // Texture, not a smear: the band's luma spread is comparable to the real band's.
-    const spread = (rgb: Uint8Array) => {
+    // Texture, not a smear, next to the border: the first 8 columns of the band have a luma
+    // spread comparable to the real band's.
+    const spread = (rgb: Uint8Array, x0: number, x1: number) => {
       const v: number[] = [];
-      for (let y = 0; y < 160; y++) for (let x = 160; x < 200; x++) v.push(rgb[(y * 200 + x) * 3]!);
+      for (let y = 0; y < 160; y++) for (let x = x0; x < x1; x++) v.push(rgb[(y * 200 + x) * 3]!);
       const mean = v.reduce((a, b) => a + b, 0) / v.length;
       return Math.sqrt(v.reduce((a, b) => a + (b - mean) ** 2, 0) / v.length);
     };
-    expect(spread(out)).toBeGreaterThan(0.5 * spread(new Uint8Array(full.data)));
+    expect(spread(out, 160, 168)).toBeGreaterThan(0.5 * spread(new Uint8Array(full.data), 160, 168));
+  });
+
+  it('creativity 1 keeps full texture far from the border; creativity 0 fades it (more high-frequency energy at 1)', async () => {
+    const input = await sharp(gravelPng).extract({ left: 0, top: 0, width: 160, height: 160 }).png().toBuffer();
+    const hf = async (creativity: number) => {
+      const { result } = await runOp('outpaint', { image: bufferInput('gravel.png', input) }, { right: 48, output_format: 'png', seed: 5, creativity });
+      const { data, info } = await rawOf(result.data!);
+      // Mean |Laplacian| of luma over the band columns 24..46 px past the border.
+      let e = 0, n = 0;
+      const Y = (x: number, y: number) => data[(y * info.width + x) * 3]! * 0.299 + data[(y * info.width + x) * 3 + 1]! * 0.587 + data[(y * info.width + x) * 3 + 2]! * 0.114;
+      for (let y = 1; y < 159; y++) for (let x = 184; x < 206; x++, n++) e += Math.abs(4 * Y(x, y) - Y(x - 1, y) - Y(x + 1, y) - Y(x, y - 1) - Y(x, y + 1));
+      return e / n;
+    };
+    const [c0, c1] = [await hf(0), await hf(1)];
+    expect(c1).toBeGreaterThan(2 * c0);
+    // The creative fill is as busy as the original gravel far from the border.
+    const orig = new Uint8Array((await rawOf(input)).data);
+    let e = 0, n = 0;
+    const Y = (x: number, y: number) => orig[(y * 160 + x) * 3]!;
+    for (let y = 1; y < 159; y++) for (let x = 100; x < 150; x++, n++) e += Math.abs(4 * Y(x, y) - Y(x - 1, y) - Y(x + 1, y) - Y(x, y - 1) - Y(x, y + 1));
+    expect(c1).toBeGreaterThan(0.5 * (e / n));
+  });
+
+  it('seam blending pulls a systematic offset to the original but leaves texture-sized steps alone', () => {
+    // 40x20 canvas, original = left 20 columns; band 20 columns on the right.
+    const w = 40, h = 20;
+    const mk = (orig: (x: number, y: number) => number, band: (x: number, y: number) => number): Level => {
+      const img = new Float32Array(w * h * 3);
+      for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) img.fill(x < 20 ? orig(x, y) : band(x, y), (y * w + x) * 3, (y * w + x) * 3 + 3);
+      return { w, h, img, kx0: 0, ky0: 0, kx1: 20, ky1: h };
+    };
+    // A flat original at 200 and a band that came out at 50: the first band column meets 200,
+    // the correction fades to nothing by the blend width.
+    const flat = mk(() => 200, () => 50);
+    blendSeams(flat, SEAM_BLEND);
+    expect(flat.img[(10 * w + 20) * 3]).toBeGreaterThan(190);
+    expect(flat.img[(10 * w + 39) * 3]).toBeLessThan(flat.img[(10 * w + 25) * 3]!);
+    expect(flat.img[(10 * w + 39) * 3]).toBeLessThan(70);
+    // Noise on both sides with the same mean: steps are within the original's own, nothing moves.
+    const rng = mulberry32(3);
+    const noise = () => 100 + ((rng() % 61) - 30);
+    const tex = mk(noise, noise);
+    const before = Float32Array.from(tex.img);
+    blendSeams(tex, SEAM_BLEND);
+    let moved = 0;
+    for (let i = 0; i < before.length; i++) moved += Math.abs(tex.img[i]! - before[i]!);
+    expect(moved / (w * h * 3)).toBeLessThan(1);
+    for (let y = 0; y < h; y++) for (let x = 0; x < 20; x++) expect(tex.img[(y * w + x) * 3]).toBe(before[(y * w + x) * 3]);
+  });
+
+  it('detail fade keeps the band mean and the original; creativity 1 is the identity', () => {
+    const w = 64, h = 32;
+    const rng = mulberry32(9);
+    const img = new Float32Array(w * h * 3);
+    for (let i = 0; i < img.length; i++) img[i] = 60 + (rng() % 120);
+    const L: Level = { w, h, img, kx0: 0, ky0: 0, kx1: 32, ky1: h };
+    const copy = Float32Array.from(img);
+    fadeDetail({ ...L, img: copy }, fadeFor(1));
+    expect(copy).toEqual(img);
+    const faded = Float32Array.from(img);
+    fadeDetail({ ...L, img: faded }, fadeFor(0));
+    const stats = (a: Float32Array, x0: number) => {
+      let s = 0, s2 = 0, n = 0;
+      for (let y = 0; y < h; y++) for (let x = x0; x < w; x++, n++) { s += a[(y * w + x) * 3]!; s2 += a[(y * w + x) * 3]! ** 2; }
+      return { mean: s / n, sd: Math.sqrt(s2 / n - (s / n) ** 2) };
+    };
+    for (let y = 0; y < h; y++) for (let x = 0; x < 32; x++) expect(faded[(y * w + x) * 3]).toBe(img[(y * w + x) * 3]);
+    const a = stats(img, 48), b = stats(faded, 48);
+    expect(Math.abs(a.mean - b.mean)).toBeLessThan(4);
+    expect(b.sd).toBeLessThan(0.5 * a.sd);
   });
 
   it('is reproducible with a seed; creativity with another seed changes the fill', async () => {
