@@ -7,11 +7,15 @@
  *   npm run build && node bench/remove-background.mjs [--n 14] [--size 640x480]
  *
  * Each engine runs in its own child process (so peak RSS is its own), on the same files, in
- * the same run, after one warm-up image that is not timed. Output PNGs are decoded and their
+ * the same run, after one warm-up image that is not timed; the engines take turns image by image
+ * so a change in the machine's load (it may be shared) falls on all of them alike. The load
+ * average before and after is printed with the table. Output PNGs are decoded and their
  * alpha scored: IoU (alpha >= 128), mean absolute alpha error, and the mean error in a band of
  * +-3 px around the true edge. Cut-outs are written to bench/out/remove-background/<engine>/.
  */
 import { spawn } from 'node:child_process';
+import { cpus } from 'node:os';
+import { createInterface } from 'node:readline';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -79,7 +83,11 @@ function score(pred, truth, w, h, band = 3) {
   return { iou: union ? inter / union : 1, mae: abs / (w * h), boundary: bandN ? bandErr / bandN : 0 };
 }
 
-/** Child: run one engine over the list, write PNGs, print JSON {seconds, maxRssMB}. */
+/**
+ * Child: load one engine, warm it up on the first image (not timed), then run the images the
+ * parent names on stdin one line at a time, answering each with its wall time, so the parent can
+ * interleave engines image by image and every engine sees the same machine load.
+ */
 async function child(engine, listFile) {
   const list = JSON.parse(readFileSync(listFile, 'utf8'));
   const dir = join(OUT, engine);
@@ -98,20 +106,37 @@ async function child(engine, listFile) {
     };
   }
   await runOne(list[0].file); // warm-up: session creation and first-run allocations are not timed
-  const t0 = process.hrtime.bigint();
-  for (const item of list) writeFileSync(join(dir, `${item.name}.png`), await runOne(item.file));
-  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-  process.stdout.write(JSON.stringify({ seconds, maxRssMB: process.resourceUsage().maxRSS / 1024 }) + '\n');
+  process.stdout.write('@@ready\n');
+  const lines = createInterface({ input: process.stdin });
+  for await (const line of lines) {
+    if (line === 'end') break;
+    const item = list[Number(line)];
+    const t0 = process.hrtime.bigint();
+    const png = await runOne(item.file);
+    const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+    writeFileSync(join(dir, `${item.name}.png`), png);
+    process.stdout.write('@@' + JSON.stringify({ seconds }) + '\n');
+  }
+  process.stdout.write('@@' + JSON.stringify({ maxRssMB: process.resourceUsage().maxRSS / 1024 }) + '\n');
+  lines.close();
 }
 
-function runChild(engine, listFile) {
-  return new Promise((res, rej) => {
-    const p = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', engine, listFile], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    p.stdout.on('data', (d) => (out += d));
-    p.on('exit', (code) => (code === 0 ? res(JSON.parse(out.trim().split('\n').at(-1))) : rej(new Error(`${engine} exited ${code}`))));
-  });
+/** A child process speaking the line protocol above. */
+function startChild(engine, listFile) {
+  const p = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', engine, listFile], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const waiting = [];
+  const exited = new Promise((res, rej) => p.on('exit', (code) => (code === 0 ? res() : rej(new Error(`${engine} exited ${code}`)))));
+  // Only tagged lines are answers: a library may print to stdout on its own.
+  createInterface({ input: p.stdout }).on('line', (line) => line.startsWith('@@') && waiting.shift()?.(line.slice(2)));
+  const next = () => Promise.race([new Promise((res) => waiting.push(res)), exited.then(() => { throw new Error(`${engine} ended early`); })]);
+  return {
+    ready: next(),
+    run: (i) => { p.stdin.write(`${i}\n`); return next().then((l) => JSON.parse(l).seconds); },
+    finish: async () => { p.stdin.write('end\n'); const rss = JSON.parse(await next()).maxRssMB; await exited; return rss; },
+  };
 }
+
+const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 
 async function main() {
   if (process.argv[2] === '--child') return child(process.argv[3], process.argv[4]);
@@ -122,9 +147,20 @@ async function main() {
   const listFile = join(OUT, 'list.json');
   writeFileSync(listFile, JSON.stringify(list));
   console.log(`remove-background bench: ${n} composites ${width}x${height} (cut-outs with exact alpha on photos/textures), ${engines.join(', ')}`);
+  const loadBefore = loadavg();
+  // Children start one after another (model loading is heavy), then take turns image by image.
+  const children = {};
+  for (const engine of engines) {
+    children[engine] = startChild(engine, listFile);
+    await children[engine].ready;
+  }
+  const seconds = Object.fromEntries(engines.map((e) => [e, 0]));
+  for (let i = 0; i < list.length; i++) {
+    for (const engine of engines) seconds[engine] += await children[engine].run(i);
+  }
   const rows = [];
   for (const engine of engines) {
-    const { seconds, maxRssMB } = await runChild(engine, listFile);
+    const maxRssMB = await children[engine].finish();
     const sums = { iou: 0, mae: 0, boundary: 0 };
     for (const item of list) {
       const { data, info } = await sharp(join(OUT, engine, `${item.name}.png`)).ensureAlpha().resize(width, height, { fit: 'fill' }).raw().toBuffer({ resolveWithObject: true });
@@ -134,9 +170,9 @@ async function main() {
       const s = score(pred, truth, width, height);
       for (const k of Object.keys(sums)) sums[k] += s[k] / n;
     }
-    rows.push({ engine, ...sums, ips: n / seconds, maxRssMB });
-    console.error(`  ${engine}: done in ${seconds.toFixed(1)} s`);
+    rows.push({ engine, ...sums, ips: n / seconds[engine], maxRssMB });
   }
+  console.log(`load average (1/5/15 min) before: ${loadBefore}, after: ${loadavg()} on ${cpus().length} cores`);
   const f = (v, d) => v.toFixed(d);
   console.log('\n| engine | mean IoU | alpha MAE | boundary-band MAE | images/s | peak RSS MB |');
   console.log('|---|---|---|---|---|---|');

