@@ -3,7 +3,18 @@
  * video-remove-background bench: end-to-end speed at 480p and 720p, the share of time spent
  * in inference, and matte stability with and without temporal stabilisation.
  *
- *   npm run build && node bench/video-remove-background.mjs [--seconds 3] [--model u2netp]
+ *   npm run build && node bench/video-remove-background.mjs [--seconds 3] [--model u2netp] [--rounds 2]
+ *
+ * Speed variants, run interleaved (A B C A B C ...) on the same clips so machine load hits
+ * them alike; the best of the rounds is shown, with this process' CPU time per frame (ORT
+ * threads and sharp included, ffmpeg's own processes not) as the steadier figure:
+ *   round1   what round 1 shipped: u2netp at 320x320, one session with 2 intra-op threads
+ *   320x2    u2netp at 320x320, two single-thread sessions, two frames in flight
+ *   default  u2netp at 256x256, two single-thread sessions, two frames in flight
+ * "ffmpeg only" decodes and encodes the same clip with the same settings and no model: the
+ * floor the pipeline cannot beat, as CPU seconds of the ffmpeg processes per frame.
+ * Accuracy of the inference sizes against exact alpha: 28 composites (7 cut-outs x 4
+ * backgrounds, 854x480), IoU of matte >= 128 and mean |error| in a 4 px boundary band.
  *
  * Clips are made from the shared fixtures in bench/out/video-remove-background/:
  *   megamind-480p / -720p  the OpenCV Megamind sample (animated character, cuts, camera moves)
@@ -33,6 +44,7 @@ const arg = (name, dflt) => {
 };
 const SECONDS = Number(arg('seconds', '3'));
 const MODEL = arg('model', 'u2netp');
+const ROUNDS = Number(arg('rounds', '2'));
 
 const { ffmpegPath } = await import(join(DIST, 'media/ffmpeg.js'));
 const { probeVideo } = await import(join(DIST, 'media/probe.js'));
@@ -40,7 +52,15 @@ const { getOperation } = await import(join(DIST, 'ops/registry.js'));
 const { parseOptions } = await import(join(DIST, 'ops/validate.js'));
 const { FrameDecoder } = await import(join(DIST, 'ops/video-remove-background/decode.js'));
 const { MatteStabiliser } = await import(join(DIST, 'ops/video-remove-background/stabilise.js'));
-const { segmentFrame } = await import(join(DIST, 'ops/video-remove-background/segmenter.js'));
+const { FrameSegmenter, videoSegmenterDefaults } = await import(join(DIST, 'ops/video-remove-background/segmenter.js'));
+const { encodeSpec } = await import(join(DIST, 'ops/video-remove-background/formats.js'));
+const sharp = (await import('sharp')).default;
+
+const VARIANTS = {
+  round1: { side: 320, sessions: 1, sessionOptions: { intraOpNumThreads: 2 } },
+  '320x2': { side: 320, sessions: 2 },
+  default: {},
+};
 
 function ffmpeg(args) {
   const r = spawnSync(ffmpegPath(), ['-hide_banner', '-nostdin', '-v', 'error', '-y', ...args], { encoding: 'utf8' });
@@ -68,7 +88,9 @@ function makeClips() {
   return clips;
 }
 
-async function endToEnd(clip) {
+async function endToEnd(clip, variant = {}) {
+  for (const k of Object.keys(videoSegmenterDefaults)) delete videoSegmenterDefaults[k];
+  Object.assign(videoSegmenterDefaults, variant);
   const op = getOperation('video-remove-background');
   const options = parseOptions(op, { output_format: 'mp4_h264', model: MODEL }, 'field');
   const pipeline = await op.load();
@@ -83,7 +105,66 @@ async function endToEnd(clip) {
   );
   const secs = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
+  for (const k of Object.keys(videoSegmenterDefaults)) delete videoSegmenterDefaults[k];
   return { frames: res.meta.frames, secs, fps: res.meta.frames / secs, inferenceShare: res.meta.inferenceShare, segmented: res.meta.segmentedFrames, cpuMsPerFrame: (cpu.user + cpu.system) / 1000 / res.meta.frames };
+}
+
+/** CPU seconds of ffmpeg decoding the clip to raw RGB and encoding it as the pipeline does (mp4_h264). */
+function ffmpegOnly(clip, frames) {
+  const spec = encodeSpec('mp4_h264', false, null);
+  const p = spawnSync('bash', ['-c', `TIMEFORMAT='%U %S'; time ( "$0" -v error -i "$1" -f rawvideo -pix_fmt rgb24 - | "$0" -v error -f rawvideo -pix_fmt rgb24 -s "$2" -i - -vf scale=out_color_matrix=bt709:out_range=tv ${spec.video.map((a) => `'${a}'`).join(' ')} -f mp4 -y /dev/null )`, ffmpegPath(), clip.file, clip.size], { encoding: 'utf8' });
+  const [u, s] = p.stderr.trim().split('\n').pop().split(' ').map(Number);
+  return ((u + s) * 1000) / frames;
+}
+
+/** Mattes of exact-alpha composites at each inference side, scored against the truth. */
+async function accuracy(sides) {
+  const W = 854, H = 480;
+  const bgs = ['textures/brick.png', 'textures/grass.png', 'images/chelsea.png', 'images/plant.jpg'];
+  const cuts = ['apple', 'basketball', 'crown', 'dress', 'handbag', 'sneaker', 'tshirt'];
+  const segs = Object.fromEntries(sides.map((side) => [side, new FrameSegmenter(MODEL, W, H, { side, sessions: 1 })]));
+  const acc = Object.fromEntries(sides.map((side) => [side, { iou: 0, band: 0, n: 0 }]));
+  let k = 0;
+  for (const cut of cuts) {
+    for (const bgFile of bgs) {
+      const size = 240 + (k % 3) * 60, left = 60 + ((k * 137) % (W - size - 120)), top = (H - size) >> 1;
+      k++;
+      const fg = await sharp(join(FIX, `cutouts/${cut}.png`)).resize(size, size).ensureAlpha().raw().toBuffer();
+      const bg = await sharp(join(FIX, bgFile)).resize(W, H, { fit: 'cover' }).removeAlpha().raw().toBuffer();
+      const rgb = Buffer.from(bg);
+      const truth = new Uint8Array(W * H);
+      for (let y = 0; y < size; y++) {
+        for (let x = 0; x < size; x++) {
+          const j = (y * size + x) * 4, i = (top + y) * W + left + x, a = fg[j + 3] / 255;
+          truth[i] = fg[j + 3];
+          for (let c = 0; c < 3; c++) rgb[i * 3 + c] = Math.round(fg[j + c] * a + bg[i * 3 + c] * (1 - a));
+        }
+      }
+      for (const side of sides) {
+        const m = await segs[side].segment(rgb);
+        const r = acc[side];
+        let inter = 0, union = 0, band = 0, bn = 0;
+        for (let i = 0; i < m.length; i++) {
+          const p = m[i] >= 128, t = truth[i] >= 128;
+          if (p && t) inter++;
+          if (p || t) union++;
+        }
+        for (let y = 4; y < H - 4; y++) {
+          for (let x = 4, i = y * W + 4; x < W - 4; x++, i++) {
+            const t = truth[i] >= 128;
+            if ((truth[i - 4] >= 128) !== t || (truth[i + 4] >= 128) !== t || (truth[i - 4 * W] >= 128) !== t || (truth[i + 4 * W] >= 128) !== t) {
+              band += Math.abs(m[i] - truth[i]);
+              bn++;
+            }
+          }
+        }
+        r.iou += inter / union;
+        r.band += band / bn;
+        r.n++;
+      }
+    }
+  }
+  return sides.map((side) => ({ side, iou: acc[side].iou / acc[side].n, band: acc[side].band / acc[side].n, n: acc[side].n }));
 }
 
 /** Raw and stabilised mattes of every frame, scored against each other. */
@@ -92,13 +173,21 @@ async function mattes(clip) {
   const { width, height } = p;
   const dec = new FrameDecoder(clip.file, { width, height, fps: p.fpsRational });
   const stab = new MatteStabiliser(width, height);
+  const seg = new FrameSegmenter(MODEL, width, height);
+  const seg320 = new FrameSegmenter(MODEL, width, height, { side: 320 });
+  let i320 = 0, u320 = 0;
   let prevFrame, prevRaw, prevStab;
   const acc = { rawFlicker: 0, stabFlicker: 0, staticPx: 0, inter: 0, union: 0, movingPx: 0, frames: 0, reused: 0 };
   for (;;) {
     const frame = await dec.next();
     if (!frame) break;
     const a = stab.analyse(frame);
-    const raw = await segmentFrame(frame, width, height, MODEL);
+    const [raw, ref] = await Promise.all([seg.segment(frame), seg320.segment(frame)]);
+    for (let i = 0; i < raw.length; i++) {
+      const x = raw[i] >= 128, y = ref[i] >= 128;
+      if (x && y) i320++;
+      if (x || y) u320++;
+    }
     const out = new Uint8Array(a.reuse ? stab.update(null) : stab.update(raw));
     if (a.reuse) acc.reused++;
     if (prevFrame && !a.sceneCut) {
@@ -128,25 +217,53 @@ async function mattes(clip) {
     iouMoving: acc.union ? acc.inter / acc.union : 1,
     reused: acc.reused,
     frames: acc.frames,
+    iouVs320: u320 ? i320 / u320 : 1,
   };
 }
 
 const load0 = os.loadavg()[0];
 console.log(`video-remove-background bench: model ${MODEL}, ${SECONDS} s clips, ${os.cpus().length} cores, load average ${load0.toFixed(1)} at start (shared machine)`);
 const clips = makeClips();
-const rows = [];
-for (const clip of clips) {
-  const e2e = await endToEnd(clip);
-  const m = await mattes(clip);
-  rows.push({ clip, e2e, m });
-  console.error(`  done ${clip.name}`);
+for (const c of clips) {
+  const p = await probeVideo(c.file);
+  c.size = `${p.width}x${p.height}`;
 }
 const pad = (s, n) => String(s).padStart(n);
-console.log('\nclip            frames  e2e fps  inference  segmented  node CPU ms/frame | flicker raw  stabilised  cut   IoU moving  static px');
-for (const { clip, e2e, m } of rows) {
-  const cut = 1 - m.flickerStab / m.flickerRaw;
-  console.log(
-    `${clip.name.padEnd(15)} ${pad(e2e.frames, 6)} ${pad(e2e.fps.toFixed(2), 8)} ${pad((e2e.inferenceShare * 100).toFixed(0) + '%', 10)} ${pad(e2e.segmented, 10)} ${pad(e2e.cpuMsPerFrame.toFixed(0), 18)} | ${pad(m.flickerRaw.toFixed(2), 11)} ${pad(m.flickerStab.toFixed(2), 11)} ${pad((cut * 100).toFixed(0) + '%', 5)} ${pad(m.iouMoving.toFixed(3), 11)} ${pad((m.staticShare * 100).toFixed(0) + '%', 10)}`,
-  );
+const loads = [];
+const speed = new Map();
+for (let round = 0; round < ROUNDS; round++) {
+  for (const clip of clips) {
+    const variants = clip.name.endsWith('480p') ? Object.keys(VARIANTS) : ['default'];
+    for (const v of variants) {
+      const r = await endToEnd(clip, VARIANTS[v]);
+      loads.push(os.loadavg()[0]);
+      const key = `${clip.name} ${v}`;
+      const best = speed.get(key);
+      if (!best || r.fps > best.fps) speed.set(key, r);
+    }
+  }
+  console.error(`  round ${round + 1} done`);
 }
+console.log(`\nend to end, mp4_h264, best of ${ROUNDS} interleaved rounds; load average during runs ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)}`);
+console.log('clip           variant   frames  e2e fps  inference  segmented  node CPU ms/frame  ffmpeg-only CPU ms/frame');
+for (const clip of clips) {
+  const floor = ffmpegOnly(clip, speed.get(`${clip.name} default`).frames);
+  for (const [key, r] of speed) {
+    if (!key.startsWith(`${clip.name} `)) continue;
+    console.log(`${clip.name.padEnd(14)} ${key.slice(clip.name.length + 1).padEnd(8)} ${pad(r.frames, 7)} ${pad(r.fps.toFixed(2), 8)} ${pad((r.inferenceShare * 100).toFixed(0) + '%', 10)} ${pad(r.segmented, 10)} ${pad(r.cpuMsPerFrame.toFixed(0), 18)} ${pad(floor.toFixed(0), 25)}`);
+  }
+}
+
+console.log(`\nmatte stability (default settings) vs the raw per-frame matte, and the per-frame matte vs u2netp at 320x320`);
+console.log('clip            frames | flicker raw  stabilised  cut   IoU moving  static px | IoU vs 320');
+for (const clip of clips) {
+  const m = await mattes(clip);
+  const cut = 1 - m.flickerStab / m.flickerRaw;
+  console.log(`${clip.name.padEnd(15)} ${pad(m.frames, 6)} | ${pad(m.flickerRaw.toFixed(2), 11)} ${pad(m.flickerStab.toFixed(2), 11)} ${pad((cut * 100).toFixed(0) + '%', 5)} ${pad(m.iouMoving.toFixed(3), 11)} ${pad((m.staticShare * 100).toFixed(0) + '%', 10)} | ${pad(m.iouVs320.toFixed(3), 10)}`);
+}
+
+const acc = await accuracy([320, 288, 256, 224]);
+console.log(`\naccuracy against exact alpha (${acc[0].n} composites, 854x480, raw matte upsampled)`);
+console.log('input side   IoU   boundary |err| (0..255)');
+for (const a of acc) console.log(`${pad(a.side, 10)} ${a.iou.toFixed(3)} ${pad(a.band.toFixed(1), 8)}`);
 console.log(`\ngoals: >= 12 fps at 480p (u2netp, 2 cores); flicker cut >= 40%; IoU moving >= 0.9. load average at end ${os.loadavg()[0].toFixed(1)}`);

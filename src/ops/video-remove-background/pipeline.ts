@@ -7,14 +7,19 @@ import { FrameEncoder } from './encode.js';
 import { assertEncodable, encodeSpec, hevcAlphaEncoder } from './formats.js';
 import { effectiveBackground, videoRemoveBackground, type VideoRemoveBackgroundOptions } from './index.js';
 import { probeWithinLimits } from './limits.js';
-import { segmentFrame } from './segmenter.js';
-import { MatteStabiliser } from './stabilise.js';
+import { FrameSegmenter } from './segmenter.js';
+import { MatteStabiliser, type FrameAnalysis } from './stabilise.js';
 
 /**
  * video-remove-background, locally:
  *   probe + limits -> ffmpeg decode (rgb24 on a pipe) -> u2netp/IS-Net matte per frame
  *   -> temporal stabilisation -> composite (colour or alpha) -> ffmpeg encode (stdin pipe).
  * Nothing per frame touches the disk and at most a few frames are in memory at once.
+ *
+ * Frames are analysed in order as they arrive and their inference starts at once, so up to
+ * `segmenter.concurrency` frames are inferred in parallel (one per core) while the oldest
+ * is stabilised, composited and handed to the encoder; ffmpeg decodes and encodes in its own
+ * processes meanwhile.
  */
 export const run: Pipeline<VideoRemoveBackgroundOptions> = async (job, ctx) => {
   const op = videoRemoveBackground;
@@ -52,6 +57,9 @@ export const run: Pipeline<VideoRemoveBackgroundOptions> = async (job, ctx) => {
     tempPath: ctx.tempPath,
   });
   const stabiliser = new MatteStabiliser(width, height);
+  const segmenter = new FrameSegmenter(options.model, width, height);
+  type InFlight = { frame: Buffer; analysis: FrameAnalysis; raw: Promise<Uint8Array | null> };
+  const inFlight: InFlight[] = [];
   const stop = () => {
     decoder.kill();
     encoder.kill();
@@ -60,25 +68,43 @@ export const run: Pipeline<VideoRemoveBackgroundOptions> = async (job, ctx) => {
 
   const counts = { frames: 0, segmented: 0, reused: 0, sceneCuts: 0 };
   const started = performance.now();
+  // Time during which at least one inference was running, so overlapping runs count once.
   let inferenceMs = 0;
+  let busySince = 0;
+  let running = 0;
+  const track = (p: Promise<Uint8Array>): Promise<Uint8Array> => {
+    if (running++ === 0) busySince = performance.now();
+    const done = () => {
+      if (--running === 0) inferenceMs += performance.now() - busySince;
+    };
+    p.then(done, done);
+    return p;
+  };
+  let ended = false;
   try {
     for (;;) {
-      const frame = await decoder.next();
-      if (!frame) break;
-      throwIfAborted(ctx.signal);
-      const analysis = stabiliser.analyse(frame);
-      if (analysis.sceneCut && counts.frames > 0) counts.sceneCuts++;
-      let matte: Uint8Array;
-      if (analysis.reuse) {
-        matte = stabiliser.update(null);
-        counts.reused++;
-      } else {
-        const t0 = performance.now();
-        const raw = await segmentFrame(frame, width, height, options.model, ctx.signal);
-        inferenceMs += performance.now() - t0;
-        matte = stabiliser.update(raw);
-        counts.segmented++;
+      while (!ended && inFlight.length <= segmenter.concurrency) {
+        const frame = await decoder.next();
+        if (!frame) {
+          ended = true;
+          break;
+        }
+        throwIfAborted(ctx.signal);
+        const analysis = stabiliser.analyse(frame);
+        const raw = analysis.reuse ? Promise.resolve(null) : track(segmenter.segment(frame, ctx.signal));
+        // Awaited in order below; until then a failure must not count as unhandled.
+        raw.catch(() => {});
+        inFlight.push({ frame, analysis, raw });
       }
+      const next = inFlight.shift();
+      if (!next) break;
+      const { frame, analysis } = next;
+      const raw = await next.raw;
+      throwIfAborted(ctx.signal);
+      if (analysis.sceneCut && counts.frames > 0) counts.sceneCuts++;
+      const matte = stabiliser.update(raw, analysis);
+      if (raw) counts.segmented++;
+      else counts.reused++;
       // A fresh buffer per frame: the pipe may still hold the previous one when write() returns.
       const out = transparent ? attachAlpha(frame, matte, Buffer.allocUnsafe(width * height * 4)) : compositeOver(frame, matte, bg, Buffer.allocUnsafe(width * height * 3));
       await encoder.write(out);

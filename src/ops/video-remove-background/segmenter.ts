@@ -1,12 +1,156 @@
+import { readFile } from 'node:fs/promises';
+import sharp from 'sharp';
+import type { InferenceSession } from 'onnxruntime-node';
+import { throwIfAborted } from '../../errors.js';
+import { engineThreads, ensureModel, modelEntry, modelMissingError } from '../../engine/models.js';
 import { segmentBatch, type SegmentModel } from '../../engine/segment.js';
+import { clampByte, hwcToChw } from '../../engine/tensor.js';
+import { withFreeSpatialDims } from './onnx-dims.js';
 
 /**
- * The engine's segmentation for video frames. One frame per run: on 2 CPU cores u2netp is
- * slower per frame in batches of 4 than alone (measured: ~160 vs ~340 ms per frame), because
- * the batch's activations no longer fit in cache; the decoder and encoder already overlap
- * with inference in their own processes.
+ * Video segmentation: a pool of single-threaded u2netp sessions, one frame per session, so
+ * two frames are inferred at once on two cores.
+ *
+ * Measured on this 2-core machine (bench/video-remove-background.mjs --explore, per frame):
+ * - one session with 2 intra-op threads burns 1.4-1.6x the CPU of a 1-thread session for the
+ *   same frame (its threads spin-wait and sync at every one of u2netp's ~1000 small ops);
+ *   two 1-thread sessions with a frame each use the cores without that overhead.
+ * - u2netp's Resize ops take their sizes from Shape ops, so the graph runs at any input size
+ *   once the declared 320x320 is freed (onnx-dims.ts); cost follows the pixel count.
+ *   Non-square, aspect-following inputs scored worse against exact alpha than square inputs
+ *   of fewer pixels (the model was trained on frames squashed to a square), so the input
+ *   stays square and only its side changes.
+ *
+ * IS-Net (fixed 1024x1024, heavy) goes through the engine's shared session unchanged.
  */
-export async function segmentFrame(rgb: Uint8Array, width: number, height: number, model: SegmentModel, signal?: AbortSignal): Promise<Uint8Array> {
-  const [res] = await segmentBatch([{ data: rgb, width, height, channels: 3 }], model, { signal, batchSize: 1 });
-  return res!.mask;
+
+/**
+ * Side of the square u2netp input for video (the engine's stills use 320). Against exact alpha
+ * (28 cut-out composites at 854x480) IoU was 0.840 at 320, 0.795 at 256, 0.704 at 224, 0.639
+ * at 192: 256 keeps most of the accuracy at 64% of the pixels, below it accuracy falls fast.
+ */
+export const VIDEO_INPUT_SIDE = 256;
+
+/** Defaults the pipeline builds its segmenter with; the bench overrides them to compare variants. */
+export const videoSegmenterDefaults: SegmenterOptions = {};
+
+export interface SegmenterOptions {
+  /** Side of the square model input (u2netp only). Default VIDEO_INPUT_SIDE. */
+  side?: number;
+  /** Sessions (= frames in flight), each single-threaded. Default: the engine's thread count. */
+  sessions?: number;
+  /** Session option overrides, for measurements. */
+  sessionOptions?: InferenceSession.SessionOptions;
+}
+
+type Pool = { free: InferenceSession[]; waiting: Array<(s: InferenceSession) => void>; size: number };
+const pools = new Map<string, Promise<Pool>>();
+
+async function createPool(model: SegmentModel, size: number, extra: InferenceSession.SessionOptions = {}): Promise<Pool> {
+  const file = ensureModel(model);
+  const ort = await import('onnxruntime-node');
+  const bytes = withFreeSpatialDims(await readFile(file));
+  try {
+    const sessions = await Promise.all(
+      Array.from({ length: size }, () =>
+        ort.InferenceSession.create(bytes, {
+          executionProviders: ['cpu'],
+          executionMode: 'sequential',
+          graphOptimizationLevel: 'all',
+          intraOpNumThreads: 1,
+          interOpNumThreads: 1,
+          enableCpuMemArena: true,
+          enableMemPattern: true,
+          ...extra,
+        }),
+      ),
+    );
+    return { free: sessions, waiting: [], size };
+  } catch (err) {
+    throw modelMissingError(model, `onnxruntime could not load it (${err instanceof Error ? err.message : String(err)})`, err);
+  }
+}
+
+function getPool(model: SegmentModel, size: number, extra?: InferenceSession.SessionOptions): Promise<Pool> {
+  const key = `${model}:${size}:${JSON.stringify(extra ?? {})}`;
+  let p = pools.get(key);
+  if (!p) {
+    p = createPool(model, size, extra);
+    pools.set(key, p);
+    p.catch(() => pools.delete(key));
+  }
+  return p;
+}
+
+async function withSession<T>(pool: Pool, fn: (s: InferenceSession) => Promise<T>): Promise<T> {
+  const s = pool.free.pop() ?? (await new Promise<InferenceSession>((resolve) => pool.waiting.push(resolve)));
+  try {
+    return await fn(s);
+  } finally {
+    const next = pool.waiting.shift();
+    if (next) next(s);
+    else pool.free.push(s);
+  }
+}
+
+export class FrameSegmenter {
+  /** How many frames may usefully be in flight at once. */
+  readonly concurrency: number;
+  readonly side: number;
+  private readonly pool: Promise<Pool> | undefined;
+
+  constructor(
+    readonly model: SegmentModel,
+    readonly width: number,
+    readonly height: number,
+    opts: SegmenterOptions = {},
+  ) {
+    opts = { ...videoSegmenterDefaults, ...opts };
+    this.side = opts.side ?? VIDEO_INPUT_SIDE;
+    if (model === 'u2netp') {
+      this.concurrency = Math.max(1, opts.sessions ?? engineThreads());
+      this.pool = getPool(model, this.concurrency, opts.sessionOptions);
+    } else {
+      this.concurrency = 1;
+    }
+  }
+
+  /** Matte (width x height, 0..255) of one RGB frame. Safe to call again before it resolves. */
+  async segment(rgb: Uint8Array, signal?: AbortSignal): Promise<Uint8Array> {
+    throwIfAborted(signal);
+    if (!this.pool) {
+      const [res] = await segmentBatch([{ data: rgb, width: this.width, height: this.height, channels: 3 }], this.model, { signal, batchSize: 1 });
+      return res!.mask;
+    }
+    const pool = await this.pool;
+    const { width, height, side } = this;
+    const entry = modelEntry(this.model);
+    // Squashed to the square like the model's training data; the matte is stretched back.
+    const small = await sharp(rgb, { raw: { width, height, channels: 3 } }).resize(side, side, { fit: 'fill' }).raw().toBuffer();
+    const [lo, hi] = entry.input.range;
+    const input = hwcToChw(small, side, side, 3, { scale: (hi - lo) / 255, mean: entry.input.mean.map((m) => m - lo), std: entry.input.std });
+    const { Tensor } = await import('onnxruntime-node');
+    const plane = await withSession(pool, async (s) => {
+      throwIfAborted(signal);
+      const out = await s.run({ [entry.input.name]: new Tensor('float32', input, [1, 3, side, side]) }, [entry.output.name]);
+      return out[entry.output.name]!.data as Float32Array;
+    });
+    const mask = new Uint8Array(side * side);
+    // u2netp's sigmoid is not calibrated: stretched to the full range as rembg and the engine do.
+    let min = Infinity;
+    let max = -Infinity;
+    for (const v of plane) {
+      if (v < min) min = v;
+      if (v > max) max = v;
+    }
+    const scale = max > min ? 255 / (max - min) : 0;
+    for (let i = 0; i < plane.length; i++) mask[i] = clampByte((plane[i]! - min) * scale);
+    const big = await sharp(mask, { raw: { width: side, height: side, channels: 1 } }).resize(width, height, { fit: 'fill' }).extractChannel(0).raw().toBuffer();
+    return new Uint8Array(big.buffer, big.byteOffset, big.byteLength);
+  }
+}
+
+/** One frame's matte with default settings (tests, the bench's per-frame baseline). */
+export async function segmentFrame(rgb: Uint8Array, width: number, height: number, model: SegmentModel, signal?: AbortSignal, opts?: SegmenterOptions): Promise<Uint8Array> {
+  return new FrameSegmenter(model, width, height, opts).segment(rgb, signal);
 }

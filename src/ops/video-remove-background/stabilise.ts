@@ -14,6 +14,10 @@
  * out codec noise) and the per-cell weight is interpolated bilinearly so no cell seams appear.
  * A scene cut (most of the frame changed) resets the state. Frames nearly identical to the
  * last frame that was segmented reuse the matte without inference.
+ *
+ * `analyse` decides everything about a frame (cut, reuse, blend weights) and returns it, so
+ * the pipeline can analyse several frames ahead while their mattes are still being inferred,
+ * then fold each matte in with `update(raw, analysis)` in frame order.
  */
 
 export interface StabiliserOptions {
@@ -31,6 +35,12 @@ export interface StabiliserOptions {
   reuseBelow?: number;
   /** Never reuse a matte for more than this many frames in a row. */
   maxReuse?: number;
+  /**
+   * Half cadence where motion is small: a frame whose every cell is within this of the last
+   * segmented frame reuses its matte, if the frame before it was segmented (so at most every
+   * other frame is skipped this way). 0 turns it off.
+   */
+  skipBelow?: number;
 }
 
 export interface FrameAnalysis {
@@ -41,6 +51,8 @@ export interface FrameAnalysis {
   meanMotion: number;
   /** Fraction of cells that moved. */
   movingFraction: number;
+  /** Per-cell blend weight of this frame's new matte (cols x rows). */
+  weights: Float32Array;
 }
 
 const DEFAULTS: Required<StabiliserOptions> = {
@@ -51,6 +63,7 @@ const DEFAULTS: Required<StabiliserOptions> = {
   sceneCut: 30,
   reuseBelow: 1.2,
   maxReuse: 15,
+  skipBelow: 0,
 };
 
 export class MatteStabiliser {
@@ -66,7 +79,6 @@ export class MatteStabiliser {
   /** Per-cell mean abs difference to the previous frame and to the last segmented frame. */
   readonly motion: Float32Array;
   private readonly keyDiff: Float32Array;
-  private readonly weight: Float32Array;
   private readonly state: Float32Array;
   private readonly out: Uint8Array;
   // Bilinear lookup tables from pixel to cell-centre coordinates, one per axis.
@@ -77,9 +89,10 @@ export class MatteStabiliser {
   private readonly y1: Int32Array;
   private readonly fy: Float32Array;
   private hasPrev = false;
+  private hasKey = false;
   private hasMatte = false;
   private reused = 0;
-  private lastCut = true;
+  private last: FrameAnalysis | undefined;
 
   constructor(width: number, height: number, options: StabiliserOptions = {}) {
     this.width = width;
@@ -96,7 +109,6 @@ export class MatteStabiliser {
     this.keyLuma = new Uint8Array(n);
     this.motion = new Float32Array(this.cols * this.rows);
     this.keyDiff = new Float32Array(this.cols * this.rows);
-    this.weight = new Float32Array(this.cols * this.rows);
     this.state = new Float32Array(n);
     this.out = new Uint8Array(n);
     [this.x0, this.x1, this.fx] = axisTable(width, this.cell, this.cols);
@@ -104,8 +116,8 @@ export class MatteStabiliser {
   }
 
   /**
-   * Measures motion against the previous frame and the last segmented frame. Call once per
-   * frame, before `update`.
+   * Measures motion against the previous frame and the last segmented frame, and decides
+   * whether this frame needs inference. Call once per frame, in order.
    */
   analyse(rgb: Uint8Array, channels = 3): FrameAnalysis {
     const { width, height, cell, cols } = this;
@@ -140,39 +152,48 @@ export class MatteStabiliser {
     }
     const meanMotion = this.hasPrev ? total / (width * height) : 255;
     const sceneCut = !this.hasPrev || meanMotion > this.o.sceneCut;
-    const reuse = this.hasMatte && !sceneCut && maxKey < this.o.reuseBelow && this.reused < this.o.maxReuse;
-    this.lastCut = sceneCut;
+    const still = maxKey < this.o.reuseBelow && this.reused < this.o.maxReuse;
+    const slow = maxKey < this.o.skipBelow && this.reused === 0;
+    const reuse = this.hasKey && !sceneCut && (still || slow);
+    if (reuse) this.reused++;
+    else {
+      // This frame will be segmented: later frames are compared with it for reuse.
+      this.reused = 0;
+      this.keyLuma.set(cur);
+      this.hasKey = true;
+    }
     // Swap buffers: the current luma becomes the previous one for the next frame.
     this.luma = prev;
     this.prevLuma = cur;
     this.hasPrev = true;
-    return { sceneCut, reuse, meanMotion, movingFraction: moving / motion.length };
+    const analysis = { sceneCut, reuse, meanMotion, movingFraction: moving / motion.length, weights: this.computeWeights() };
+    this.last = analysis;
+    return analysis;
   }
 
   /**
    * Folds the frame's raw matte into the running matte, or (raw = null) reuses the previous
-   * matte for a frame `analyse` found near-identical. Returns the matte to composite with; the
-   * array is reused by the next call.
+   * matte for a frame `analyse` found near-identical. `analysis` is what `analyse` returned for
+   * this frame (default: the latest). Returns the matte to composite with; the array is reused
+   * by the next call.
    */
-  update(raw: Uint8Array | null): Uint8Array {
+  update(raw: Uint8Array | null, analysis: FrameAnalysis | undefined = this.last): Uint8Array {
     const n = this.width * this.height;
     if (raw === null) {
       if (!this.hasMatte) throw new Error('MatteStabiliser.update(null) before any matte');
-      this.reused++;
       return this.out;
     }
-    this.reused = 0;
-    this.keyLuma.set(this.prevLuma);
+    if (!analysis) throw new Error('MatteStabiliser.update before analyse');
     const state = this.state;
     const out = this.out;
-    if (!this.o.enabled || this.lastCut || !this.hasMatte) {
+    if (!this.o.enabled || analysis.sceneCut || !this.hasMatte) {
       for (let i = 0; i < n; i++) state[i] = raw[i]!;
       out.set(raw);
       this.hasMatte = true;
       return out;
     }
-    this.computeWeights();
-    const { width, height, cols, weight, x0, x1, fx, y0, y1, fy } = this;
+    const weight = analysis.weights;
+    const { width, height, cols, x0, x1, fx, y0, y1, fy } = this;
     for (let y = 0, i = 0; y < height; y++) {
       const r0 = y0[y]! * cols;
       const r1 = y1[y]! * cols;
@@ -194,8 +215,9 @@ export class MatteStabiliser {
   }
 
   /** Per-cell blend weight: static -> staticWeight, moving -> 1, dilated by one cell. */
-  private computeWeights(): void {
-    const { cols, rows, motion, weight } = this;
+  private computeWeights(): Float32Array {
+    const { cols, rows, motion } = this;
+    const weight = new Float32Array(cols * rows);
     const { motionLow, motionHigh, staticWeight } = this.o;
     for (let r = 0; r < rows; r++) {
       for (let c = 0; c < cols; c++) {
@@ -216,6 +238,7 @@ export class MatteStabiliser {
         weight[r * cols + c] = staticWeight + (1 - staticWeight) * t;
       }
     }
+    return weight;
   }
 }
 

@@ -121,6 +121,42 @@ describe('MatteStabiliser', () => {
     expect(decisions).toEqual([true, true, true, false, true]);
     expect(stab.analyse(frame(44, 40)).reuse).toBe(false);
   });
+
+  it('gives the same mattes when frames are analysed ahead of their updates (frames in flight)', () => {
+    const rand = rng(3);
+    const frames = Array.from({ length: 12 }, (_, t) => frame(20 + (t < 6 ? t * 4 : 24), 40));
+    const raws = frames.map((_, t) => {
+      const m = squareMatte(20 + (t < 6 ? t * 4 : 24), 40);
+      for (let i = 0; i < m.length; i++) m[i] = Math.max(0, Math.min(255, m[i]! + Math.round((rand() - 0.5) * 60)));
+      return m;
+    });
+    const inOrder = new MatteStabiliser(W, H);
+    const expected = frames.map((f, t) => {
+      const a = inOrder.analyse(f);
+      return { reuse: a.reuse, matte: new Uint8Array(inOrder.update(a.reuse ? null : raws[t]!)) };
+    });
+    const ahead = new MatteStabiliser(W, H);
+    const pending = frames.slice(0, 3).map((f) => ahead.analyse(f));
+    for (let t = 0; t < frames.length; t++) {
+      const a = pending.shift()!;
+      if (t + 3 < frames.length) pending.push(ahead.analyse(frames[t + 3]!));
+      expect(a.reuse).toBe(expected[t]!.reuse);
+      expect(Buffer.from(ahead.update(a.reuse ? null : raws[t]!, a)).equals(Buffer.from(expected[t]!.matte))).toBe(true);
+    }
+    // The clip holds still from frame 6: some of those frames were not segmented.
+    expect(expected.slice(6).some((e) => e.reuse)).toBe(true);
+  });
+
+  it('skips at most every other frame at half cadence when motion is small', () => {
+    const stab = new MatteStabiliser(W, H, { reuseBelow: -1, skipBelow: 255 });
+    const decisions: boolean[] = [];
+    for (let t = 0; t < 6; t++) {
+      const a = stab.analyse(frame(40 + t, 40));
+      decisions.push(a.reuse);
+      stab.update(a.reuse ? null : squareMatte(40 + t, 40), a);
+    }
+    expect(decisions).toEqual([false, true, false, true, false, true]);
+  });
 });
 
 describe('compositing', () => {

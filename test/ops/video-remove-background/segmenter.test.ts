@@ -1,0 +1,70 @@
+import { readFileSync } from 'node:fs';
+import sharp from 'sharp';
+import { describe, expect, it } from 'vitest';
+import { ensureModel } from '../../../src/engine/models.js';
+import { withFreeSpatialDims } from '../../../src/ops/video-remove-background/onnx-dims.js';
+import { FrameSegmenter } from '../../../src/ops/video-remove-background/segmenter.js';
+import { fixture } from '../../helpers.js';
+
+/** A 256x144 frame: the apple cut-out (exact alpha) over brick, and that alpha as the truth. */
+async function composite() {
+  const W = 256, H = 144, S = 96, L = 80, T = 24;
+  const bg = await sharp(fixture('textures/brick.png')).resize(W, H, { fit: 'cover' }).removeAlpha().raw().toBuffer();
+  const fg = await sharp(fixture('cutouts/apple.png')).resize(S, S).ensureAlpha().raw().toBuffer();
+  const rgb = Buffer.from(bg);
+  const truth = new Uint8Array(W * H);
+  for (let y = 0; y < S; y++) {
+    for (let x = 0; x < S; x++) {
+      const j = (y * S + x) * 4, i = (T + y) * W + L + x, a = fg[j + 3]! / 255;
+      truth[i] = fg[j + 3]!;
+      for (let c = 0; c < 3; c++) rgb[i * 3 + c] = Math.round(fg[j + c]! * a + bg[i * 3 + c]! * (1 - a));
+    }
+  }
+  return { rgb, truth, W, H };
+}
+
+function iou(a: Uint8Array, b: Uint8Array): number {
+  let inter = 0, union = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]! >= 128, y = b[i]! >= 128;
+    if (x && y) inter++;
+    if (x || y) union++;
+  }
+  return inter / union;
+}
+
+describe('u2netp at free input sizes', () => {
+  it('declares H and W symbolic in the model inputs and outputs and leaves the rest byte-identical', () => {
+    const original = readFileSync(ensureModel('u2netp'));
+    const patched = withFreeSpatialDims(original);
+    // The 4.5 MB of weights and graph stay; only a few shape fields change size.
+    expect(Math.abs(patched.length - original.length)).toBeLessThan(200);
+    const text = Buffer.from(patched).toString('latin1');
+    expect(text).toContain('input.1');
+    // Dimension.dim_param = 2 holding "H" then "W": bytes 12 01 48 / 12 01 57.
+    expect(Buffer.from(patched).indexOf(Buffer.from([0x0a, 0x03, 0x12, 0x01, 0x48]))).toBeGreaterThan(0);
+    expect(Buffer.from(original).indexOf(Buffer.from([0x0a, 0x03, 0x12, 0x01, 0x48]))).toBe(-1);
+  });
+
+  it('segments a frame at 256 and 320 with two frames in flight, both close to the exact alpha', async () => {
+    const { rgb, truth, W, H } = await composite();
+    const fast = new FrameSegmenter('u2netp', W, H, { side: 256, sessions: 2 });
+    const ref = new FrameSegmenter('u2netp', W, H, { side: 320, sessions: 1 });
+    expect(fast.concurrency).toBe(2);
+    const [a, b, c] = await Promise.all([fast.segment(rgb), fast.segment(rgb), ref.segment(rgb)]);
+    expect(a.length).toBe(W * H);
+    // Same input, separate sessions: the same matte.
+    expect(Buffer.from(a).equals(Buffer.from(b))).toBe(true);
+    expect(iou(a, truth)).toBeGreaterThan(0.85);
+    expect(iou(c, truth)).toBeGreaterThan(0.85);
+    // The sizes really differ (a patched model that ignored the size would give identical mattes).
+    expect(Buffer.from(a).equals(Buffer.from(c))).toBe(false);
+  }, 60_000);
+
+  it('stops before inference when the job is already cancelled', async () => {
+    const { rgb, W, H } = await composite();
+    const ac = new AbortController();
+    ac.abort();
+    await expect(new FrameSegmenter('u2netp', W, H).segment(rgb, ac.signal)).rejects.toMatchObject({ code: 'job_cancelled' });
+  });
+});
