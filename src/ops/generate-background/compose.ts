@@ -1,4 +1,5 @@
 import sharp from 'sharp';
+import { gaussianBlur } from '../../media/filters.js';
 import type { RawImage } from '../../media/image.js';
 import { throwIfAborted } from '../../errors.js';
 import type { Layout } from './render.js';
@@ -83,44 +84,6 @@ export async function placeLayer(layer: RawImage, t: Transform, size: number): P
     baseX = n ? sx / n : (bbox.x0 + bbox.x1) / 2;
   }
   return { rgba, size, left, top, width, height, bbox, baseX, baseY };
-}
-
-/** Three box passes per axis approximate a Gaussian of the given sigma, in O(n) per pass. */
-export function gaussianBlur(src: Float32Array, w: number, h: number, sigma: number): Float32Array {
-  if (sigma < 0.5) return src.slice();
-  const r = Math.max(1, Math.round(Math.sqrt((12 * sigma * sigma) / 3 + 1) / 2 - 0.5 + 0.5));
-  let a = src.slice();
-  let b = new Float32Array(src.length);
-  for (let pass = 0; pass < 3; pass++) {
-    boxH(a, b, w, h, r);
-    boxV(b, a, w, h, r);
-  }
-  return a;
-}
-
-function boxH(src: Float32Array, dst: Float32Array, w: number, h: number, r: number) {
-  const n = 2 * r + 1;
-  for (let y = 0; y < h; y++) {
-    const row = y * w;
-    let acc = 0;
-    for (let x = -r; x <= r; x++) acc += src[row + Math.min(w - 1, Math.max(0, x))]!;
-    for (let x = 0; x < w; x++) {
-      dst[row + x] = acc / n;
-      acc += src[row + Math.min(w - 1, x + r + 1)]! - src[row + Math.max(0, x - r)]!;
-    }
-  }
-}
-
-function boxV(src: Float32Array, dst: Float32Array, w: number, h: number, r: number) {
-  const n = 2 * r + 1;
-  for (let x = 0; x < w; x++) {
-    let acc = 0;
-    for (let y = -r; y <= r; y++) acc += src[Math.min(h - 1, Math.max(0, y)) * w + x]!;
-    for (let y = 0; y < h; y++) {
-      dst[y * w + x] = acc / n;
-      acc += src[Math.min(h - 1, y + r + 1) * w + x]! - src[Math.max(0, y - r) * w + x]!;
-    }
-  }
 }
 
 /**

@@ -1,4 +1,4 @@
-import { boxMean } from './boxfilter.js';
+import { boxMean } from '../../media/filters.js';
 import { bandRect, cropPixels } from './region.js';
 
 /**

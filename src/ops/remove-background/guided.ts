@@ -1,4 +1,4 @@
-import { boxMean, downsample } from './boxfilter.js';
+import { boxMean, downsample } from '../../media/filters.js';
 
 export interface GuideImage {
   data: Uint8Array;

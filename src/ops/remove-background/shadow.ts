@@ -1,5 +1,5 @@
 import sharp from 'sharp';
-import { boxMean, downsample } from './boxfilter.js';
+import { downsample, gaussianBlur, gaussRadius } from '../../media/filters.js';
 import type { Box } from './crop.js';
 
 export interface ShadowParams {
@@ -26,18 +26,14 @@ const MAX_LENGTH = 3;
 /** The shadow is rendered at this long side at most and scaled up: it is blurry by nature. */
 const WORK_SIDE = 768;
 
-const gaussRadius = (sigma: number) => Math.max(0, Math.round((Math.sqrt(4 * sigma * sigma + 1) - 1) / 2));
-
-/** Gaussian approximated by three box passes of the same radius (variance adds up). */
-function gaussianBlur(src: Float32Array, w: number, h: number, sigma: number, rows = false): Float32Array {
+/** Gaussian along rows only, for the contact shadow (spread vertically analytically). */
+function gaussianRows(src: Float32Array, w: number, h: number, sigma: number): Float32Array {
   const r = gaussRadius(sigma);
   if (r === 0) return src.slice();
   let a = src.slice();
-  const tmp = new Float32Array(w * h);
   let b = new Float32Array(w * h);
   for (let pass = 0; pass < 3; pass++) {
-    if (rows) boxRows(a, w, h, r, b);
-    else boxMean(a, w, h, r, b, tmp);
+    boxRows(a, w, h, r, b);
     [a, b] = [b, a];
   }
   return a;
@@ -173,7 +169,7 @@ export async function renderShadow(mask: Uint8Array, w: number, h: number, p: Sh
     if (c === 0) continue;
     for (let cy = 0; cy < ch; cy++) touch[cy * cw + x - ox] = c * profile[cy];
   }
-  const contact = gaussianBlur(touch, cw, ch, sigmaContact * 1.5, true);
+  const contact = gaussianRows(touch, cw, ch, sigmaContact * 1.5);
 
   const small = Buffer.alloc(cw * ch);
   for (let i = 0; i < small.length; i++) {

@@ -1,4 +1,10 @@
 /**
+ * Float-plane filters shared by the pipelines: an O(1)-per-pixel box mean, area downsampling,
+ * and a Gaussian built from three box passes (variance adds up), used for shadows, ambient
+ * occlusion and light wrap alike.
+ */
+
+/**
  * Mean over a (2r+1)x(2r+1) window on a float plane, O(1) per pixel whatever the radius.
  * Windows are clipped at the borders and divided by the number of pixels they really cover,
  * so the mean stays unbiased at the edges (the guided filter relies on that).
@@ -68,4 +74,23 @@ export function downsample(src: Float32Array, w: number, h: number, s: number): 
   }
   for (let i = 0; i < sum.length; i++) sum[i]! /= cnt[i]!;
   return { data: sum, width: lw, height: lh };
+}
+
+/** Box radius whose three passes approximate a Gaussian of this sigma. */
+export function gaussRadius(sigma: number): number {
+  return Math.max(0, Math.round((Math.sqrt(4 * sigma * sigma + 1) - 1) / 2));
+}
+
+/** Gaussian blur of a float plane: three box passes of the same radius. */
+export function gaussianBlur(src: Float32Array, w: number, h: number, sigma: number): Float32Array {
+  const r = gaussRadius(sigma);
+  if (r === 0) return src.slice();
+  let a = src.slice();
+  let b = new Float32Array(w * h);
+  const tmp = new Float32Array(w * h);
+  for (let pass = 0; pass < 3; pass++) {
+    boxMean(a, w, h, r, b, tmp);
+    [a, b] = [b, a];
+  }
+  return a;
 }
