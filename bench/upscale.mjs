@@ -62,71 +62,10 @@ if (argv[0] === '--child') {
 }
 
 // ---------------------------------------------------------------- metrics
-const luma = (rgb, n) => {
-  const y = new Float32Array(n);
-  for (let i = 0, j = 0; i < n; i++, j += 3) y[i] = 0.299 * rgb[j] + 0.587 * rgb[j + 1] + 0.114 * rgb[j + 2];
-  return y;
-};
-
-function psnr(a, b) {
-  let se = 0;
-  for (let i = 0; i < a.length; i++) se += (a[i] - b[i]) ** 2;
-  return 10 * Math.log10((255 * 255) / Math.max(se / a.length, 1e-10));
-}
-
-const GAUSS = (() => {
-  const k = new Float32Array(11);
-  let s = 0;
-  for (let i = 0; i < 11; i++) s += k[i] = Math.exp(-((i - 5) ** 2) / (2 * 1.5 * 1.5));
-  return k.map((v) => v / s);
-})();
-
-/** Separable 11x11 gaussian over the 'valid' region (no padding): (w-10) x (h-10). */
-function gauss(src, w, h) {
-  const ow = w - 10;
-  const oh = h - 10;
-  const tmp = new Float32Array(ow * h);
-  for (let y = 0; y < h; y++)
-    for (let x = 0; x < ow; x++) {
-      let s = 0;
-      for (let k = 0; k < 11; k++) s += GAUSS[k] * src[y * w + x + k];
-      tmp[y * ow + x] = s;
-    }
-  const out = new Float32Array(ow * oh);
-  for (let y = 0; y < oh; y++)
-    for (let x = 0; x < ow; x++) {
-      let s = 0;
-      for (let k = 0; k < 11; k++) s += GAUSS[k] * tmp[(y + k) * ow + x];
-      out[y * ow + x] = s;
-    }
-  return out;
-}
-
-/** Mean SSIM on luma (Wang et al. 2004: 11x11 gaussian window, sigma 1.5, K1 0.01, K2 0.03). */
-function ssim(a, b, w, h) {
-  const n = w * h;
-  const x = luma(a, n);
-  const y = luma(b, n);
-  const xx = new Float32Array(n);
-  const yy = new Float32Array(n);
-  const xy = new Float32Array(n);
-  for (let i = 0; i < n; i++) {
-    xx[i] = x[i] * x[i];
-    yy[i] = y[i] * y[i];
-    xy[i] = x[i] * y[i];
-  }
-  const [mx, my, sxx, syy, sxy] = [x, y, xx, yy, xy].map((p) => gauss(p, w, h));
-  const C1 = (0.01 * 255) ** 2;
-  const C2 = (0.03 * 255) ** 2;
-  let sum = 0;
-  for (let i = 0; i < mx.length; i++) {
-    const vx = sxx[i] - mx[i] * mx[i];
-    const vy = syy[i] - my[i] * my[i];
-    const cxy = sxy[i] - mx[i] * my[i];
-    sum += ((2 * mx[i] * my[i] + C1) * (2 * cxy + C2)) / ((mx[i] * mx[i] + my[i] * my[i] + C1) * (vx + vy + C2));
-  }
-  return sum / mx.length;
-}
+// The project's own PSNR and SSIM (luma, 11x11 Gaussian, sigma 1.5) over the whole image.
+const metrics = await import(dist('media/metrics.js'));
+const psnr = (a, b) => metrics.psnr(a, b, SIZE, { x0: 0, y0: 0, x1: SIZE, y1: SIZE });
+const ssim = (a, b, w, h) => metrics.ssim(a, b, w, h, { x0: 0, y0: 0, x1: w, y1: h });
 
 // ---------------------------------------------------------------- setup
 const SIZE = Number(arg('--size', 384));

@@ -2,7 +2,7 @@ import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bufferInput, fixture, runOp } from '../../helpers.js';
 import { baselineFill } from '../../../src/ops/outpaint/baselines.js';
-import { seamFigure } from '../../../src/ops/outpaint/metrics.js';
+import { seamFigure } from '../../../src/media/metrics.js';
 import { blendSeams, SEAM_BLEND } from '../../../src/ops/outpaint/seam.js';
 import { fadeDetail, fadeFor } from '../../../src/ops/outpaint/continuation.js';
 import type { Level } from '../../../src/ops/outpaint/pyramid.js';
