@@ -7,6 +7,11 @@
 //   node bench/models.mjs --only u2netp,isnet,esrgan-slim-x4
 //   node bench/models.mjs --runs 3        timed runs per model after one warm-up (default 2)
 //   node bench/models.mjs --no-tfjs       skip the TF.js comparison
+//   node bench/models.mjs --only isnet-sizes [--rounds 3]
+//                                         dynamic-size isnet: ms per inference at 512/640/768/1024
+//                                         (interleaved, next to the fixed-size graph it was built
+//                                         from) and mask IoU/MAE vs 1024 through segment() (needs
+//                                         `npm run build` for dist/)
 //
 // Figures depend on what else the machine is doing; the header prints the load average.
 import fs from 'node:fs';
@@ -128,7 +133,7 @@ console.log(`bench/models.mjs  node ${process.version}  onnxruntime-node ${ort.e
 for (const entry of manifest.models) {
   if (only && !only.has(entry.id) && !(entry.id === 'isnet' && only.has('isnet-fp16'))) continue;
   const file = path.join(BUILD_DIR, entry.file);
-  const native = entry.task === 'upscale' ? [1, 3, 128, 128] : entry.input.shape.map((d) => (typeof d === 'number' ? d : 1));
+  const native = entry.task === 'upscale' ? [1, 3, 128, 128] : entry.input.shape.map((d, i) => (typeof d === 'number' ? d : i >= 2 && entry.input.size ? entry.input.size.default : 1));
   const scaleTo255 = entry.task === 'upscale';
   if (!only || only.has(entry.id)) {
     const r = await timeOnnx(file, entry.input.name, native, scaleTo255);
@@ -152,10 +157,138 @@ for (const entry of manifest.models) {
   }
 }
 
-const header = ['model', 'input', 'load ms', 'onnx ms', 'tfjs-wasm ms', 'speedup'];
-const table = rows.map((r) => [r.model, r.size, fmt(r.load), fmt(r.ms), fmt(r.tfjs), r.speedup ? `${r.speedup.toFixed(1)}x` : '']);
-const widths = header.map((h, i) => Math.max(h.length, ...table.map((t) => t[i].length)));
-const line = (cells) => '| ' + cells.map((c, i) => c.padEnd(widths[i])).join(' | ') + ' |';
-console.log(line(header));
-console.log('|' + widths.map((w) => '-'.repeat(w + 2)).join('|') + '|');
-for (const t of table) console.log(line(t));
+if (only?.has('isnet-sizes')) await benchIsnetSizes();
+
+if (rows.length) {
+  printTable(
+    ['model', 'input', 'load ms', 'onnx ms', 'tfjs-wasm ms', 'speedup'],
+    rows.map((r) => [r.model, r.size, fmt(r.load), fmt(r.ms), fmt(r.tfjs), r.speedup ? `${r.speedup.toFixed(1)}x` : '']),
+  );
+}
+
+/**
+ * isnet at the sizes segment() offers. Timing runs every variant once per round in a rotating
+ * order, so load changes on the shared machine hit all sizes alike; the fixed-size fp32 graph
+ * the build starts from runs in the same rounds at 1024. Quality compares segment() masks at
+ * each size with the 1024 mask on cut-outs with exact alpha composited onto textures.
+ */
+async function benchIsnetSizes() {
+  const entry = manifest.models.find((m) => m.id === 'isnet');
+  const rounds = Number(arg('--rounds', 3));
+  const sizes = [512, 640, 768, 1024];
+  const loadBefore = os.loadavg()[0];
+  const dynamic = await ort.InferenceSession.create(path.join(BUILD_DIR, entry.file), sessionOptions);
+  const fixed = await ort.InferenceSession.create(await assemble(entry, { skipDynamicSize: true }), sessionOptions);
+  const variants = [...sizes.map((s) => ({ label: `isnet ${s}`, session: dynamic, side: s })), { label: 'fixed-size graph 1024', session: fixed, side: 1024 }];
+  const feeds = new Map(sizes.map((s) => [s, { [entry.input.name]: new ort.Tensor('float32', fixedInput([1, 3, s, s]), [1, 3, s, s]) }]));
+  for (const v of variants) await v.session.run(feeds.get(v.side), [entry.output.name]); // warm-up, sizes the arena
+  const times = new Map(variants.map((v) => [v.label, []]));
+  for (let r = 0; r < rounds; r++) {
+    for (let k = 0; k < variants.length; k++) {
+      const v = variants[(k + r) % variants.length];
+      const t = now();
+      await v.session.run(feeds.get(v.side), [entry.output.name]);
+      times.get(v.label).push(now() - t);
+    }
+  }
+  await fixed.release();
+  await dynamic.release();
+  const loadAfter = os.loadavg()[0];
+  const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+  const ref = median(times.get('isnet 1024'));
+  console.log(`\nisnet by input size: ${rounds} interleaved rounds after a warm-up, ${THREADS} threads, load average ${loadBefore.toFixed(2)} -> ${loadAfter.toFixed(2)}`);
+  printTable(
+    ['variant', 'median ms', 'min ms', 'runs', 'speed vs 1024'],
+    variants.map((v) => {
+      const xs = times.get(v.label);
+      return [v.label, fmt(median(xs)), fmt(Math.min(...xs)), xs.map((x) => x.toFixed(0)).join(' '), `${(ref / median(xs)).toFixed(2)}x`];
+    }),
+  );
+
+  let segment;
+  try {
+    ({ segment } = await import('../dist/engine/segment.js'));
+  } catch {
+    console.log('(quality skipped: run `npm run build` first for dist/engine/segment.js)');
+    return;
+  }
+  const sharp = (await import('sharp')).default;
+  const fixtures = process.env.IMGTOOL_FIXTURES ?? path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../shared/fixtures');
+  // The two composites test/engine uses, then every other cut-out on a texture.
+  // x4 repeats them at 1600x1280 (cut-out and its exact alpha scaled up alike), where the
+  // model input is a downscale, so detail lost at 512-768 would show.
+  const cases = [
+    ['apple.png', 'grass.png', 1],
+    ['sneaker.png', 'brick.png', 1],
+    ['basketball.png', 'gravel.png', 1],
+    ['crown.png', 'grass.png', 1],
+    ['dress.png', 'brick.png', 1],
+    ['handbag.png', 'gravel.png', 1],
+    ['tshirt.png', 'grass.png', 1],
+    ['apple.png', 'grass.png', 4],
+    ['sneaker.png', 'brick.png', 4],
+    ['crown.png', 'grass.png', 4],
+  ];
+  const iou = (a, b) => {
+    let inter = 0;
+    let union = 0;
+    for (let i = 0; i < a.length; i++) {
+      const p = a[i] >= 128;
+      const q = b[i] >= 128;
+      if (p && q) inter++;
+      if (p || q) union++;
+    }
+    return union ? inter / union : 1;
+  };
+  const mae = (a, b) => {
+    let sum = 0;
+    for (let i = 0; i < a.length; i++) sum += Math.abs(a[i] - b[i]);
+    return sum / a.length / 255;
+  };
+  const qRows = [];
+  const sums = new Map(sizes.map((s) => [s, { iou: 0, mae: 0, truth: 0 }]));
+  for (const [cut, tex, k] of cases) {
+    const [W, H, C, left, top] = [400 * k, 320 * k, 256 * k, 90 * k, 40 * k];
+    const cutBuf = await sharp(path.join(fixtures, 'cutouts', cut)).resize(C, C).png().toBuffer();
+    const data = await sharp(path.join(fixtures, 'textures', tex))
+      .toColourspace('srgb')
+      .removeAlpha()
+      .resize(W, H, { fit: 'cover' })
+      .composite([{ input: cutBuf, left, top }])
+      .removeAlpha()
+      .raw()
+      .toBuffer();
+    const cutAlpha = await sharp(cutBuf).extractChannel(3).raw().toBuffer();
+    const truth = new Uint8Array(W * H);
+    for (let y = 0; y < C; y++) for (let x = 0; x < C; x++) truth[(y + top) * W + x + left] = cutAlpha[y * C + x];
+    const img = { data: new Uint8Array(data), width: W, height: H, channels: 3 };
+    const masks = new Map();
+    for (const s of sizes) masks.set(s, (await segment(img, 'isnet', { size: s })).mask);
+    const row = [`${cut.replace('.png', '')}/${tex.replace('.png', '')} ${W}x${H}`];
+    for (const s of sizes) {
+      const m = masks.get(s);
+      const q = { iou: iou(m, masks.get(1024)), mae: mae(m, masks.get(1024)), truth: iou(m, truth) };
+      const acc = sums.get(s);
+      acc.iou += q.iou;
+      acc.mae += q.mae;
+      acc.truth += q.truth;
+      row.push(s === 1024 ? `truth ${q.truth.toFixed(3)}` : `${q.iou.toFixed(3)} / ${q.mae.toFixed(4)} / ${q.truth.toFixed(3)}`);
+    }
+    qRows.push(row);
+  }
+  qRows.push(['mean', ...sizes.map((s) => {
+    const a = sums.get(s);
+    const n = cases.length;
+    return s === 1024 ? `truth ${(a.truth / n).toFixed(3)}` : `${(a.iou / n).toFixed(3)} / ${(a.mae / n).toFixed(4)} / ${(a.truth / n).toFixed(3)}`;
+  })]);
+  console.log('\nisnet masks vs the 1024 mask through segment() (cells: IoU vs 1024 / MAE vs 1024 / IoU vs exact alpha)');
+  printTable(['composite', ...sizes.map(String)], qRows);
+}
+
+function printTable(header, table) {
+  const widths = header.map((h, i) => Math.max(h.length, ...table.map((t) => t[i].length)));
+  const line = (cells) => '| ' + cells.map((c, i) => c.padEnd(widths[i])).join(' | ') + ' |';
+  console.log(line(header));
+  console.log('|' + widths.map((w) => '-'.repeat(w + 2)).join('|') + '|');
+  for (const t of table) console.log(line(t));
+}

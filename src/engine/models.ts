@@ -21,6 +21,11 @@ export interface ModelTensorSpec {
   layout: 'NCHW';
   /** Numbers are fixed sizes; strings are dynamic dimensions. */
   shape: Array<number | string>;
+  /**
+   * For models whose H/W are dynamic but that work on a square input (IS-Net): the size used
+   * when the caller does not choose one, and the sizes a caller may choose.
+   */
+  size?: { default: number; min: number; max: number; multiple: number };
   /** The value range the model was trained on before mean/std, e.g. [0, 1]. */
   range: [number, number];
   mean: [number, number, number];
