@@ -98,10 +98,13 @@ async function child(engine, listFile) {
     runOne = async (file) => Buffer.from(await (await removeBackground(new Blob([readFileSync(file)], { type: 'image/jpeg' }), { model: 'medium', output: { format: 'image/png' } })).arrayBuffer());
   } else {
     const { run } = await import('../dist/ops/remove-background/pipeline.js');
+    // "imgtool-isnet@768": the default mode with ISNet run at another input side.
+    const [name, side] = engine.split('@');
+    if (side) (await import('../dist/ops/remove-background/cutout.js')).configureCutout({ isnetSide: Number(side) });
     const ctx = { signal: new AbortController().signal, onProgress: () => {}, warn: () => {}, tempPath: (e) => join(dir, `tmp.${e}`) };
     runOne = async (file) => {
       const data = readFileSync(file);
-      const options = { format: 'png', shadow: false, crop: false, model: engine.replace('imgtool-', ''), mask_only: false };
+      const options = { format: 'png', shadow: false, crop: false, model: name.replace('imgtool-', ''), mask_only: false };
       return (await run({ operation: 'remove-background', inputs: { image: { name: file, data, size: data.length } }, options }, ctx)).data;
     };
   }
@@ -117,7 +120,9 @@ async function child(engine, listFile) {
     writeFileSync(join(dir, `${item.name}.png`), png);
     process.stdout.write('@@' + JSON.stringify({ seconds }) + '\n');
   }
-  process.stdout.write('@@' + JSON.stringify({ maxRssMB: process.resourceUsage().maxRSS / 1024 }) + '\n');
+  // VmHWM, not getrusage: ru_maxrss survives exec and would include the parent's footprint.
+  const hwm = Number(/VmHWM:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 0);
+  process.stdout.write('@@' + JSON.stringify({ maxRssMB: hwm / 1024 }) + '\n');
   lines.close();
 }
 

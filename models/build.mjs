@@ -97,15 +97,23 @@ export async function assemble(entry, { skipFp16ToFp32 = false, skipDynamicSize 
   switch (a.method) {
     case 'copy': {
       const buf = fs.readFileSync(path.join(pkgDir, entry.source.files[0]));
-      if (!a.dynamicBatch) return buf;
-      // The export pins batch to 1 although the graph is batch-agnostic; freeing it lets
-      // video frames go through one run().
+      if (!a.dynamicBatch && !a.freeSpatialDims) return buf;
+      // The export pins batch to 1 and u2netp's input to 320x320, although the graph takes
+      // every Resize size from a Shape op and runs at any batch and size: declaring those
+      // dimensions symbolic lets video frames go through one run() and at other sizes.
       const { decodeModel, encodeModel } = await import('./convert/onnx-proto.mjs');
       const model = decodeModel(buf);
-      for (const v of [...model.graph.input, ...model.graph.output]) {
-        const dim = v.type.tensorType.shape.dim[0];
+      const free = (dim, name) => {
         delete dim.dimValue;
-        dim.dimParam = 'N';
+        dim.dimParam = name;
+      };
+      for (const v of [...model.graph.input, ...model.graph.output]) {
+        const dims = v.type.tensorType.shape.dim;
+        if (a.dynamicBatch) free(dims[0], 'N');
+        if (a.freeSpatialDims) {
+          free(dims[2], 'H');
+          free(dims[3], 'W');
+        }
       }
       return Buffer.from(encodeModel(model));
     }

@@ -5,7 +5,6 @@ import { throwIfAborted } from '../../errors.js';
 import { engineThreads, ensureModel, modelEntry, modelMissingError } from '../../engine/models.js';
 import { segmentBatch, type SegmentModel } from '../../engine/segment.js';
 import { clampByte, hwcToChw } from '../../engine/tensor.js';
-import { withFreeSpatialDims } from './onnx-dims.js';
 
 /**
  * Video segmentation: a pool of single-threaded u2netp sessions, one frame per session, so
@@ -16,12 +15,12 @@ import { withFreeSpatialDims } from './onnx-dims.js';
  *   same frame (its threads spin-wait and sync at every one of u2netp's ~1000 small ops);
  *   two 1-thread sessions with a frame each use the cores without that overhead.
  * - u2netp's Resize ops take their sizes from Shape ops, so the graph runs at any input size
- *   once the declared 320x320 is freed (onnx-dims.ts); cost follows the pixel count.
+ *   (the model build declares its H and W symbolic); cost follows the pixel count.
  *   Non-square, aspect-following inputs scored worse against exact alpha than square inputs
  *   of fewer pixels (the model was trained on frames squashed to a square), so the input
  *   stays square and only its side changes.
  *
- * IS-Net (fixed 1024x1024, heavy) goes through the engine's shared session unchanged.
+ * IS-Net (heavy) goes through the engine's shared session unchanged.
  */
 
 /**
@@ -49,7 +48,7 @@ const pools = new Map<string, Promise<Pool>>();
 async function createPool(model: SegmentModel, size: number, extra: InferenceSession.SessionOptions = {}): Promise<Pool> {
   const file = ensureModel(model);
   const ort = await import('onnxruntime-node');
-  const bytes = withFreeSpatialDims(await readFile(file));
+  const bytes = await readFile(file);
   try {
     const sessions = await Promise.all(
       Array.from({ length: size }, () =>
