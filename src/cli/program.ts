@@ -111,10 +111,15 @@ async function buildTasks(op: OperationDefinition, positional: string[], flags: 
   return combos.map((refs) => ({ refs }));
 }
 
-async function makeExecutor(flags: CommonFlags, io: CliIO, config: UserConfig): Promise<Executor> {
+async function makeExecutor(flags: CommonFlags, io: CliIO, config: UserConfig, concurrency: number): Promise<Executor> {
   const env = io.env;
   const remote = flags.remote ?? env.IMGTOOL_API_URL ?? config.remote;
-  if (!remote) return new LocalExecutor(new Ledger(imgtoolHome(env)), io.stdin);
+  if (!remote) {
+    // Inputs processed at once share the cores: each model session gets its share of threads.
+    const { configureEngine } = await import('../engine/models.js');
+    configureEngine({ concurrency });
+    return new LocalExecutor(new Ledger(imgtoolHome(env)), io.stdin);
+  }
   const { RemoteExecutor } = await import('../client/executor.js');
   return new RemoteExecutor({
     baseUrl: remote,
@@ -149,7 +154,7 @@ function addOperationCommand(program: Command, op: OperationDefinition, io: CliI
     const toStdout = flags.outDir === '-';
     if (toStdout && tasks.length !== 1) throw new ImgtoolError('invalid_parameter', `-o - (stdout) needs exactly one input, got ${tasks.length}`);
     const reporter = createReporter({ json: Boolean(flags.json), quiet: Boolean(flags.quiet) || toStdout, tty: io.isTTY, stdout: io.stdout, stderr: io.stderr });
-    const executor = await makeExecutor(flags, io, config);
+    const executor = await makeExecutor(flags, io, config, concurrency);
     const summary = await runBatch(
       op,
       tasks,

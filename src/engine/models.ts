@@ -86,7 +86,7 @@ const verified = new Map<string, string>();
 
 /**
  * Tunes the engine. Takes effect for sessions created afterwards; call it before the first
- * inference (the CLI does, from --threads / the config file).
+ * inference (the CLI does, from --concurrency / the config file).
  * @example configureEngine({ concurrency: 2 }) // two workers, each gets half the cores
  */
 export function configureEngine(next: EngineConfig): void {
