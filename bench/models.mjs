@@ -229,17 +229,7 @@ async function benchIsnetSizes() {
     ['sneaker.png', 'brick.png', 4],
     ['crown.png', 'grass.png', 4],
   ];
-  const iou = (a, b) => {
-    let inter = 0;
-    let union = 0;
-    for (let i = 0; i < a.length; i++) {
-      const p = a[i] >= 128;
-      const q = b[i] >= 128;
-      if (p && q) inter++;
-      if (p || q) union++;
-    }
-    return union ? inter / union : 1;
-  };
+  const { maskIou: iou } = await import('../dist/media/metrics.js');
   const mae = (a, b) => {
     let sum = 0;
     for (let i = 0; i < a.length; i++) sum += Math.abs(a[i] - b[i]);

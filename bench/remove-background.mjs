@@ -60,28 +60,7 @@ async function buildComposites(n, width, height) {
   return list;
 }
 
-function score(pred, truth, w, h, band = 3) {
-  let inter = 0, union = 0, abs = 0;
-  const edge = new Uint8Array(w * h);
-  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) {
-    const i = y * w + x, t = truth[i] >= 128;
-    if ((truth[i] > 0 && truth[i] < 255) || (x + 1 < w && (truth[i + 1] >= 128) !== t) || (y + 1 < h && (truth[i + w] >= 128) !== t)) edge[i] = 1;
-  }
-  // Band membership by a (2*band+1)^2 box count over the edge map (integral image).
-  const S = new Int32Array((w + 1) * (h + 1));
-  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) S[(y + 1) * (w + 1) + x + 1] = edge[y * w + x] + S[y * (w + 1) + x + 1] + S[(y + 1) * (w + 1) + x] - S[y * (w + 1) + x];
-  let bandErr = 0, bandN = 0;
-  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) {
-    const i = y * w + x, p = pred[i] >= 128, t = truth[i] >= 128;
-    if (p && t) inter++;
-    if (p || t) union++;
-    const e = Math.abs(pred[i] - truth[i]) / 255;
-    abs += e;
-    const x0 = Math.max(0, x - band), x1 = Math.min(w, x + band + 1), y0 = Math.max(0, y - band), y1 = Math.min(h, y + band + 1);
-    if (S[y1 * (w + 1) + x1] - S[y0 * (w + 1) + x1] - S[y1 * (w + 1) + x0] + S[y0 * (w + 1) + x0] > 0) { bandErr += e; bandN++; }
-  }
-  return { iou: union ? inter / union : 1, mae: abs / (w * h), boundary: bandN ? bandErr / bandN : 0 };
-}
+const { scoreAlpha: score } = await import('../dist/media/metrics.js');
 
 /**
  * Child: load one engine, warm it up on the first image (not timed), then run the images the

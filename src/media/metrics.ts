@@ -1,5 +1,5 @@
 /**
- * Measures for judging a filled band against the real pixels it replaced (used by the bench
+ * Image and mask measures shared by tests and benches. Measures for judging a filled band against the real pixels it replaced (used by the bench
  * and tests). All work on 8-bit RGB canvases; SSIM and the seam figure on luma (BT.601).
  */
 
@@ -110,4 +110,60 @@ export function seamFigure(canvas: Uint8Array, width: number, height: number, kn
     for (let x = known.x0; x < known.x1; x++, sn++) seam += Math.abs(Y[(ya + 1) * width + x]! - Y[ya * width + x]!);
   }
   return seam / Math.max(1, sn) - typ / Math.max(1, tn);
+}
+
+/** Intersection over union of two masks thresholded at half (1 when both are empty). */
+export function maskIou(a: Uint8Array, b: Uint8Array): number {
+  let inter = 0;
+  let union = 0;
+  for (let i = 0; i < a.length; i++) {
+    const p = a[i]! >= 128;
+    const q = b[i]! >= 128;
+    if (p && q) inter++;
+    if (p || q) union++;
+  }
+  return union ? inter / union : 1;
+}
+
+export interface AlphaScores {
+  iou: number;
+  /** Mean absolute alpha error, 0..1. */
+  mae: number;
+  /** Mean absolute alpha error within `band` px of the true edge, 0..1. */
+  boundary: number;
+}
+
+/**
+ * Scores a predicted alpha against the truth: IoU of alpha >= 128, mean absolute error, and the
+ * error in the band around the true edge (semi-transparent truth pixels and 128-crossings),
+ * band membership found with an integral image of the edge map.
+ */
+export function scoreAlpha(pred: Uint8Array, truth: Uint8Array, w: number, h: number, band = 3): AlphaScores {
+  const edge = new Uint8Array(w * h);
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const i = y * w + x;
+      const t = truth[i]! >= 128;
+      if ((truth[i]! > 0 && truth[i]! < 255) || (x + 1 < w && truth[i + 1]! >= 128 !== t) || (y + 1 < h && truth[i + w]! >= 128 !== t)) edge[i] = 1;
+    }
+  }
+  const S = new Int32Array((w + 1) * (h + 1));
+  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) S[(y + 1) * (w + 1) + x + 1] = edge[y * w + x]! + S[y * (w + 1) + x + 1]! + S[(y + 1) * (w + 1) + x]! - S[y * (w + 1) + x]!;
+  let inter = 0, union = 0, abs = 0, bandErr = 0, bandN = 0;
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const i = y * w + x;
+      const p = pred[i]! >= 128, t = truth[i]! >= 128;
+      if (p && t) inter++;
+      if (p || t) union++;
+      const e = Math.abs(pred[i]! - truth[i]!) / 255;
+      abs += e;
+      const x0 = Math.max(0, x - band), x1 = Math.min(w, x + band + 1), y0 = Math.max(0, y - band), y1 = Math.min(h, y + band + 1);
+      if (S[y1 * (w + 1) + x1]! - S[y0 * (w + 1) + x1]! - S[y1 * (w + 1) + x0]! + S[y0 * (w + 1) + x0]! > 0) {
+        bandErr += e;
+        bandN++;
+      }
+    }
+  }
+  return { iou: union ? inter / union : 1, mae: abs / (w * h), boundary: bandN ? bandErr / bandN : 0 };
 }

@@ -37,15 +37,4 @@ export async function cutoutOnTexture(cutout: string, texture: string, size = { 
   return { image: { data: new Uint8Array(image), width: size.width, height: size.height }, alpha };
 }
 
-/** Intersection over union of two masks thresholded at half. */
-export function iou(a: Uint8Array, b: Uint8Array): number {
-  let inter = 0;
-  let union = 0;
-  for (let i = 0; i < a.length; i++) {
-    const p = a[i] >= 128;
-    const q = b[i] >= 128;
-    if (p && q) inter++;
-    if (p || q) union++;
-  }
-  return union ? inter / union : 1;
-}
+export { maskIou as iou } from '../../src/media/metrics.js';

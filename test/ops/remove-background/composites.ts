@@ -50,45 +50,4 @@ export async function makeComposite(cutout: string, backdrop: string, opts: { wi
   return { name: `${cutout}-on-${backdrop.split('/').pop()!.split('.')[0]}`, file, width, height, alpha, box: { left: x0, top: y0, width: x1 - x0 + 1, height: y1 - y0 + 1 } };
 }
 
-export interface AlphaScores {
-  iou: number;
-  mae: number;
-  /** Mean absolute alpha error (0..1) within a band around the true boundary. */
-  boundary: number;
-}
-
-/** IoU of alpha >= 128, mean absolute error, and error in the band where the true edge is. */
-export function scoreAlpha(pred: Uint8Array, truth: Uint8Array, width: number, height: number, bandRadius = 3): AlphaScores {
-  let inter = 0, union = 0, abs = 0, bandErr = 0, bandN = 0;
-  const edge = new Uint8Array(width * height);
-  for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) {
-      const i = y * width + x;
-      const t = truth[i]! >= 128;
-      const right = x + 1 < width && (truth[i + 1]! >= 128) !== t;
-      const down = y + 1 < height && (truth[i + width]! >= 128) !== t;
-      if ((truth[i]! > 0 && truth[i]! < 255) || right || down) edge[i] = 1;
-    }
-  }
-  for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) {
-      const i = y * width + x;
-      const p = pred[i]! >= 128, t = truth[i]! >= 128;
-      if (p && t) inter++;
-      if (p || t) union++;
-      const e = Math.abs(pred[i]! - truth[i]!) / 255;
-      abs += e;
-      let inBand = false;
-      for (let dy = -bandRadius; dy <= bandRadius && !inBand; dy++) {
-        const yy = y + dy;
-        if (yy < 0 || yy >= height) continue;
-        for (let dx = -bandRadius; dx <= bandRadius; dx++) {
-          const xx = x + dx;
-          if (xx >= 0 && xx < width && edge[yy * width + xx]) { inBand = true; break; }
-        }
-      }
-      if (inBand) { bandErr += e; bandN++; }
-    }
-  }
-  return { iou: union ? inter / union : 1, mae: abs / (width * height), boundary: bandN ? bandErr / bandN : 0 };
-}
+export { scoreAlpha, type AlphaScores } from '../../../src/media/metrics.js';

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { ensureModel } from '../../../src/engine/models.js';
 import { FrameSegmenter } from '../../../src/ops/video-remove-background/segmenter.js';
 import { fixture } from '../../helpers.js';
+import { maskIou as iou } from '../../../src/media/metrics.js';
 
 /** A 256x144 frame: the apple cut-out (exact alpha) over brick, and that alpha as the truth. */
 async function composite() {
@@ -22,15 +23,6 @@ async function composite() {
   return { rgb, truth, W, H };
 }
 
-function iou(a: Uint8Array, b: Uint8Array): number {
-  let inter = 0, union = 0;
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i]! >= 128, y = b[i]! >= 128;
-    if (x && y) inter++;
-    if (x || y) union++;
-  }
-  return inter / union;
-}
 
 describe('u2netp at free input sizes', () => {
   it('the built u2netp declares H and W symbolic (models/build.mjs frees them)', () => {
