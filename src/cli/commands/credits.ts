@@ -12,6 +12,8 @@ function credits(v: string, what: string): number {
 
 /** `imgtool credits`: the local credits file, or the remote balance with --remote. */
 export function registerCreditsCommand(program: Command, io: CliIO): void {
+  const printBalance = (balance: number, json?: boolean) =>
+    io.stdout.write(json ? JSON.stringify({ credits_remaining: balance }) + '\n' : `${balance} credits remaining\n`);
   const cmd = program
     .command('credits')
     .summary('Show or change the credit balance')
@@ -28,27 +30,21 @@ export function registerCreditsCommand(program: Command, io: CliIO): void {
         const client = new ApiClient({ baseUrl: remote, apiKey: flags.apiKey ?? io.env.IMGTOOL_API_KEY, bearerToken: flags.bearerToken ?? io.env.IMGTOOL_BEARER_TOKEN });
         balance = await client.credits(io.signal);
       } else balance = new Ledger(imgtoolHome(io.env)).balance();
-      io.stdout.write(flags.json ? JSON.stringify({ credits_remaining: balance }) + '\n' : `${balance} credits remaining\n`);
+      printBalance(balance, flags.json);
     });
 
-  cmd
-    .command('add <n>')
-    .description('Add N credits to the local balance')
-    .option('--json', 'print JSON')
-    .action(async (n: string, _f: unknown, c: Command) => {
-      const flags = c.optsWithGlobals<{ json?: boolean }>();
-      const after = await new Ledger(imgtoolHome(io.env)).add(credits(n, 'N'));
-      io.stdout.write(flags.json ? JSON.stringify({ credits_remaining: after }) + '\n' : `${after} credits remaining\n`);
-    });
-  cmd
-    .command('set <n>')
-    .description('Set the local balance to N credits')
-    .option('--json', 'print JSON')
-    .action(async (n: string, _f: unknown, c: Command) => {
-      const flags = c.optsWithGlobals<{ json?: boolean }>();
-      const after = await new Ledger(imgtoolHome(io.env)).set(credits(n, 'N'));
-      io.stdout.write(flags.json ? JSON.stringify({ credits_remaining: after }) + '\n' : `${after} credits remaining\n`);
-    });
+  // `credits add N` and `credits set N` differ only in the ledger call.
+  const change = (name: string, description: string, apply: (ledger: Ledger, n: number) => Promise<number>) =>
+    cmd
+      .command(`${name} <n>`)
+      .description(description)
+      .option('--json', 'print JSON')
+      .action(async (n: string, _f: unknown, c: Command) => {
+        const after = await apply(new Ledger(imgtoolHome(io.env)), credits(n, 'N'));
+        printBalance(after, c.optsWithGlobals<{ json?: boolean }>().json);
+      });
+  change('add', 'Add N credits to the local balance', (l, n) => l.add(n));
+  change('set', 'Set the local balance to N credits', (l, n) => l.set(n));
   cmd
     .command('history')
     .description('List local charges and changes, oldest first')
