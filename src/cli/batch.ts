@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, rename, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { EXIT, ImgtoolError, toImgtoolError } from '../errors.js';
@@ -161,8 +161,7 @@ export async function runBatch(
       }
       const commit = async () => {
         if (settings.toStdout) {
-          const data = result.data ?? (await import('node:fs/promises')).readFile(result.file!);
-          settings.toStdout.write(await data);
+          settings.toStdout.write(result.data ?? (await readFile(result.file!)));
           return;
         }
         if (!settings.overwrite && existsSync(finalPath)) {

@@ -19,7 +19,7 @@ async function readLimited(stream: AsyncIterable<Uint8Array>, limit: number, nam
   return Buffer.concat(chunks);
 }
 
-async function fetchUrl(url: string, spec: InputSpec, signal: AbortSignal): Promise<Response> {
+async function fetchUrl(url: string, signal: AbortSignal): Promise<Response> {
   let res: Response;
   try {
     res = await fetch(url, { signal, redirect: 'follow' });
@@ -30,7 +30,6 @@ async function fetchUrl(url: string, spec: InputSpec, signal: AbortSignal): Prom
   if (!res.ok || !res.body) {
     throw new ImgtoolError('fetch_failed', `${url} could not be downloaded: HTTP ${res.status}`);
   }
-  void spec;
   return res;
 }
 
@@ -55,7 +54,7 @@ export async function loadInput(ref: InputRef, spec: InputSpec, limits: Limits, 
     }
     return { input: { name: 'stdin', data, size: data.length }, cleanup: none };
   }
-  const res = await fetchUrl(ref.url, spec, opts.signal);
+  const res = await fetchUrl(ref.url, opts.signal);
   const declared = Number(res.headers.get('content-length') ?? NaN);
   if (declared > limits.maxBytes) {
     await res.body?.cancel().catch(() => {});

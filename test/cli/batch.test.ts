@@ -117,6 +117,29 @@ describe('batch runs', () => {
     expect(readdirSync(dir)).toEqual(['a.jpg']);
   });
 
+  it('downloads URL inputs (named after the URL path) and reports unreachable ones per file', async () => {
+    const dir = tempDir();
+    await photos(dir, ['a.jpg']);
+    const { createServer } = await import('node:http');
+    const server = createServer((req, res) => {
+      if (req.url?.split('?')[0] === '/img/a.jpg') res.writeHead(200, { 'Content-Type': 'image/jpeg' }).end(readFileSync(join(dir, 'a.jpg')));
+      else res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    try {
+      const out = tempDir();
+      const r = await cli([...UPSCALE, `${base}/img/a.jpg?size=1`, `${base}/img/missing.jpg`, '-o', out, '--json'], { cwd: dir });
+      expect(r.code).toBe(1);
+      const records = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+      expect(records.find((x) => x.input.endsWith('a.jpg?size=1')), r.stdout).toMatchObject({ status: 'ok', output: join(out, 'a.upscale.jpg') });
+      expect(records.find((x) => x.input.endsWith('missing.jpg'))).toMatchObject({ status: 'failed', error_code: 'fetch_failed' });
+      expect((await sharp(join(out, 'a.upscale.jpg')).metadata()).width).toBe(128);
+    } finally {
+      server.close();
+    }
+  });
+
   it('input patterns that match nothing are usage errors naming the pattern', async () => {
     const r = await cli([...UPSCALE, 'nothing/*.jpg'], { cwd: tempDir() });
     expect(r.code).toBe(2);
