@@ -3,14 +3,17 @@
  * video-remove-background bench: end-to-end speed at 480p and 720p, the share of time spent
  * in inference, and matte stability with and without temporal stabilisation.
  *
- *   npm run build && node bench/video-remove-background.mjs [--seconds 3] [--model u2netp] [--rounds 2]
+ *   npm run build && node bench/video-remove-background.mjs [--seconds 3] [--model u2netp] [--rounds 2] [--explore]
  *
- * Speed variants, run interleaved (A B C A B C ...) on the same clips so machine load hits
+ * Variants, run interleaved (A B C A B C ...) on the same clips so machine load hits
  * them alike; the best of the rounds is shown, with this process' CPU time per frame (ORT
- * threads and sharp included, ffmpeg's own processes not) as the steadier figure:
- *   round1   what round 1 shipped: u2netp at 320x320, one session with 2 intra-op threads
- *   320x2    u2netp at 320x320, two single-thread sessions, two frames in flight
- *   default  u2netp at 256x256, two single-thread sessions, two frames in flight
+ * threads and sharp included, ffmpeg's own processes not) as the steadier figure. All use
+ * u2netp at 256x256 on two single-thread sessions:
+ *   every     every frame segmented (round 2's default)
+ *   default   keyframe cadence 2: every 2nd frame segmented, the matte carried along the block
+ *             motion in between (scene cuts and large motion always segmented)
+ *   cadence3  every 3rd frame segmented
+ * --explore adds round 1/2's 320x320 variants, the per-frame IoU vs 320x320 and the accuracy table.
  * "ffmpeg only" decodes and encodes the same clip with the same settings and no model: the
  * floor the pipeline cannot beat, as CPU seconds of the ffmpeg processes per frame.
  * Accuracy of the inference sizes against exact alpha: 28 composites (7 cut-outs x 4
@@ -45,22 +48,28 @@ const arg = (name, dflt) => {
 const SECONDS = Number(arg('seconds', '3'));
 const MODEL = arg('model', 'u2netp');
 const ROUNDS = Number(arg('rounds', '2'));
+const EXPLORE = process.argv.includes('--explore');
 
 const { ffmpegPath } = await import(join(DIST, 'media/ffmpeg.js'));
 const { probeVideo } = await import(join(DIST, 'media/probe.js'));
 const { getOperation } = await import(join(DIST, 'ops/registry.js'));
 const { parseOptions } = await import(join(DIST, 'ops/validate.js'));
 const { FrameDecoder } = await import(join(DIST, 'ops/video-remove-background/decode.js'));
-const { MatteStabiliser } = await import(join(DIST, 'ops/video-remove-background/stabilise.js'));
+const { MatteStabiliser, videoStabiliserDefaults } = await import(join(DIST, 'ops/video-remove-background/stabilise.js'));
 const { FrameSegmenter, videoSegmenterDefaults } = await import(join(DIST, 'ops/video-remove-background/segmenter.js'));
 const { encodeSpec } = await import(join(DIST, 'ops/video-remove-background/formats.js'));
 const sharp = (await import('sharp')).default;
 
+// Segmenter and stabiliser overrides per variant. Round 2's 320x320 variants are behind --explore.
 const VARIANTS = {
-  round1: { side: 320, sessions: 1, sessionOptions: { intraOpNumThreads: 2 } },
-  '320x2': { side: 320, sessions: 2 },
-  default: {},
+  ...(process.argv.includes('--explore')
+    ? { round1: { seg: { side: 320, sessions: 1, sessionOptions: { intraOpNumThreads: 2 } }, stab: { cadence: 1 } }, '320x2': { seg: { side: 320, sessions: 2 }, stab: { cadence: 1 } } }
+    : {}),
+  every: { seg: {}, stab: { cadence: 1 } },
+  default: { seg: {}, stab: {} },
+  cadence3: { seg: {}, stab: { cadence: 3 } },
 };
+const CADENCES = { every: 1, default: undefined, cadence3: 3 };
 
 function ffmpeg(args) {
   const r = spawnSync(ffmpegPath(), ['-hide_banner', '-nostdin', '-v', 'error', '-y', ...args], { encoding: 'utf8' });
@@ -88,9 +97,14 @@ function makeClips() {
   return clips;
 }
 
-async function endToEnd(clip, variant = {}) {
-  for (const k of Object.keys(videoSegmenterDefaults)) delete videoSegmenterDefaults[k];
-  Object.assign(videoSegmenterDefaults, variant);
+function setDefaults(target, values) {
+  for (const k of Object.keys(target)) delete target[k];
+  Object.assign(target, values);
+}
+
+async function endToEnd(clip, variant = { seg: {}, stab: {} }) {
+  setDefaults(videoSegmenterDefaults, variant.seg);
+  setDefaults(videoStabiliserDefaults, variant.stab);
   const op = getOperation('video-remove-background');
   const options = parseOptions(op, { output_format: 'mp4_h264', model: MODEL }, 'field');
   const pipeline = await op.load();
@@ -105,8 +119,9 @@ async function endToEnd(clip, variant = {}) {
   );
   const secs = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
-  for (const k of Object.keys(videoSegmenterDefaults)) delete videoSegmenterDefaults[k];
-  return { frames: res.meta.frames, secs, fps: res.meta.frames / secs, inferenceShare: res.meta.inferenceShare, segmented: res.meta.segmentedFrames, cpuMsPerFrame: (cpu.user + cpu.system) / 1000 / res.meta.frames };
+  setDefaults(videoSegmenterDefaults, {});
+  setDefaults(videoStabiliserDefaults, {});
+  return { frames: res.meta.frames, secs, fps: res.meta.frames / secs, inferenceShare: res.meta.inferenceShare, segmented: res.meta.segmentedFrames, propagated: res.meta.propagatedFrames, cpuMsPerFrame: (cpu.user + cpu.system) / 1000 / res.meta.frames };
 }
 
 /** CPU seconds of ffmpeg decoding the clip to raw RGB and encoding it as the pipeline does (mp4_h264). */
@@ -168,28 +183,35 @@ async function accuracy(sides) {
 }
 
 /** Raw and stabilised mattes of every frame, scored against each other. */
-async function mattes(clip) {
+async function mattes(clip, cadence) {
   const p = await probeVideo(clip.file);
   const { width, height } = p;
   const dec = new FrameDecoder(clip.file, { width, height, fps: p.fpsRational });
-  const stab = new MatteStabiliser(width, height);
+  const stab = new MatteStabiliser(width, height, cadence === undefined ? {} : { cadence });
   const seg = new FrameSegmenter(MODEL, width, height);
-  const seg320 = new FrameSegmenter(MODEL, width, height, { side: 320 });
+  const seg320 = EXPLORE ? new FrameSegmenter(MODEL, width, height, { side: 320 }) : seg;
   let i320 = 0, u320 = 0;
   let prevFrame, prevRaw, prevStab;
-  const acc = { rawFlicker: 0, stabFlicker: 0, staticPx: 0, inter: 0, union: 0, movingPx: 0, frames: 0, reused: 0 };
+  let jsMs = 0;
+  const acc = { propagated: 0, rawFlicker: 0, stabFlicker: 0, staticPx: 0, inter: 0, union: 0, movingPx: 0, frames: 0, reused: 0 };
   for (;;) {
     const frame = await dec.next();
     if (!frame) break;
+    let t0 = performance.now();
     const a = stab.analyse(frame);
-    const [raw, ref] = await Promise.all([seg.segment(frame), seg320.segment(frame)]);
+    jsMs += performance.now() - t0;
+    // Every frame is segmented: the raw per-frame matte is the baseline propagation is scored against.
+    const [raw, ref] = EXPLORE ? await Promise.all([seg.segment(frame), seg320.segment(frame)]) : await seg.segment(frame).then((r) => [r, r]);
     for (let i = 0; i < raw.length; i++) {
       const x = raw[i] >= 128, y = ref[i] >= 128;
       if (x && y) i320++;
       if (x || y) u320++;
     }
-    const out = new Uint8Array(a.reuse ? stab.update(null) : stab.update(raw));
+    t0 = performance.now();
+    const out = new Uint8Array(a.reuse || a.propagate ? stab.update(null, a) : stab.update(raw, a));
+    jsMs += performance.now() - t0;
     if (a.reuse) acc.reused++;
+    if (a.propagate) acc.propagated++;
     if (prevFrame && !a.sceneCut) {
       for (let i = 0, j = 0; i < raw.length; i++, j += 3) {
         const d = Math.max(Math.abs(frame[j] - prevFrame[j]), Math.abs(frame[j + 1] - prevFrame[j + 1]), Math.abs(frame[j + 2] - prevFrame[j + 2]));
@@ -216,6 +238,8 @@ async function mattes(clip) {
     staticShare: acc.staticPx / Math.max(1, acc.frames - 1) / (width * height),
     iouMoving: acc.union ? acc.inter / acc.union : 1,
     reused: acc.reused,
+    propagated: acc.propagated,
+    jsMsPerFrame: jsMs / acc.frames,
     frames: acc.frames,
     iouVs320: u320 ? i320 / u320 : 1,
   };
@@ -233,7 +257,7 @@ const loads = [];
 const speed = new Map();
 for (let round = 0; round < ROUNDS; round++) {
   for (const clip of clips) {
-    const variants = clip.name.endsWith('480p') ? Object.keys(VARIANTS) : ['default'];
+    const variants = Object.keys(VARIANTS);
     for (const v of variants) {
       const r = await endToEnd(clip, VARIANTS[v]);
       loads.push(os.loadavg()[0]);
@@ -245,23 +269,29 @@ for (let round = 0; round < ROUNDS; round++) {
   console.error(`  round ${round + 1} done`);
 }
 console.log(`\nend to end, mp4_h264, best of ${ROUNDS} interleaved rounds; load average during runs ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)}`);
-console.log('clip           variant   frames  e2e fps  inference  segmented  node CPU ms/frame  ffmpeg-only CPU ms/frame');
+console.log('clip           variant   frames  e2e fps  inference  segmented  propagated  node CPU ms/frame  ffmpeg-only CPU ms/frame');
 for (const clip of clips) {
   const floor = ffmpegOnly(clip, speed.get(`${clip.name} default`).frames);
   for (const [key, r] of speed) {
     if (!key.startsWith(`${clip.name} `)) continue;
-    console.log(`${clip.name.padEnd(14)} ${key.slice(clip.name.length + 1).padEnd(8)} ${pad(r.frames, 7)} ${pad(r.fps.toFixed(2), 8)} ${pad((r.inferenceShare * 100).toFixed(0) + '%', 10)} ${pad(r.segmented, 10)} ${pad(r.cpuMsPerFrame.toFixed(0), 18)} ${pad(floor.toFixed(0), 25)}`);
+    console.log(`${clip.name.padEnd(14)} ${key.slice(clip.name.length + 1).padEnd(8)} ${pad(r.frames, 7)} ${pad(r.fps.toFixed(2), 8)} ${pad((r.inferenceShare * 100).toFixed(0) + '%', 10)} ${pad(r.segmented, 10)} ${pad(r.propagated, 11)} ${pad(r.cpuMsPerFrame.toFixed(0), 18)} ${pad(floor.toFixed(0), 25)}`);
   }
 }
 
-console.log(`\nmatte stability (default settings) vs the raw per-frame matte, and the per-frame matte vs u2netp at 320x320`);
-console.log('clip            frames | flicker raw  stabilised  cut   IoU moving  static px | IoU vs 320');
+console.log(`\nmatte stability per cadence vs the raw per-frame matte (every frame segmented for the baseline)${EXPLORE ? ', and the per-frame matte vs u2netp at 320x320' : ''}`);
+console.log('clip            variant  frames propagated | flicker raw  output  cut   IoU moving  static px | stabilise+propagate JS ms/frame' + (EXPLORE ? ' | IoU vs 320' : ''));
 for (const clip of clips) {
-  const m = await mattes(clip);
-  const cut = 1 - m.flickerStab / m.flickerRaw;
-  console.log(`${clip.name.padEnd(15)} ${pad(m.frames, 6)} | ${pad(m.flickerRaw.toFixed(2), 11)} ${pad(m.flickerStab.toFixed(2), 11)} ${pad((cut * 100).toFixed(0) + '%', 5)} ${pad(m.iouMoving.toFixed(3), 11)} ${pad((m.staticShare * 100).toFixed(0) + '%', 10)} | ${pad(m.iouVs320.toFixed(3), 10)}`);
+  for (const v of Object.keys(CADENCES)) {
+    const m = await mattes(clip, CADENCES[v]);
+    const cut = 1 - m.flickerStab / m.flickerRaw;
+    console.log(`${clip.name.padEnd(15)} ${v.padEnd(8)} ${pad(m.frames, 6)} ${pad(m.propagated, 10)} | ${pad(m.flickerRaw.toFixed(2), 11)} ${pad(m.flickerStab.toFixed(2), 7)} ${pad((cut * 100).toFixed(0) + '%', 5)} ${pad(m.iouMoving.toFixed(3), 11)} ${pad((m.staticShare * 100).toFixed(0) + '%', 10)} | ${pad(m.jsMsPerFrame.toFixed(1), 10)}` + (EXPLORE ? ` | ${pad(m.iouVs320.toFixed(3), 10)}` : ''));
+  }
 }
 
+if (!EXPLORE) {
+  console.log(`\ngoals: >= 12 fps at 480p (u2netp, 2 cores); flicker cut >= 40%; IoU moving >= 0.9. load average at end ${os.loadavg()[0].toFixed(1)}`);
+  process.exit(0);
+}
 const acc = await accuracy([320, 288, 256, 224]);
 console.log(`\naccuracy against exact alpha (${acc[0].n} composites, 854x480, raw matte upsampled)`);
 console.log('input side   IoU   boundary |err| (0..255)');

@@ -8,7 +8,7 @@ import { assertEncodable, encodeSpec, hevcAlphaEncoder } from './formats.js';
 import { effectiveBackground, videoRemoveBackground, type VideoRemoveBackgroundOptions } from './index.js';
 import { probeWithinLimits } from './limits.js';
 import { FrameSegmenter } from './segmenter.js';
-import { MatteStabiliser, type FrameAnalysis } from './stabilise.js';
+import { MatteStabiliser, videoStabiliserDefaults, type FrameAnalysis } from './stabilise.js';
 
 /**
  * video-remove-background, locally:
@@ -56,7 +56,7 @@ export const run: Pipeline<VideoRemoveBackgroundOptions> = async (job, ctx) => {
     padColor: `0x${bg.map((v) => v.toString(16).padStart(2, '0')).join('')}`,
     tempPath: ctx.tempPath,
   });
-  const stabiliser = new MatteStabiliser(width, height);
+  const stabiliser = new MatteStabiliser(width, height, videoStabiliserDefaults);
   const segmenter = new FrameSegmenter(options.model, width, height);
   type InFlight = { frame: Buffer; analysis: FrameAnalysis; raw: Promise<Uint8Array | null> };
   const inFlight: InFlight[] = [];
@@ -66,7 +66,7 @@ export const run: Pipeline<VideoRemoveBackgroundOptions> = async (job, ctx) => {
   };
   ctx.signal.addEventListener('abort', stop, { once: true });
 
-  const counts = { frames: 0, segmented: 0, reused: 0, sceneCuts: 0 };
+  const counts = { frames: 0, segmented: 0, reused: 0, propagated: 0, sceneCuts: 0 };
   const started = performance.now();
   // Time during which at least one inference was running, so overlapping runs count once.
   let inferenceMs = 0;
@@ -83,7 +83,9 @@ export const run: Pipeline<VideoRemoveBackgroundOptions> = async (job, ctx) => {
   let ended = false;
   try {
     for (;;) {
-      while (!ended && inFlight.length <= segmenter.concurrency) {
+      // With a keyframe cadence only every Nth frame is inferred, so the look-ahead spans N times
+      // as many frames to keep every session busy.
+      while (!ended && inFlight.length <= segmenter.concurrency * stabiliser.cadence) {
         const frame = await decoder.next();
         if (!frame) {
           ended = true;
@@ -91,7 +93,7 @@ export const run: Pipeline<VideoRemoveBackgroundOptions> = async (job, ctx) => {
         }
         throwIfAborted(ctx.signal);
         const analysis = stabiliser.analyse(frame);
-        const raw = analysis.reuse ? Promise.resolve(null) : track(segmenter.segment(frame, ctx.signal));
+        const raw = analysis.reuse || analysis.propagate ? Promise.resolve(null) : track(segmenter.segment(frame, ctx.signal));
         // Awaited in order below; until then a failure must not count as unhandled.
         raw.catch(() => {});
         inFlight.push({ frame, analysis, raw });
@@ -104,6 +106,7 @@ export const run: Pipeline<VideoRemoveBackgroundOptions> = async (job, ctx) => {
       if (analysis.sceneCut && counts.frames > 0) counts.sceneCuts++;
       const matte = stabiliser.update(raw, analysis);
       if (raw) counts.segmented++;
+      else if (analysis.propagate) counts.propagated++;
       else counts.reused++;
       // A fresh buffer per frame: the pipe may still hold the previous one when write() returns.
       const out = transparent ? attachAlpha(frame, matte, Buffer.allocUnsafe(width * height * 4)) : compositeOver(frame, matte, bg, Buffer.allocUnsafe(width * height * 3));
@@ -144,6 +147,8 @@ export const run: Pipeline<VideoRemoveBackgroundOptions> = async (job, ctx) => {
       frames: counts.frames,
       segmentedFrames: counts.segmented,
       reusedFrames: counts.reused,
+      propagatedFrames: counts.propagated,
+      keyframeCadence: stabiliser.cadence,
       sceneCuts: counts.sceneCuts,
       model: options.model,
       background,

@@ -1,3 +1,5 @@
+import { BlockMotion, warpMatte, type MotionField } from './motion.js';
+
 /**
  * Temporal stabilisation of per-frame mattes.
  *
@@ -14,6 +16,12 @@
  * out codec noise) and the per-cell weight is interpolated bilinearly so no cell seams appear.
  * A scene cut (most of the frame changed) resets the state. Frames nearly identical to the
  * last frame that was segmented reuse the matte without inference.
+ *
+ * With a keyframe cadence above 1 (default 2), frames between keyframes are not segmented:
+ * `analyse` estimates block motion (motion.ts) and, when it explains the frame, marks it
+ * `propagate`; `update(null, analysis)` then warps the previous output along that motion and
+ * blends it like a model matte. Bench (Megamind 480p): IoU on moving regions vs per-frame
+ * mattes 0.968 at cadence 2, 0.944 at 3; see docs/ops/video-remove-background.md.
  *
  * `analyse` decides everything about a frame (cut, reuse, blend weights) and returns it, so
  * the pipeline can analyse several frames ahead while their mattes are still being inferred,
@@ -41,6 +49,20 @@ export interface StabiliserOptions {
    * other frame is skipped this way). 0 turns it off.
    */
   skipBelow?: number;
+  /**
+   * Keyframe cadence: segment every Nth frame and carry the matte along the block motion on
+   * the frames in between (1 = segment every frame). Scene cuts, large motion and motion that
+   * block matching cannot explain always get a keyframe.
+   */
+  cadence?: number;
+  /** Mean abs luma difference to the previous frame above which the frame is always segmented. */
+  propagateMotion?: number;
+  /** Motion-compensated residual (mean abs luma, 1/4 grid) above which the frame is segmented. */
+  propagateResidual?: number;
+  /** Largest per-block residual above which the frame is segmented (one block the motion cannot explain). */
+  propagateBlockResidual?: number;
+  /** Fraction of blocks at the search limit above which the frame is segmented. */
+  propagateClipped?: number;
 }
 
 export interface FrameAnalysis {
@@ -53,6 +75,10 @@ export interface FrameAnalysis {
   movingFraction: number;
   /** Per-cell blend weight of this frame's new matte (cols x rows). */
   weights: Float32Array;
+  /** True when this frame's matte is the previous matte warped along `field` (no inference). */
+  propagate: boolean;
+  /** Block motion to the previous frame, when it was estimated. */
+  field?: MotionField;
 }
 
 const DEFAULTS: Required<StabiliserOptions> = {
@@ -64,7 +90,15 @@ const DEFAULTS: Required<StabiliserOptions> = {
   reuseBelow: 1.2,
   maxReuse: 15,
   skipBelow: 0,
+  cadence: 2,
+  propagateMotion: 16,
+  propagateResidual: 6,
+  propagateClipped: 0.1,
+  propagateBlockResidual: 24,
 };
+
+/** Options the pipeline builds its stabiliser with; the bench overrides them to compare variants. */
+export const videoStabiliserDefaults: StabiliserOptions = {};
 
 export class MatteStabiliser {
   readonly width: number;
@@ -73,6 +107,8 @@ export class MatteStabiliser {
   readonly cols: number;
   readonly rows: number;
   private readonly o: Required<StabiliserOptions>;
+  /** Keyframe cadence in force (1 = every frame segmented). */
+  readonly cadence: number;
   private luma: Uint8Array;
   private prevLuma: Uint8Array;
   private readonly keyLuma: Uint8Array;
@@ -81,6 +117,10 @@ export class MatteStabiliser {
   private readonly keyDiff: Float32Array;
   private readonly state: Float32Array;
   private readonly out: Uint8Array;
+  private readonly warped: Uint8Array;
+  private readonly blocks: BlockMotion;
+  /** Frames since the last segmented one. */
+  private sinceKey = 0;
   // Bilinear lookup tables from pixel to cell-centre coordinates, one per axis.
   private readonly x0: Int32Array;
   private readonly x1: Int32Array;
@@ -98,6 +138,7 @@ export class MatteStabiliser {
     this.width = width;
     this.height = height;
     this.o = { ...DEFAULTS, ...options };
+    this.cadence = Math.max(1, Math.round(this.o.cadence));
     // ~60 cells on the short side: coarse enough to average codec noise, fine enough that a
     // moving hand does not unfreeze the whole body.
     this.cell = Math.max(4, Math.round(Math.min(width, height) / 60));
@@ -111,6 +152,8 @@ export class MatteStabiliser {
     this.keyDiff = new Float32Array(this.cols * this.rows);
     this.state = new Float32Array(n);
     this.out = new Uint8Array(n);
+    this.warped = new Uint8Array(n);
+    this.blocks = new BlockMotion(width, height);
     [this.x0, this.x1, this.fx] = axisTable(width, this.cell, this.cols);
     [this.y0, this.y1, this.fy] = axisTable(height, this.cell, this.rows);
   }
@@ -155,8 +198,23 @@ export class MatteStabiliser {
     const still = maxKey < this.o.reuseBelow && this.reused < this.o.maxReuse;
     const slow = maxKey < this.o.skipBelow && this.reused === 0;
     const reuse = this.hasKey && !sceneCut && (still || slow);
-    if (reuse) this.reused++;
-    else {
+    const o = this.o;
+    let propagate = false;
+    let field: MotionField | undefined;
+    if (this.cadence > 1) {
+      this.blocks.push(cur);
+      if (!reuse && !sceneCut && this.hasKey && this.sinceKey < this.cadence - 1 && meanMotion <= o.propagateMotion) {
+        field = this.blocks.estimate();
+        propagate = field.residual <= o.propagateResidual && field.worst <= o.propagateBlockResidual && field.clipped <= o.propagateClipped;
+      }
+    }
+    if (reuse) {
+      this.reused++;
+      this.sinceKey++;
+    } else if (propagate) {
+      this.sinceKey++;
+    } else {
+      this.sinceKey = 0;
       // This frame will be segmented: later frames are compared with it for reuse.
       this.reused = 0;
       this.keyLuma.set(cur);
@@ -166,7 +224,7 @@ export class MatteStabiliser {
     this.luma = prev;
     this.prevLuma = cur;
     this.hasPrev = true;
-    const analysis = { sceneCut, reuse, meanMotion, movingFraction: moving / motion.length, weights: this.computeWeights() };
+    const analysis: FrameAnalysis = { sceneCut, reuse, propagate, field, meanMotion, movingFraction: moving / motion.length, weights: this.computeWeights() };
     this.last = analysis;
     return analysis;
   }
@@ -181,7 +239,10 @@ export class MatteStabiliser {
     const n = this.width * this.height;
     if (raw === null) {
       if (!this.hasMatte) throw new Error('MatteStabiliser.update(null) before any matte');
-      return this.out;
+      if (!analysis?.propagate || !analysis.field) return this.out;
+      // The previous output carried along the motion stands in for this frame's raw matte, and
+      // is re-blended like one: static cells keep the running matte, moving cells take it.
+      raw = warpMatte(this.out, this.width, this.height, analysis.field, this.warped);
     }
     if (!analysis) throw new Error('MatteStabiliser.update before analyse');
     const state = this.state;

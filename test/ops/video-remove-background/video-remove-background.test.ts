@@ -81,6 +81,11 @@ describe('output formats', () => {
       expect(result.ext).toBe(c.format === 'gif' ? 'gif' : c.format.split('_')[0]);
       expect(result.credits).toBe(1);
       expect(result.meta?.frames).toBe(FPS);
+      // Keyframe cadence 2: about half the frames inferred, the rest carried along the apple's motion.
+      const m = result.meta as { segmentedFrames: number; propagatedFrames: number; reusedFrames: number };
+      expect(m.segmentedFrames + m.propagatedFrames + m.reusedFrames).toBe(FPS);
+      expect(m.propagatedFrames).toBeGreaterThan(0);
+      expect(m.segmentedFrames).toBeGreaterThanOrEqual(FPS / 2);
 
       const info = probeOut(result.file!);
       const video = info.streams.find((s) => s.codec_type === 'video')!;
