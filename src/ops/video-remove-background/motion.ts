@@ -61,26 +61,28 @@ export class BlockMotion {
     this.prev = new Uint8Array(this.gw * this.gh);
     this.sum = new Uint32Array(this.gw * this.gh);
     this.fullCur = new Uint8Array(width * height);
-    this.fullPrev = new Uint8Array(width * height);
+    this.fullPrev = this.fullCur;
   }
 
-  /** Feeds the next frame's full-resolution luma (one pass, box-averaged to the grid). */
+  /**
+   * Feeds the next frame's full-resolution luma (one pass, box-averaged to the grid). The array
+   * is kept by reference, not copied: the caller must leave the last two pushed arrays intact
+   * until the next push (the stabiliser's double-buffered luma does).
+   */
   push(luma: Uint8Array): void {
     const { width, gw, gh, sum } = this;
     const t = this.prev;
     this.prev = this.cur;
     this.cur = t;
     this.pushed++;
-    const f = this.fullPrev;
     this.fullPrev = this.fullCur;
-    this.fullCur = f;
-    f.set(luma);
+    this.fullCur = luma;
     sum.fill(0);
-    const h = gh * SCALE;
-    const w = gw * SCALE;
-    for (let y = 0; y < h; y++) {
-      const row = (y >> 2) * gw;
-      for (let x = 0, i = y * width; x < w; x++, i++) sum[row + (x >> 2)] += luma[i]!;
+    for (let gy = 0; gy < gh; gy++) {
+      const row = gy * gw;
+      for (let y = gy * SCALE, yEnd = y + SCALE; y < yEnd; y++) {
+        for (let gx = 0, i = y * width; gx < gw; gx++, i += SCALE) sum[row + gx] += luma[i]! + luma[i + 1]! + luma[i + 2]! + luma[i + 3]!;
+      }
     }
     const cur = this.cur;
     for (let i = 0; i < cur.length; i++) cur[i] = (sum[i]! + 8) >> 4;
@@ -94,8 +96,6 @@ export class BlockMotion {
     let residual = 0;
     let clipped = 0;
     let worst = 0;
-    const sad = new Float64Array((2 * RANGE + 1) * (2 * RANGE + 1));
-    const side = 2 * RANGE + 1;
     for (let by = 0; by < rows; by++) {
       const y0 = by * BLOCK;
       const y1 = Math.min(gh, y0 + BLOCK);
@@ -103,23 +103,26 @@ export class BlockMotion {
         const x0 = bx * BLOCK;
         const x1 = Math.min(gw, x0 + BLOCK);
         const n = (y1 - y0) * (x1 - x0);
+        const bias = ZERO_BIAS * n;
         let best = Infinity;
+        let s0 = 0;
         let bdx = 0;
         let bdy = 0;
+        // Same candidate order and strict comparisons as a full search, so the early exit
+        // (a candidate stops once its partial SAD cannot win) changes no result.
         for (let dy = -RANGE; dy <= RANGE; dy++) {
           for (let dx = -RANGE; dx <= RANGE; dx++) {
-            const s = blockSad(cur, prev, gw, gh, x0, x1, y0, y1, dx, dy, 1);
-            sad[(dy + RANGE) * side + dx + RANGE] = s;
-            const biased = dx === 0 && dy === 0 ? s - ZERO_BIAS * n : s;
+            const zero = dx === 0 && dy === 0;
+            const s = blockSad(cur, prev, gw, gh, x0, x1, y0, y1, dx, dy, 1, zero ? best + bias : best);
+            const biased = zero ? s - bias : s;
             if (biased < best) {
               best = biased;
+              s0 = s;
               bdx = dx;
               bdy = dy;
             }
           }
         }
-        const at = (dx: number, dy: number) => sad[(dy + RANGE) * side + dx + RANGE]!;
-        const s0 = at(bdx, bdy);
         residual += s0;
         if (s0 / n > worst) worst = s0 / n;
         if (Math.abs(bdx) === RANGE || Math.abs(bdy) === RANGE) clipped++;
@@ -146,7 +149,7 @@ export class BlockMotion {
     let ry = cy;
     for (let dy = cy - FINE; dy <= cy + FINE; dy++) {
       for (let dx = cx - FINE; dx <= cx + FINE; dx++) {
-        const s = blockSad(cur, prev, width, height, x0, x1, y0, y1, dx, dy, 2);
+        const s = blockSad(cur, prev, width, height, x0, x1, y0, y1, dx, dy, 2, best);
         if (s < best || (s === best && dx === 0 && dy === 0)) {
           best = s;
           rx = dx;
@@ -168,12 +171,20 @@ export class BlockMotion {
     const vx = new Float32Array(gw * gh);
     const vy = new Float32Array(gw * gh);
     const cand = new Int32Array(9);
-    for (let y = 0, i = 0; y < gh; y++) {
-      const by = Math.min(rows - 1, (y / BLOCK) | 0);
-      for (let x = 0; x < gw; x++, i++) {
-        const bx = Math.min(cols - 1, (x / BLOCK) | 0);
-        let nc = 0;
+    // Per candidate, the abs difference over the block and a 1-pixel border: every pixel of a
+    // block has the same candidates, so each shifted sample is computed once instead of once
+    // per 3x3 window it falls in (9x fewer bilinear samples; the sums are the same numbers
+    // added in the same order as a per-pixel window, so the choice is unchanged).
+    const pw = BLOCK + 2;
+    const diff = new Float64Array(9 * pw * pw);
+    for (let by = 0; by < rows; by++) {
+      const y0 = by * BLOCK;
+      const y1 = Math.min(gh, y0 + BLOCK);
+      for (let bx = 0; bx < cols; bx++) {
+        const x0 = bx * BLOCK;
+        const x1 = Math.min(gw, x0 + BLOCK);
         const own = by * cols + bx;
+        let nc = 0;
         cand[nc++] = own;
         for (let dy = -1; dy <= 1; dy++) {
           const yy = by + dy;
@@ -188,29 +199,32 @@ export class BlockMotion {
           }
         }
         if (nc === 1) {
-          vx[i] = bvx[own]!;
-          vy[i] = bvy[own]!;
+          const ux = bvx[own]!;
+          const uy = bvy[own]!;
+          for (let y = y0; y < y1; y++) {
+            vx.fill(ux, y * gw + x0, y * gw + x1);
+            vy.fill(uy, y * gw + x0, y * gw + x1);
+          }
           continue;
         }
-        let best = Infinity;
-        let pick = cand[0]!;
         for (let k = 0; k < nc; k++) {
           const b = cand[k]!;
           // Sub-grid vectors sampled bilinearly: rounding them to whole grid steps (4 px)
           // would make the true vector lose to zero right at the edges that matter.
           const ox = bvx[b]! / SCALE;
           const oy = bvy[b]! / SCALE;
-          let s = 0;
-          for (let wy = -1; wy <= 1; wy++) {
-            const cy = Math.min(gh - 1, Math.max(0, y + wy));
+          const base = k * pw * pw;
+          for (let py = 0; py < y1 - y0 + 2; py++) {
+            const cy = Math.min(gh - 1, Math.max(0, y0 - 1 + py));
             let sy = cy + oy;
             sy = sy < 0 ? 0 : sy > gh - 1 ? gh - 1 : sy;
             const iy = sy | 0;
             const fy = sy - iy;
             const r0 = iy * gw;
             const r1 = iy < gh - 1 ? r0 + gw : r0;
-            for (let wx = -1; wx <= 1; wx++) {
-              const cx = Math.min(gw - 1, Math.max(0, x + wx));
+            const row = base + py * pw;
+            for (let px = 0; px < x1 - x0 + 2; px++) {
+              const cx = Math.min(gw - 1, Math.max(0, x0 - 1 + px));
               let sx = cx + ox;
               sx = sx < 0 ? 0 : sx > gw - 1 ? gw - 1 : sx;
               const ix = sx | 0;
@@ -219,17 +233,38 @@ export class BlockMotion {
               const top = prev[r0 + ix]! + (prev[r0 + ix + jx]! - prev[r0 + ix]!) * fx;
               const bot = prev[r1 + ix]! + (prev[r1 + ix + jx]! - prev[r1 + ix]!) * fx;
               const d = cur[cy * gw + cx]! - (top + (bot - top) * fy);
-              s += d < 0 ? -d : d;
+              diff[row + px] = d < 0 ? -d : d;
             }
           }
-          // Strictly better only: the pixel's own block wins ties.
-          if (s < best) {
-            best = s;
-            pick = b;
+        }
+        for (let y = y0; y < y1; y++) {
+          for (let x = x0; x < x1; x++) {
+            // Window centre in the padded block; rows above/below, columns left/right.
+            const c = (y - y0 + 1) * pw + (x - x0 + 1);
+            let best = Infinity;
+            let pick = cand[0]!;
+            for (let k = 0; k < nc; k++) {
+              const d = k * pw * pw + c;
+              let s = 0;
+              s += diff[d - pw - 1]!;
+              s += diff[d - pw]!;
+              s += diff[d - pw + 1]!;
+              s += diff[d - 1]!;
+              s += diff[d]!;
+              s += diff[d + 1]!;
+              s += diff[d + pw - 1]!;
+              s += diff[d + pw]!;
+              s += diff[d + pw + 1]!;
+              // Strictly better only: the pixel's own block wins ties.
+              if (s < best) {
+                best = s;
+                pick = cand[k]!;
+              }
+            }
+            vx[y * gw + x] = bvx[pick]!;
+            vy[y * gw + x] = bvy[pick]!;
           }
         }
-        vx[i] = bvx[pick]!;
-        vy[i] = bvy[pick]!;
       }
     }
     return { vx, vy };
@@ -239,10 +274,11 @@ export class BlockMotion {
 
 /**
  * Sum of abs differences between the block [x0,x1)x[y0,y1) of `cur` and the same block shifted
- * by (dx, dy) in `prev`, on every `step`-th row and column. Blocks whose shifted copy lies
- * inside the image (almost all) take the loop without clamping.
+ * by (dx, dy) in `prev`, on every `step`-th row and column. Stops after the first row whose
+ * running sum exceeds `limit` (the candidate has lost; ties are still computed in full).
+ * Blocks whose shifted copy lies inside the image (almost all) take the loop without clamping.
  */
-function blockSad(cur: Uint8Array, prev: Uint8Array, w: number, h: number, x0: number, x1: number, y0: number, y1: number, dx: number, dy: number, step: number): number {
+function blockSad(cur: Uint8Array, prev: Uint8Array, w: number, h: number, x0: number, x1: number, y0: number, y1: number, dx: number, dy: number, step: number, limit: number): number {
   let s = 0;
   if (x0 + dx >= 0 && x1 + dx <= w && y0 + dy >= 0 && y1 + dy <= h) {
     const off = dy * w + dx;
@@ -252,6 +288,7 @@ function blockSad(cur: Uint8Array, prev: Uint8Array, w: number, h: number, x0: n
         const d = cur[i]! - prev[i + off]!;
         s += d < 0 ? -d : d;
       }
+      if (s > limit) return s;
     }
     return s;
   }
@@ -264,6 +301,7 @@ function blockSad(cur: Uint8Array, prev: Uint8Array, w: number, h: number, x0: n
       const d = cur[r + x]! - prev[py + px]!;
       s += d < 0 ? -d : d;
     }
+    if (s > limit) return s;
   }
   return s;
 }
@@ -278,20 +316,26 @@ export function warpMatte(matte: Uint8Array, width: number, height: number, fiel
   const [cy0, cy1, cfy] = blockAxis(height, block, rows);
   const maxX = width - 1;
   const maxY = height - 1;
+  // The vertical half of the vector interpolation is shared by a whole row: done once per row
+  // on the grid columns, so each pixel only interpolates across.
+  const rowX = new Float32Array(cols);
+  const rowY = new Float32Array(cols);
   for (let y = 0, i = 0; y < height; y++) {
     const r0 = cy0[y]! * cols;
     const r1 = cy1[y]! * cols;
     const wy = cfy[y]!;
+    for (let c = 0; c < cols; c++) {
+      const ax = vx[r0 + c]!;
+      const ay = vy[r0 + c]!;
+      rowX[c] = ax + (vx[r1 + c]! - ax) * wy;
+      rowY[c] = ay + (vy[r1 + c]! - ay) * wy;
+    }
     for (let x = 0; x < width; x++, i++) {
-      const a = r0 + cx0[x]!;
-      const b = r0 + cx1[x]!;
-      const c = r1 + cx0[x]!;
-      const d = r1 + cx1[x]!;
+      const a = cx0[x]!;
+      const b = cx1[x]!;
       const wx = cfx[x]!;
-      const tx = vx[a]! + (vx[b]! - vx[a]!) * wx;
-      const ux = tx + (vx[c]! + (vx[d]! - vx[c]!) * wx - tx) * wy;
-      const ty = vy[a]! + (vy[b]! - vy[a]!) * wx;
-      const uy = ty + (vy[c]! + (vy[d]! - vy[c]!) * wx - ty) * wy;
+      const ux = rowX[a]! + (rowX[b]! - rowX[a]!) * wx;
+      const uy = rowY[a]! + (rowY[b]! - rowY[a]!) * wx;
       let sx = x + ux;
       let sy = y + uy;
       sx = sx < 0 ? 0 : sx > maxX ? maxX : sx;

@@ -5,10 +5,12 @@ import { throwIfAborted } from '../../errors.js';
 import { engineThreads, ensureModel, modelEntry, modelMissingError } from '../../engine/models.js';
 import { segmentBatch, type SegmentModel } from '../../engine/segment.js';
 import { clampByte, hwcToChw } from '../../engine/tensor.js';
+import { InferenceWorker } from './infer-worker.js';
 
 /**
- * Video segmentation: a pool of single-threaded u2netp sessions, one frame per session, so
- * two frames are inferred at once on two cores.
+ * Video segmentation: a pool of single-threaded u2netp sessions, each in its own worker thread
+ * (infer-worker.ts), one frame per session, so two frames are inferred at once on two cores.
+ * (In the main thread two sessions' runs did not overlap at all with onnxruntime-node 1.30.)
  *
  * Measured on this 2-core machine (bench/video-remove-background.mjs --explore, per frame):
  * - one session with 2 intra-op threads burns 1.4-1.6x the CPU of a 1-thread session for the
@@ -42,17 +44,18 @@ export interface SegmenterOptions {
   sessionOptions?: InferenceSession.SessionOptions;
 }
 
-type Pool = { free: InferenceSession[]; waiting: Array<(s: InferenceSession) => void>; size: number };
+type Pool = { free: InferenceWorker[]; waiting: Array<(s: InferenceWorker) => void>; size: number };
 const pools = new Map<string, Promise<Pool>>();
 
 async function createPool(model: SegmentModel, size: number, extra: InferenceSession.SessionOptions = {}): Promise<Pool> {
   const file = ensureModel(model);
-  const ort = await import('onnxruntime-node');
-  const bytes = await readFile(file);
+  const bytes = new Uint8Array(await readFile(file));
   try {
-    const sessions = await Promise.all(
-      Array.from({ length: size }, () =>
-        ort.InferenceSession.create(bytes, {
+    // One worker thread per session: see infer-worker.ts for why not sessions on the main thread.
+    const workers = Array.from(
+      { length: size },
+      () =>
+        new InferenceWorker(bytes, {
           executionProviders: ['cpu'],
           executionMode: 'sequential',
           graphOptimizationLevel: 'all',
@@ -62,9 +65,9 @@ async function createPool(model: SegmentModel, size: number, extra: InferenceSes
           enableMemPattern: true,
           ...extra,
         }),
-      ),
     );
-    return { free: sessions, waiting: [], size };
+    await Promise.all(workers.map((w) => w.ready));
+    return { free: workers, waiting: [], size };
   } catch (err) {
     throw modelMissingError(model, `onnxruntime could not load it (${err instanceof Error ? err.message : String(err)})`, err);
   }
@@ -81,8 +84,8 @@ function getPool(model: SegmentModel, size: number, extra?: InferenceSession.Ses
   return p;
 }
 
-async function withSession<T>(pool: Pool, fn: (s: InferenceSession) => Promise<T>): Promise<T> {
-  const s = pool.free.pop() ?? (await new Promise<InferenceSession>((resolve) => pool.waiting.push(resolve)));
+async function withSession<T>(pool: Pool, fn: (s: InferenceWorker) => Promise<T>): Promise<T> {
+  const s = pool.free.pop() ?? (await new Promise<InferenceWorker>((resolve) => pool.waiting.push(resolve)));
   try {
     return await fn(s);
   } finally {
@@ -128,11 +131,9 @@ export class FrameSegmenter {
     const small = await sharp(rgb, { raw: { width, height, channels: 3 } }).resize(side, side, { fit: 'fill' }).raw().toBuffer();
     const [lo, hi] = entry.input.range;
     const input = hwcToChw(small, side, side, 3, { scale: (hi - lo) / 255, mean: entry.input.mean.map((m) => m - lo), std: entry.input.std });
-    const { Tensor } = await import('onnxruntime-node');
     const plane = await withSession(pool, async (s) => {
       throwIfAborted(signal);
-      const out = await s.run({ [entry.input.name]: new Tensor('float32', input, [1, 3, side, side]) }, [entry.output.name]);
-      return out[entry.output.name]!.data as Float32Array;
+      return s.run(input, [1, 3, side, side], entry.input.name, entry.output.name);
     });
     const mask = new Uint8Array(side * side);
     // u2netp's sigmoid is not calibrated: stretched to the full range as rembg and the engine do.
