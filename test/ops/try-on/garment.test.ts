@@ -34,15 +34,18 @@ describe('garment analysis', () => {
     expect(g.reasons).toEqual([]);
   });
 
-  it('detects other objects beside the garment and keeps the largest region', async () => {
-    // The T-shirt and a sneaker side by side on a transparent canvas.
-    const canvas = await sharp({ create: { width: 520, height: 256, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } })
+  /** The T-shirt and a sneaker side by side on a transparent canvas. */
+  const shirtAndSneaker = () =>
+    sharp({ create: { width: 520, height: 256, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } })
       .composite([
         { input: fixture('cutouts/tshirt.png'), left: 0, top: 0 },
         { input: fixture('cutouts/sneaker.png'), left: 264, top: 0 },
       ])
       .png()
       .toBuffer();
+
+  it('detects other objects beside the garment and keeps the largest region', async () => {
+    const canvas = await shirtAndSneaker();
     const g = await prepareGarment(await decoded(canvas), { preprocess: true });
     expect(g.extracted).toBe(true);
     expect(g.reasons.join(' ')).toMatch(/other object/);
@@ -52,13 +55,7 @@ describe('garment analysis', () => {
   });
 
   it('without preprocessing keeps everything and charges nothing extra', async () => {
-    const canvas = await sharp({ create: { width: 520, height: 256, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } })
-      .composite([
-        { input: fixture('cutouts/tshirt.png'), left: 0, top: 0 },
-        { input: fixture('cutouts/sneaker.png'), left: 264, top: 0 },
-      ])
-      .png()
-      .toBuffer();
+    const canvas = await shirtAndSneaker();
     const g = await prepareGarment(await decoded(canvas), { preprocess: false });
     expect(g.extracted).toBe(false);
   });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BlockMotion, warpMatte } from '../../../src/ops/video-remove-background/motion.js';
 import { MatteStabiliser } from '../../../src/ops/video-remove-background/stabilise.js';
+import { maskIou as iou } from '../../../src/media/metrics.js';
 
 const W = 256;
 const H = 192;
@@ -49,18 +50,6 @@ function squareMatte(sx: number, sy: number): Uint8Array {
   const m = new Uint8Array(W * H);
   for (let y = sy; y < sy + SIZE; y++) for (let x = sx; x < sx + SIZE; x++) if (x >= 0 && x < W && y >= 0 && y < H) m[y * W + x] = 255;
   return m;
-}
-
-function iou(a: Uint8Array, b: Uint8Array): number {
-  let inter = 0;
-  let union = 0;
-  for (let i = 0; i < a.length; i++) {
-    const p = a[i]! >= 128;
-    const q = b[i]! >= 128;
-    if (p && q) inter++;
-    if (p || q) union++;
-  }
-  return union ? inter / union : 1;
 }
 
 function luma(rgb: Uint8Array): Uint8Array {
