@@ -1,15 +1,14 @@
-import { readFile } from 'node:fs/promises';
 import sharp from 'sharp';
 import type { InferenceSession } from 'onnxruntime-node';
 import { throwIfAborted } from '../../errors.js';
-import { engineThreads, ensureModel, modelEntry, modelMissingError } from '../../engine/models.js';
+import { engineThreads, modelEntry } from '../../engine/models.js';
 import { segmentBatch, type SegmentModel } from '../../engine/segment.js';
 import { clampByte, hwcToChw } from '../../engine/tensor.js';
-import { InferenceWorker } from './infer-worker.js';
+import { sessionPool, type SessionPool } from '../../engine/pool.js';
 
 /**
  * Video segmentation: a pool of single-threaded u2netp sessions, each in its own worker thread
- * (infer-worker.ts), one frame per session, so two frames are inferred at once on two cores.
+ * (src/engine/pool.ts), one frame per session, so two frames are inferred at once on two cores.
  * (In the main thread two sessions' runs did not overlap at all with onnxruntime-node 1.30.)
  *
  * Measured on this 2-core machine (bench/video-remove-background.mjs --explore, per frame):
@@ -44,62 +43,11 @@ export interface SegmenterOptions {
   sessionOptions?: InferenceSession.SessionOptions;
 }
 
-type Pool = { free: InferenceWorker[]; waiting: Array<(s: InferenceWorker) => void>; size: number };
-const pools = new Map<string, Promise<Pool>>();
-
-async function createPool(model: SegmentModel, size: number, extra: InferenceSession.SessionOptions = {}): Promise<Pool> {
-  const file = ensureModel(model);
-  const bytes = new Uint8Array(await readFile(file));
-  try {
-    // One worker thread per session: see infer-worker.ts for why not sessions on the main thread.
-    const workers = Array.from(
-      { length: size },
-      () =>
-        new InferenceWorker(bytes, {
-          executionProviders: ['cpu'],
-          executionMode: 'sequential',
-          graphOptimizationLevel: 'all',
-          intraOpNumThreads: 1,
-          interOpNumThreads: 1,
-          enableCpuMemArena: true,
-          enableMemPattern: true,
-          ...extra,
-        }),
-    );
-    await Promise.all(workers.map((w) => w.ready));
-    return { free: workers, waiting: [], size };
-  } catch (err) {
-    throw modelMissingError(model, `onnxruntime could not load it (${err instanceof Error ? err.message : String(err)})`, err);
-  }
-}
-
-function getPool(model: SegmentModel, size: number, extra?: InferenceSession.SessionOptions): Promise<Pool> {
-  const key = `${model}:${size}:${JSON.stringify(extra ?? {})}`;
-  let p = pools.get(key);
-  if (!p) {
-    p = createPool(model, size, extra);
-    pools.set(key, p);
-    p.catch(() => pools.delete(key));
-  }
-  return p;
-}
-
-async function withSession<T>(pool: Pool, fn: (s: InferenceWorker) => Promise<T>): Promise<T> {
-  const s = pool.free.pop() ?? (await new Promise<InferenceWorker>((resolve) => pool.waiting.push(resolve)));
-  try {
-    return await fn(s);
-  } finally {
-    const next = pool.waiting.shift();
-    if (next) next(s);
-    else pool.free.push(s);
-  }
-}
-
 export class FrameSegmenter {
   /** How many frames may usefully be in flight at once. */
   readonly concurrency: number;
   readonly side: number;
-  private readonly pool: Promise<Pool> | undefined;
+  private readonly pool: Promise<SessionPool> | undefined;
 
   constructor(
     readonly model: SegmentModel,
@@ -111,7 +59,7 @@ export class FrameSegmenter {
     this.side = opts.side ?? VIDEO_INPUT_SIDE;
     if (model === 'u2netp') {
       this.concurrency = Math.max(1, opts.sessions ?? engineThreads());
-      this.pool = getPool(model, this.concurrency, opts.sessionOptions);
+      this.pool = sessionPool(model, this.concurrency, opts.sessionOptions);
     } else {
       this.concurrency = 1;
     }
@@ -131,10 +79,7 @@ export class FrameSegmenter {
     const small = await sharp(rgb, { raw: { width, height, channels: 3 } }).resize(side, side, { fit: 'fill' }).raw().toBuffer();
     const [lo, hi] = entry.input.range;
     const input = hwcToChw(small, side, side, 3, { scale: (hi - lo) / 255, mean: entry.input.mean.map((m) => m - lo), std: entry.input.std });
-    const plane = await withSession(pool, async (s) => {
-      throwIfAborted(signal);
-      return s.run(input, [1, 3, side, side], entry.input.name, entry.output.name);
-    });
+    const plane = await pool.run(input, [1, 3, side, side], entry.input.name, entry.output.name, signal);
     const mask = new Uint8Array(side * side);
     // u2netp's sigmoid is not calibrated: stretched to the full range as rembg and the engine do.
     let min = Infinity;
