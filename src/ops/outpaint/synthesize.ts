@@ -3,7 +3,8 @@ import type { ProgressEvent } from '../define.js';
 import { emptyField, randomInit, refreshDistances, sweep, upsampleField, vote, type Field, type SearchParams } from './patchmatch.js';
 import { mulberry32, type Rng } from '../../media/random.js';
 import { baseLevel, buildPyramid, type Level, type Margins } from './pyramid.js';
-import { fadeDetail, fadeFor, type DetailFade } from './continuation.js';
+import { fadeDetail, fadeFor, seamTrust, type DetailFade } from './continuation.js';
+import { blendStraight, STRAIGHT_BLEND } from './straight.js';
 import { blendSeams, SEAM_BLEND, type SeamBlend } from './seam.js';
 
 export interface SynthOptions {
@@ -33,27 +34,23 @@ const HEAVY_PIXELS = 1_000_000;
 
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** Mirror index into [lo, hi] with the edge pixel repeated, tiling for bands wider than the image. */
-function reflect(t: number, lo: number, hi: number): number {
-  const len = hi - lo + 1;
-  const period = 2 * len;
-  const u = (((t - lo) % period) + period) % period;
-  return lo + (u < len ? u : period - 1 - u);
-}
-
 /**
- * Starting guess at the coarsest scale: the band mirrored from the original, so that colours and
- * large structures (horizon, walls) continue across the seam; creativity adds low-frequency
- * noise (one coarse pixel spans many output pixels) so different seeds take different paths.
+ * Starting guess at the coarsest scale: every band pixel takes its nearest original pixel (edge
+ * replicate), so that colours and large structures running across the border (horizon, walls,
+ * table edges) continue straight into the band. A mirrored start, used before, planted
+ * reflected copies of whatever stands next to the border (astronaut: the shuttle's tank in the
+ * empty background past the right edge), which EM at the coarsest scale then kept. Creativity
+ * adds low-frequency noise (one coarse pixel spans many output pixels) so different seeds take
+ * different paths.
  */
 function initialGuess(L: Level, creativity: number, rng: Rng): void {
   const amp = creativity * 60;
   for (let y = 0; y < L.h; y++) {
     const inRows = y >= L.ky0 && y < L.ky1;
-    const ry = reflect(y, L.ky0, L.ky1 - 1);
+    const ny = Math.min(L.ky1 - 1, Math.max(L.ky0, y));
     for (let x = 0; x < L.w; x++) {
       if (inRows && x >= L.kx0 && x < L.kx1) continue;
-      const si = (ry * L.w + reflect(x, L.kx0, L.kx1 - 1)) * 3;
+      const si = (ny * L.w + Math.min(L.kx1 - 1, Math.max(L.kx0, x))) * 3;
       const di = (y * L.w + x) * 3;
       const n = amp ? ((rng() / 4294967296) * 2 - 1) * amp : 0;
       for (let c = 0; c < 3; c++) L.img[di + c] = Math.min(255, Math.max(0, L.img[si + c]! + n));
@@ -91,12 +88,18 @@ function planFor(L: Level, depth: number, coarsest: boolean): Plan {
  * voting. The field found at one level seeds the next, so layout decided coarsely is kept.
  */
 export async function synthesize(rgb: Uint8Array, width: number, height: number, m: Margins, o: SynthOptions): Promise<SynthResult> {
-  const { level, levels } = await patchSynthesis(rgb, width, height, m, o);
-  return { data: finish(level, rgb, width, height, m, o.fade ?? fadeFor(o.creativity)), width: level.w, height: level.h, levels };
+  const { level, levels, field } = await patchSynthesis(rgb, width, height, m, o);
+  const fade = o.fade ?? fadeFor(o.creativity);
+  const trust = fade.floor < 1 ? seamTrust(level, field, R, o.creativity) : undefined;
+  return { data: finish(level, rgb, width, height, m, fade, SEAM_BLEND, 1 - o.creativity, trust), width: level.w, height: level.h, levels };
 }
 
-/** The full-resolution float canvas after PatchMatch completion, before any post-processing. */
-export async function patchSynthesis(rgb: Uint8Array, width: number, height: number, m: Margins, o: SynthOptions): Promise<{ level: Level; levels: number }> {
+/**
+ * The full-resolution float canvas after PatchMatch completion, before any post-processing,
+ * with the finest level's nearest-neighbour field (its patch errors say how well the border is
+ * explained by the rest of the picture).
+ */
+export async function patchSynthesis(rgb: Uint8Array, width: number, height: number, m: Margins, o: SynthOptions): Promise<{ level: Level; levels: number; field: Field }> {
   const rng = mulberry32(o.seed);
   const levels = buildPyramid(baseLevel(rgb, width, height, m), MIN_KNOWN);
   const n = levels.length;
@@ -138,12 +141,18 @@ export async function patchSynthesis(rgb: Uint8Array, width: number, height: num
     }
   }
   throwIfAborted(o.signal);
-  return { level: levels[0]!, levels: n };
+  return { level: levels[0]!, levels: n, field: field! };
 }
 
-/** Post-processing of the synthesised canvas (`L` is modified), then the original pasted back. */
-export function finish(L: Level, rgb: Uint8Array, width: number, height: number, m: Margins, fade: DetailFade, seam: SeamBlend | null = SEAM_BLEND): Uint8Array {
-  fadeDetail(L, fade);
+/**
+ * Post-processing of the synthesised canvas (`L` is modified), then the original pasted back:
+ * detail fade (per-pixel fade distances scaled by `trust`, see seamTrust), the blend toward the
+ * straight continuation where the picture runs straight across the border (`straight` is its
+ * strength, 1 - creativity), and the seam blend last so that the band meets the original.
+ */
+export function finish(L: Level, rgb: Uint8Array, width: number, height: number, m: Margins, fade: DetailFade, seam: SeamBlend | null = SEAM_BLEND, straight = 1, trust?: Float32Array): Uint8Array {
+  fadeDetail(L, fade, trust);
+  blendStraight(L, STRAIGHT_BLEND, straight);
   if (seam) blendSeams(L, seam);
   const out = new Uint8Array(L.w * L.h * 3);
   // +0.5 then truncation rounds; the clamp matters because faded pyramids can overshoot 0..255.

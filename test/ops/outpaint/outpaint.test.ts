@@ -4,7 +4,8 @@ import { bufferInput, fixture, runOp } from '../../helpers.js';
 import { baselineFill } from '../../../src/ops/outpaint/baselines.js';
 import { seamFigure } from '../../../src/media/metrics.js';
 import { blendSeams, SEAM_BLEND } from '../../../src/ops/outpaint/seam.js';
-import { fadeDetail, fadeFor } from '../../../src/ops/outpaint/continuation.js';
+import { fadeDetail, fadeFor, seamTrust } from '../../../src/ops/outpaint/continuation.js';
+import { blendStraight, STRAIGHT_BLEND } from '../../../src/ops/outpaint/straight.js';
 import type { Level } from '../../../src/ops/outpaint/pyramid.js';
 import { mulberry32 } from '../../../src/media/random.js';
 
@@ -163,6 +164,59 @@ describe('outpaint', () => {
     const a = stats(img, 48), b = stats(faded, 48);
     expect(Math.abs(a.mean - b.mean)).toBeLessThan(4);
     expect(b.sd).toBeLessThan(0.5 * a.sd);
+  });
+
+  it('straight blend carries structure that runs across the border, leaves texture and the original alone', () => {
+    // 40x48 canvas, original = top 32 rows; band 16 rows at the bottom, filled with noise.
+    const w = 40, h = 48, kh = 32;
+    const rng = mulberry32(5);
+    const mk = (orig: (x: number, y: number) => number): Level => {
+      const img = new Float32Array(w * h * 3);
+      for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) img.fill(y < kh ? orig(x, y) : 60 + (rng() % 120), (y * w + x) * 3, (y * w + x) * 3 + 3);
+      return { w, h, img, kx0: 0, ky0: 0, kx1: w, ky1: kh };
+    };
+    const err = (L: Level, y0: number) => {
+      let e = 0, n = 0;
+      for (let y = y0; y < h; y++) for (let x = 0; x < w; x++, n++) e += Math.abs(L.img[(y * w + x) * 3]! - L.img[((kh - 1) * w + x) * 3]!);
+      return e / n;
+    };
+    // Vertical stripes: the band becomes (nearly) the stripes carried straight on, except right
+    // at the seam, where the synthesis is kept in part.
+    const stripes = mk((x) => (x % 8 < 4 ? 40 : 220));
+    const before = err(stripes, kh + 8);
+    const orig = stripes.img.slice(0, kh * w * 3);
+    blendStraight(stripes, STRAIGHT_BLEND, 1);
+    expect(err(stripes, kh + 8)).toBeLessThan(0.3 * before);
+    expect(stripes.img.slice(0, kh * w * 3)).toEqual(orig);
+    // Noise in the original: nothing is predictable straight across, the band hardly moves.
+    const tex = mk(() => 60 + (rng() % 120));
+    const copy = Float32Array.from(tex.img);
+    blendStraight(tex, STRAIGHT_BLEND, 1);
+    let moved = 0;
+    for (let i = kh * w * 3; i < copy.length; i++) moved += Math.abs(tex.img[i]! - copy[i]!);
+    expect(moved / ((h - kh) * w * 3)).toBeLessThan(3);
+    // Amount 0 (creativity 1): identity.
+    const again = mk((x) => (x % 8 < 4 ? 40 : 220));
+    const same = Float32Array.from(again.img);
+    blendStraight(again, STRAIGHT_BLEND, 0);
+    expect(again.img).toEqual(same);
+  });
+
+  it('seam trust: 1 where the border is copied exactly, down to its floor where no copy fits, 1 at creativity 1', () => {
+    const w = 48, h = 32;
+    const rng = mulberry32(2);
+    const img = new Float32Array(w * h * 3);
+    for (let i = 0; i < img.length; i++) img[i] = 60 + (rng() % 120);
+    const L: Level = { w, h, img, kx0: 0, ky0: 0, kx1: 32, ky1: h };
+    const sx = new Int32Array(w * h).fill(16), sy = new Int32Array(w * h).fill(16);
+    const exact = seamTrust(L, { sx, sy, dist: new Float32Array(w * h) }, 3, 0);
+    const poor = seamTrust(L, { sx, sy, dist: new Float32Array(w * h).fill(1e7) }, 3, 0);
+    const free = seamTrust(L, { sx, sy, dist: new Float32Array(w * h).fill(1e7) }, 3, 1);
+    for (let y = 0; y < h; y++) for (let x = 32; x < w; x++) {
+      expect(exact[y * w + x]).toBeCloseTo(1, 5);
+      expect(poor[y * w + x]).toBeCloseTo(0.5, 5);
+      expect(free[y * w + x]).toBeCloseTo(1, 5);
+    }
   });
 
   it('is reproducible with a seed; creativity with another seed changes the fill', async () => {
