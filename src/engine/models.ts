@@ -97,6 +97,11 @@ export function configureEngine(next: EngineConfig): void {
   config = { ...config, ...next };
 }
 
+/** How many inputs the caller processes at once: segmentation keeps one session per input in flight. */
+export function engineConcurrency(): number {
+  return Math.max(1, config.concurrency);
+}
+
 /** Intra-op thread count sessions are created with. */
 export function engineThreads(): number {
   if (config.threads) return config.threads;

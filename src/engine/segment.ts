@@ -5,12 +5,12 @@
  * input resolution with sharp.
  */
 import sharp from 'sharp';
-import type { InferenceSession } from 'onnxruntime-node';
 import { ImgtoolError, throwIfAborted } from '../errors.js';
-import { getSession, modelEntry, type ModelEntry } from './models.js';
+import { engineConcurrency, engineThreads, modelEntry, type ModelEntry } from './models.js';
+import { sessionPool, type SessionPool } from './pool.js';
 import { clampByte, hwcToChw } from './tensor.js';
 
-export type SegmentModel = 'u2netp' | 'isnet' | 'isnet-quint8';
+export type SegmentModel = 'u2netp' | 'isnet' | 'isnet-int8' | 'isnet-quint8';
 
 export interface SegmentInput {
   /** Interleaved RGB or RGBA bytes. Alpha is ignored. */
@@ -44,7 +44,7 @@ export interface SegmentBatchOptions extends SegmentOptions {
   onProgress?: (done: number, total: number) => void;
 }
 
-const SEGMENT_MODELS: readonly SegmentModel[] = ['u2netp', 'isnet', 'isnet-quint8'];
+const SEGMENT_MODELS: readonly SegmentModel[] = ['u2netp', 'isnet', 'isnet-int8', 'isnet-quint8'];
 
 function segmentEntry(model: SegmentModel): ModelEntry {
   if (!SEGMENT_MODELS.includes(model)) {
@@ -133,14 +133,12 @@ async function upsampleMask(mask: Uint8Array, mw: number, mh: number, width: num
   return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
 }
 
-async function runBatch(session: InferenceSession, entry: ModelEntry, size: Square, frames: SegmentInput[]): Promise<SegmentResult[]> {
-  const { Tensor } = await import('onnxruntime-node');
+async function runBatch(pool: SessionPool, entry: ModelEntry, size: Square, frames: SegmentInput[], signal?: AbortSignal): Promise<SegmentResult[]> {
   const { w, h } = size;
   const plane = w * h;
   const input = new Float32Array(frames.length * 3 * plane);
   await Promise.all(frames.map((f, i) => preprocess(f, entry, size, input.subarray(i * 3 * plane, (i + 1) * 3 * plane))));
-  const result = await session.run({ [entry.input.name]: new Tensor('float32', input, [frames.length, 3, h, w]) }, [entry.output.name]);
-  const out = result[entry.output.name].data as Float32Array;
+  const out = await pool.run(input, [frames.length, 3, h, w], entry.input.name, entry.output.name, signal);
   return Promise.all(
     frames.map(async (f, i) => {
       const small = toMaskBytes(out.subarray(i * plane, (i + 1) * plane), entry.output.postprocess);
@@ -168,12 +166,14 @@ export async function segmentBatch(frames: SegmentInput[], model: SegmentModel, 
   const entry = segmentEntry(model);
   const size = inputSize(entry, opts.size);
   throwIfAborted(opts.signal);
-  const session = await getSession(model);
+  // Sessions live in worker threads (pool.ts): one per input the caller has in flight, each
+  // with its share of the cores, so a batch at --concurrency 2 really runs two models at once.
+  const pool = await sessionPool(model, engineConcurrency(), { intraOpNumThreads: engineThreads() });
   const batch = typeof entry.input.shape[0] === 'string' ? Math.max(1, opts.batchSize ?? 4) : 1;
   const results: SegmentResult[] = [];
   for (let i = 0; i < frames.length; i += batch) {
     throwIfAborted(opts.signal);
-    results.push(...(await runBatch(session, entry, size, frames.slice(i, i + batch))));
+    results.push(...(await runBatch(pool, entry, size, frames.slice(i, i + batch), opts.signal)));
     opts.onProgress?.(results.length, frames.length);
   }
   return results;

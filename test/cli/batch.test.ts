@@ -60,7 +60,8 @@ describe('batch runs', () => {
     expect(r.stderr).toContain('b.jpg is not a decodable image');
     expect(r.stderr).toMatch(/upscale: 2 ok, 0 skipped, 1 failed of 3/);
 
-    const ff = await cli([...UPSCALE, 'b.jpg', 'a.jpg', '--fail-fast', '--overwrite', '--json'], { cwd: dir });
+    // One at a time, so the second input has not started when the first fails.
+    const ff = await cli([...UPSCALE, 'b.jpg', 'a.jpg', '--fail-fast', '--overwrite', '--json', '--concurrency', '1'], { cwd: dir });
     expect(ff.code).toBe(1);
     expect(ff.stdout.trim().split('\n')).toHaveLength(1);
   });

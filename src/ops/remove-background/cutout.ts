@@ -15,10 +15,16 @@ export type CutoutModel = 'isnet' | 'u2netp';
  * three at 1024, so quality keeps the native side; `--model u2netp` is the fast mode.
  */
 let isnetSide = 1024;
+/**
+ * ISNet's graph: the int8 build (models/convert/quantize.mjs) runs about twice as fast as fp32
+ * on CPUs with VNNI and kept the bench's quality figures (docs/ops/remove-background.md).
+ */
+let isnetModel: 'isnet' | 'isnet-int8' = 'isnet-int8';
 
-/** Tuning hook for benchmarks: the ISNet input side (a multiple of 32, 256..2048). */
-export function configureCutout(o: { isnetSide?: number }): void {
+/** Tuning hook for benchmarks: ISNet's input side (a multiple of 32, 256..2048) and graph. */
+export function configureCutout(o: { isnetSide?: number; isnetModel?: 'isnet' | 'isnet-int8' }): void {
   if (o.isnetSide !== undefined) isnetSide = o.isnetSide;
+  if (o.isnetModel !== undefined) isnetModel = o.isnetModel;
 }
 
 export interface CutoutOptions {
@@ -81,7 +87,7 @@ export async function cutoutSubject(img: RawImage, opts: CutoutOptions = {}): Pr
   let { mask: coarse } = await segment(input, 'u2netp', { signal: opts.signal });
   if (model === 'isnet') {
     throwIfAborted(opts.signal);
-    coarse = agreeMasks((await segment(input, 'isnet', { signal: opts.signal, size: isnetSide })).mask, coarse);
+    coarse = agreeMasks((await segment(input, isnetModel, { signal: opts.signal, size: isnetSide })).mask, coarse);
   }
   throwIfAborted(opts.signal);
   coarse = keepSubject(coarse, w, h);
