@@ -122,12 +122,14 @@ export async function assemble(entry, { skipFp16ToFp32 = false, skipDynamicSize 
       // skipFp16ToFp32 means the release as shipped, so it skips every pass.
       const widen = a.fp16ToFp32 && !skipFp16ToFp32;
       const dynamic = a.dynamicSize && !skipFp16ToFp32 && !skipDynamicSize;
+      const prune = a.outputs && !skipFp16ToFp32 && !skipDynamicSize;
       const quantize = a.quantize && !skipFp16ToFp32 && !skipDynamicSize;
       if (!widen && !dynamic) return buf;
       const { decodeModel, encodeModel } = await import('./convert/onnx-proto.mjs');
       const model = decodeModel(buf);
       if (widen) (await import('./convert/fp16-to-fp32.mjs')).widenModel(model);
       if (dynamic) (await import('./convert/dynamic-resize.mjs')).dynamicResize(model);
+      if (prune) (await import('./convert/prune.mjs')).pruneOutputs(model, a.outputs);
       if (quantize) {
         // Activation ranges measured by models/calibrate.mjs and kept in the repository.
         const { ranges } = JSON.parse(fs.readFileSync(path.join(ROOT, a.quantize), 'utf8'));
