@@ -6,7 +6,8 @@
 // sigma 1.5) against the original, and seconds per output megapixel. Speed: the same model
 // in TF.js (wasm backend) on the same tiles as onnxruntime. Jobs: whole upscale jobs through
 // the pipeline in child processes, 1000x1000 -> 4000x4000 per model and
-// 1500x1500 -> 6000x6000 with the default model, with wall time, CPU time and peak RSS.
+// 1500x1500 -> 6000x6000 with the default model, with wall time, CPU time, the tiles phase
+// apart, and peak RSS.
 //
 //   npx tsc -p tsconfig.json && node bench/upscale.mjs
 //     --size N        original crop size, a multiple of 4 (default 384)
@@ -14,7 +15,10 @@
 //     --no-tfjs       skip the TF.js comparison
 //     --tile N        tile edge for the TF.js comparison (default: the engine's tile, 192)
 //     --no-jobs       skip the child-process jobs
-//     --full-thick    run thick's 1000 -> 4000 job in full (else 500 -> 2000, extrapolated x4)
+//     --no-quality    skip the quality table (jobs and/or TF.js only)
+//     --job-models a,b  models for the 1000 -> 4000 jobs (default: all)
+//     --half-thick    run thick's job at 500 -> 2000 and extrapolate x4 (saves ~40 s; thick is
+//                     the default model, so its full 1000 -> 4000 job is the goal measured)
 //     --quick         smoke run: jobs at a fifth of the sides (figures meaningless)
 //
 // Writes bench/out/upscale/*.png (the 4x results on the first photo) and results.json.
@@ -47,17 +51,31 @@ if (argv[0] === '--child') {
   let tiles = 0;
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
+  const cpuS = () => {
+    const c = process.cpuUsage(cpu0);
+    return (c.user + c.system) / 1e6;
+  };
+  // The model phase (first tile started to last tile done) apart from decode, back-projection
+  // and encode, which run on one core: a quiet 2-core wall estimate is the rest + model cpu / 2.
+  const phase = {};
+  const onProgress = (e) => {
+    if (e.total) tiles = e.total;
+    if (e.stage === 'upscale' && e.done === 0) phase.start = { t: performance.now(), cpu: cpuS() };
+    if (e.stage === 'refine') phase.end = { t: performance.now(), cpu: cpuS() };
+  };
   const res = await run(
     { operation: 'upscale', inputs: { image: { name: basename(file), data, size: data.length } }, options: { scale: Number(scale), model } },
-    { signal: new AbortController().signal, onProgress: (e) => e.total && (tiles = e.total), warn: () => {}, tempPath: () => join(os.tmpdir(), 'unused') },
+    { signal: new AbortController().signal, onProgress, warn: () => {}, tempPath: () => join(os.tmpdir(), 'unused') },
   );
   const wall = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
+  const modelWall = (phase.end.t - phase.start.t) / 1000;
+  const modelCpu = phase.end.cpu - phase.start.cpu;
   // VmHWM, not getrusage's maxRSS: Linux carries maxRSS over from the forked parent (this
   // bench, holding TF.js and every model) across exec, so it would report the parent's size.
   const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
   const peakKB = hwm ? Number(hwm[1]) : process.resourceUsage().maxRSS;
-  process.stdout.write(JSON.stringify({ wall, cpu: (cpu.user + cpu.system) / 1e6, maxRssMB: peakKB / 1024, width: res.meta.width, height: res.meta.height, bytes: res.data.length, tiles }) + '\n');
+  process.stdout.write(JSON.stringify({ wall, cpu: (cpu.user + cpu.system) / 1e6, maxRssMB: peakKB / 1024, width: res.meta.width, height: res.meta.height, bytes: res.data.length, tiles, modelWall, modelCpu }) + '\n');
   process.exit(0);
 }
 
@@ -105,7 +123,8 @@ const cpuNow = () => {
 const methods = ['lanczos3', ...MODELS];
 const acc = {}; // `${scale} ${method}` -> {psnr[], ssim[], wall, cpu, mp}
 const perImage = [];
-for (const file of files) {
+const noQuality = argv.includes('--no-quality');
+for (const file of noQuality ? [] : files) {
   const name = basename(file).replace(/\.\w+$/, '');
   const orig = await original(file);
   for (const scale of [2, 4]) {
@@ -150,10 +169,12 @@ const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;
 const pad = (s, n) => String(s).padEnd(n);
 const num = (v, d, n = 8) => v.toFixed(d).padStart(n);
 const quality = [];
-console.log(`\nQuality: ${files.length} fixture photos, ${SIZE}x${SIZE} originals, downscaled by the factor (Lanczos3) and upscaled back`);
-console.log('imgtool = ESRGAN + back-projection (the pipeline); "alone" = the ESRGAN output before back-projection');
-console.log(`${pad('scale', 6)}${pad('method', 10)}${'PSNR dB'.padStart(8)}${'vs L3'.padStart(8)}${'SSIM'.padStart(8)}${'vs L3'.padStart(8)}${'alone dB'.padStart(9)}${'alone SSIM'.padStart(11)}${'s/MP'.padStart(8)}${'cpu s/MP'.padStart(10)}`);
-for (const scale of [2, 4]) {
+if (!noQuality) {
+  console.log(`\nQuality: ${files.length} fixture photos, ${SIZE}x${SIZE} originals, downscaled by the factor (Lanczos3) and upscaled back`);
+  console.log('imgtool = ESRGAN + back-projection (the pipeline); "alone" = the ESRGAN output before back-projection');
+  console.log(`${pad('scale', 6)}${pad('method', 10)}${'PSNR dB'.padStart(8)}${'vs L3'.padStart(8)}${'SSIM'.padStart(8)}${'vs L3'.padStart(8)}${'alone dB'.padStart(9)}${'alone SSIM'.padStart(11)}${'s/MP'.padStart(8)}${'cpu s/MP'.padStart(10)}`);
+}
+for (const scale of noQuality ? [] : [2, 4]) {
   const base = acc[`${scale} lanczos3`];
   for (const method of methods) {
     const a = acc[`${scale} ${method}`];
@@ -217,21 +238,23 @@ if (!argv.includes('--no-jobs')) {
       p.stdout.on('data', (d) => (out += d));
       p.on('close', (code) => (code === 0 ? ok(JSON.parse(out)) : fail(new Error(`child ${model} ${file} exited ${code}`))));
     });
-  const full = argv.includes('--full-thick');
+  const full = !argv.includes('--half-thick');
   const k = argv.includes('--quick') ? 5 : 1;
   const plan = [
-    ...MODELS.map((model) => ({ side: (model === 'thick' && !full ? 500 : 1000) / k, scale: 4, model, extrapolate: model === 'thick' && !full ? 4 : 1 })),
+    ...(arg('--job-models')?.split(',') ?? MODELS).map((model) => ({ side: (model === 'thick' && !full ? 500 : 1000) / k, scale: 4, model, extrapolate: model === 'thick' && !full ? 4 : 1 })),
     { side: 1500 / k, scale: 4, model: DEFAULT_MODEL, extrapolate: 1 },
   ];
   console.log(`\nWhole jobs through the pipeline (JPEG in, JPEG q92 out), each in a fresh process; goal: ${DEFAULT_MODEL} 1000->4000 < 60 s, 1500->6000 peak RSS < 2048 MB`);
-  console.log(`${pad('job', 24)}${'wall s'.padStart(9)}${'cpu s'.padStart(9)}${'cpu/cores'.padStart(11)}${'peak RSS MB'.padStart(13)}${'tiles'.padStart(7)}  note`);
+  console.log('model = the tiles phase; "quiet est" = wall outside it + model cpu / cores, the wall time on an idle machine with perfectly parallel tiles');
+  console.log(`${pad('job', 24)}${'wall s'.padStart(9)}${'cpu s'.padStart(9)}${'model wall'.padStart(12)}${'model cpu'.padStart(11)}${'quiet est'.padStart(11)}${'peak RSS MB'.padStart(13)}${'tiles'.padStart(7)}${'load'.padStart(6)}  note`);
   for (const j of plan) {
     const r = await child(await photo(j.side), j.scale, j.model);
-    const row = { ...j, ...r, loadavg: os.loadavg()[0] };
+    const quietEst = r.wall - r.modelWall + r.modelCpu / os.availableParallelism();
+    const row = { ...j, ...r, quietEst, loadavg: os.loadavg()[0] };
     jobs.push(row);
     const label = `${j.model} ${j.side}->${j.side * j.scale}`;
     const note = j.extrapolate > 1 ? `x${j.extrapolate} for 1000->4000: wall ${(r.wall * j.extrapolate).toFixed(0)} s, cpu ${(r.cpu * j.extrapolate).toFixed(0)} s (extrapolated)` : '';
-    console.log(`${pad(label, 24)}${num(r.wall, 1, 9)}${num(r.cpu, 1, 9)}${num(r.cpu / os.availableParallelism(), 1, 11)}${num(r.maxRssMB, 0, 13)}${String(r.tiles).padStart(7)}  ${note}`);
+    console.log(`${pad(label, 24)}${num(r.wall, 1, 9)}${num(r.cpu, 1, 9)}${num(r.modelWall, 1, 12)}${num(r.modelCpu, 1, 11)}${num(quietEst, 1, 11)}${num(r.maxRssMB, 0, 13)}${String(r.tiles).padStart(7)}${num(row.loadavg, 1, 6)}  ${note}`);
   }
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { upscaleRgb } from '../../src/engine/esrgan.js';
-import { axisWeights, runTiled, tileStarts } from '../../src/engine/tiling.js';
+import { axisTile, axisWeights, runTiled, tileStarts } from '../../src/engine/tiling.js';
 import { rgbCrop } from './fixtures.js';
 
 /** Largest per-byte difference, ignoring `border` output pixels on each image edge. */
@@ -24,6 +24,22 @@ describe('tile layout', () => {
       expect(s[0]).toBe(0);
       expect(s.at(-1)! + Math.min(tile, len)).toBe(len);
       for (let i = 1; i < s.length; i++) expect(s[i - 1] + tile - s[i]).toBeGreaterThanOrEqual(ov);
+    }
+  });
+
+  it('trims tiles to the smallest edge that covers the axis with the same count, keeping the overlap', () => {
+    expect(axisTile(1000, 192, 24)).toBe(187);
+    expect(axisTile(150, 192, 24)).toBe(150);
+    for (let len = 33; len < 1600; len += 7) {
+      for (const [tile, ov] of [[192, 24], [64, 24], [48, 10]]) {
+        const t = axisTile(len, tile, ov);
+        const s = tileStarts(len, t, ov);
+        expect(t).toBeLessThanOrEqual(tile);
+        expect(s.length).toBe(tileStarts(len, tile, ov).length);
+        expect(s.at(-1)! + t).toBe(len);
+        for (let i = 1; i < s.length; i++) expect(s[i - 1] + t - s[i]).toBeGreaterThanOrEqual(ov);
+        if (len > tile) expect(tileStarts(len, t - 1, ov).length).toBeGreaterThan(s.length);
+      }
     }
   });
 
@@ -53,6 +69,51 @@ describe('tile layout', () => {
       for (let x = 0; x < 300; x++)
         for (let c = 0; c < 3; c++) if (res.data[(y * 300 + x) * 3 + c] !== img.data[((y >> 1) * 150 + (x >> 1)) * 3 + c]) mismatches++;
     expect(mismatches).toBe(0);
+  }, 30_000);
+});
+
+describe('concurrent tiles', () => {
+  /** A model whose output depends on position in the tile, so overlaps really blend; it finishes tiles in a scrambled order. */
+  const scrambled = (stats: { inFlight: number; max: number }) => {
+    let calls = 0;
+    return async (t: Float32Array, tw: number, th: number) => {
+      stats.max = Math.max(stats.max, ++stats.inFlight);
+      await new Promise((r) => setTimeout(r, [7, 0, 3, 11, 1][calls++ % 5]));
+      const out = new Float32Array(3 * tw * th * 4);
+      for (let c = 0; c < 3; c++)
+        for (let y = 0; y < th * 2; y++)
+          for (let x = 0; x < tw * 2; x++) out[c * tw * th * 4 + y * tw * 2 + x] = t[c * tw * th + (y >> 1) * tw + (x >> 1)] * 0.9 + ((x * 7 + y * 13) % 29) / 3;
+      stats.inFlight--;
+      return out;
+    };
+  };
+
+  it('give the same bytes for every concurrency, keep at most `concurrency` tiles in flight and report progress in order', async () => {
+    const img = { ...(await rgbCrop('images/chelsea.png', 0, 0, 150, 110)), channels: 3 as const };
+    const runs = [];
+    for (const concurrency of [1, 2, 3, 5]) {
+      const stats = { inFlight: 0, max: 0 };
+      const progress: number[] = [];
+      const res = await runTiled(img, { tile: 48, overlap: 10, scale: 2, concurrency, infer: scrambled(stats), onProgress: (d) => progress.push(d) });
+      expect(stats.max).toBe(concurrency);
+      expect(progress).toEqual(Array.from({ length: 12 }, (_, k) => k + 1));
+      runs.push(res.data);
+    }
+    for (const r of runs.slice(1)) expect(Buffer.compare(r, runs[0])).toBe(0);
+  }, 30_000);
+
+  it('an abort stops starting tiles and a failing tile rejects the run without unhandled rejections', async () => {
+    const img = { ...(await rgbCrop('images/chelsea.png', 0, 0, 150, 110)), channels: 3 as const };
+    const ac = new AbortController();
+    const stats = { inFlight: 0, max: 0 };
+    const infer = scrambled(stats);
+    let started = 0;
+    const p = runTiled(img, { tile: 48, overlap: 10, scale: 2, concurrency: 3, signal: ac.signal, infer: (t, w, h) => (started++, infer(t, w, h)), onProgress: () => ac.abort() });
+    await expect(p).rejects.toMatchObject({ code: 'job_cancelled' });
+    expect(started).toBe(3);
+    let n = 0;
+    const failing = (t: Float32Array, w: number, h: number) => (++n === 2 || n === 3 ? Promise.reject(new Error(`tile ${n} failed`)) : infer(t, w, h));
+    await expect(runTiled(img, { tile: 48, overlap: 10, scale: 2, concurrency: 3, infer: failing })).rejects.toThrow('tile 2 failed');
   }, 30_000);
 });
 

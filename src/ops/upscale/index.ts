@@ -8,7 +8,7 @@ export const MAX_OUTPUT_SIDE = 6000;
 
 export const upscaleOptions = z.object({
   scale: choiceField([2, 4] as const, 'Upscaling factor: 2 or 4'),
-  model: choiceField(UPSCALE_MODELS, 'ESRGAN variant (imgtool extension): slim is fastest, thick sharpest').default('medium').meta({ extension: true }),
+  model: choiceField(UPSCALE_MODELS, 'ESRGAN variant (imgtool extension): slim is fastest, thick sharpest').default('thick').meta({ extension: true }),
 });
 
 /**

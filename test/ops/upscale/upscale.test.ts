@@ -30,7 +30,7 @@ describe('upscale: size, format, credits', () => {
     const { result } = await runOp('upscale', { image: bufferInput('a.png', png) }, { scale: '2', model: 'slim' });
     expect(result.meta).toMatchObject({ width: 128, height: 128 });
     const { getOperation } = await import('../../../src/ops/registry.js');
-    expect(getOperation('upscale')!.options.parse({ scale: 2 }).model).toBe('medium');
+    expect(getOperation('upscale')!.options.parse({ scale: 2 }).model).toBe('thick');
   });
 
   it('emits progress per tile, in order, ending at 1', async () => {
