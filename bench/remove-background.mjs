@@ -4,17 +4,19 @@
  * (same ISNet weights) on composites with exact ground truth, built from the shared fixtures:
  * every cut-out (exact alpha) placed on photos and textures.
  *
- *   npm run build && node bench/remove-background.mjs [--n 14] [--size 640x480] [--engines a,b,...]
+ *   npm run build && node bench/remove-background.mjs [--n 14] [--size 640x480] [--engines a,b,...] [--rounds 2] [--turn N]
  *
  * Engines: imgtool-isnet, imgtool-u2netp (the two modes), imgly; imgtool-isnet-fp32 is the default
  * mode with ISNet's float graph instead of the int8 build; "@768" runs imgtool's ISNet at
- * another input side, ":c2" runs two images at once, as imgtool's CLI batch does on 2 cores
- * (each input's sessions then get one core, in their own worker thread). imgly is run both ways
+ * another input side (U2-Net-p's for imgtool-u2netp), ":c3" runs up to three images at once, as
+ * imgtool's CLI batch does by default on 2 cores (cores + 1: each session gets one core, in its
+ * own worker thread, and the third image is decoded, refined or encoded meanwhile). imgly is run both ways
  * by default and compared at its faster mode.
  *
  * Each engine runs in its own child process (so peak RSS is its own), on the same files, in
- * the same run, after one warm-up that is not timed; the engines take turns every few images
- * so a change in the machine's load (it may be shared) falls on all of them alike. The load
+ * the same run, after one warm-up that is not timed; images/s is over whole batches, the
+ * engines taking turns batch by batch over --rounds rounds in alternating order, so a change in
+ * the machine's load (it may be shared) falls on all of them alike. The load
  * average before and after is printed with the table. Output PNGs are decoded and their
  * alpha scored: IoU (alpha >= 128), mean absolute alpha error, and the mean error in a band of
  * +-3 px around the true edge. Cut-outs are written to bench/out/remove-background/<engine>/.
@@ -89,7 +91,7 @@ async function child(engine, listFile) {
     // "imgtool-isnet@768": the default mode with ISNet run at another input side.
     const [name, side] = spec.split('@');
     const { configureCutout } = await import('../dist/ops/remove-background/cutout.js');
-    if (side) configureCutout({ isnetSide: Number(side) });
+    if (side) configureCutout(name === 'imgtool-u2netp' ? { u2netpSide: Number(side) } : { isnetSide: Number(side) });
     // "imgtool-isnet-fp32": the default mode with ISNet's float graph instead of the int8 build.
     if (name.endsWith('-fp32')) configureCutout({ isnetModel: 'isnet' });
     // What the CLI does for a batch at --concurrency K: each input's sessions get cores / K threads.
@@ -107,10 +109,18 @@ async function child(engine, listFile) {
   const lines = createInterface({ input: process.stdin });
   for await (const line of lines) {
     if (line === 'end') break;
-    // One turn: the images named on the line, all started at once.
+    // One turn: the images named on the line, at most K at a time, each started as soon as
+    // one finishes (as the CLI's batch runner does).
     const items = line.split(',').map((i) => list[Number(i)]);
     const t0 = process.hrtime.bigint();
-    const pngs = await Promise.all(items.map((item) => runOne(item.file)));
+    const pngs = new Array(items.length);
+    let next = 0;
+    await Promise.all(Array.from({ length: Math.min(k, items.length) }, async () => {
+      while (next < items.length) {
+        const j = next++;
+        pngs[j] = await runOne(items[j].file);
+      }
+    }));
     const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
     items.forEach((item, j) => writeFileSync(join(dir, `${item.name}.png`), pngs[j]));
     process.stdout.write('@@' + JSON.stringify({ seconds }) + '\n');
@@ -142,7 +152,7 @@ async function main() {
   if (process.argv[2] === '--child') return child(process.argv[3], process.argv[4]);
   const n = Number(arg('n', '14'));
   const [width, height] = arg('size', '640x480').split('x').map(Number);
-  const engines = arg('engines', 'imgtool-isnet:c2,imgtool-u2netp:c2,imgly,imgly:c2').split(',');
+  const engines = arg('engines', 'imgtool-isnet:c3,imgtool-u2netp:c3,imgly,imgly:c2').split(',');
   const list = await buildComposites(n, width, height);
   const listFile = join(OUT, 'list.json');
   writeFileSync(listFile, JSON.stringify(list));
@@ -155,13 +165,17 @@ async function main() {
     await children[engine].ready;
   }
   const seconds = Object.fromEntries(engines.map((e) => [e, 0]));
-  // Turns of K images (K from ":cK", 1 by default) so engines still alternate every few images.
-  const turn = Math.max(...engines.map((e) => Number(e.split(':c')[1] ?? 1)));
-  for (let i = 0; i < list.length; i += turn) {
-    const group = Array.from({ length: Math.min(turn, list.length - i) }, (_, j) => i + j);
-    for (const engine of engines) {
-      const k = Number(engine.split(':c')[1] ?? 1);
-      for (let j = 0; j < group.length; j += k) seconds[engine] += await children[engine].run(group.slice(j, j + k));
+  // Each engine runs the whole set as one batch (K at a time for ":cK"), as a user's batch run
+  // does; the engines take turns batch by batch, over several rounds in alternating order, so
+  // a drift in the machine's load falls on all of them alike. --turn N splits the set into
+  // batches of N images (more alternation, but every batch ends with idle cores).
+  const turn = Number(arg('turn', String(list.length)));
+  const rounds = Number(arg('rounds', '2'));
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 ? [...engines].reverse() : engines;
+    for (let i = 0; i < list.length; i += turn) {
+      const group = Array.from({ length: Math.min(turn, list.length - i) }, (_, j) => i + j);
+      for (const engine of order) seconds[engine] += await children[engine].run(group);
     }
   }
   const rows = [];
@@ -176,7 +190,7 @@ async function main() {
       const s = score(pred, truth, width, height);
       for (const k of Object.keys(sums)) sums[k] += s[k] / n;
     }
-    rows.push({ engine, ...sums, ips: n / seconds[engine], maxRssMB });
+    rows.push({ engine, ...sums, ips: (n * rounds) / seconds[engine], maxRssMB });
   }
   console.log(`load average (1/5/15 min) before: ${loadBefore}, after: ${loadavg()} on ${cpus().length} cores`);
   const f = (v, d) => v.toFixed(d);

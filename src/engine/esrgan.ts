@@ -12,7 +12,7 @@
  */
 import type { InferenceSession } from 'onnxruntime-node';
 import { ImgtoolError, throwIfAborted } from '../errors.js';
-import { engineConcurrency, engineThreads, modelEntry } from './models.js';
+import { engineCores, engineThreads, modelEntry } from './models.js';
 import { sessionPool } from './pool.js';
 import { runTiled } from './tiling.js';
 
@@ -73,7 +73,7 @@ export async function upscaleRgb(
   const { input, output } = modelEntry(id);
   // The pool is shared by every job in the process: one session per core it may use, each job
   // keeping its share (engineThreads) busy, so a batch at --concurrency 2 still uses 2 cores.
-  const pool = await sessionPool(id, engineThreads() * engineConcurrency());
+  const pool = await sessionPool(id, engineCores());
   const { data, width, height } = await runTiled(
     { data: img.data, width: img.width, height: img.height, channels: 3 },
     {

@@ -97,9 +97,18 @@ export function configureEngine(next: EngineConfig): void {
   config = { ...config, ...next };
 }
 
-/** How many inputs the caller processes at once: segmentation keeps one session per input in flight. */
+/** How many inputs the caller processes at once. */
 export function engineConcurrency(): number {
   return Math.max(1, config.concurrency);
+}
+
+/**
+ * Cores the engine's sessions may keep busy together: each input's thread share times the
+ * inputs in flight, but never more than the machine has (a third input in flight on 2 cores
+ * waits for a session rather than oversubscribing the cores; its other stages still run).
+ */
+export function engineCores(): number {
+  return Math.max(1, Math.min(os.availableParallelism(), engineThreads() * engineConcurrency()));
 }
 
 /** Intra-op thread count sessions are created with. */

@@ -6,7 +6,7 @@
  */
 import sharp from 'sharp';
 import { ImgtoolError, throwIfAborted } from '../errors.js';
-import { engineConcurrency, engineThreads, modelEntry, type ModelEntry } from './models.js';
+import { engineCores, engineThreads, modelEntry, type ModelEntry } from './models.js';
 import { sessionPool, type SessionPool } from './pool.js';
 import { clampByte, hwcToChw } from './tensor.js';
 
@@ -166,9 +166,10 @@ export async function segmentBatch(frames: SegmentInput[], model: SegmentModel, 
   const entry = segmentEntry(model);
   const size = inputSize(entry, opts.size);
   throwIfAborted(opts.signal);
-  // Sessions live in worker threads (pool.ts): one per input the caller has in flight, each
-  // with its share of the cores, so a batch at --concurrency 2 really runs two models at once.
-  const pool = await sessionPool(model, engineConcurrency(), { intraOpNumThreads: engineThreads() });
+  // Sessions live in worker threads (pool.ts), each with an input's share of the cores, as many
+  // as fit the cores: a batch at --concurrency 2 on 2 cores really runs two models at once.
+  const threads = engineThreads();
+  const pool = await sessionPool(model, Math.max(1, Math.floor(engineCores() / threads)), { intraOpNumThreads: threads });
   const batch = typeof entry.input.shape[0] === 'string' ? Math.max(1, opts.batchSize ?? 4) : 1;
   const results: SegmentResult[] = [];
   for (let i = 0; i < frames.length; i += batch) {

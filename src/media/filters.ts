@@ -14,21 +14,41 @@ export function boxMean(src: Float32Array, w: number, h: number, r: number, out 
     out.set(src);
     return out;
   }
-  // Horizontal running sums into tmp (not yet divided).
+  // Horizontal running sums into tmp (not yet divided). The row is walked in up to three
+  // stretches where the window's leading and trailing edges are either inside the row or not,
+  // so the inner loops carry no bounds tests (this filter is the pipelines' hottest loop).
+  const addEnd = Math.max(0, w - r - 1); // x < addEnd: the leading edge x + r + 1 is inside
+  const subStart = Math.min(w, r); // x >= subStart: the trailing edge x - r is inside
+  const mid0 = Math.min(addEnd, subStart);
+  const mid1 = Math.max(addEnd, subStart);
   for (let y = 0; y < h; y++) {
     const row = y * w;
     let acc = 0;
     const first = Math.min(r, w - 1);
     for (let x = 0; x <= first; x++) acc += src[row + x]!;
-    for (let x = 0; x < w; x++) {
+    let x = 0;
+    for (; x < mid0; x++) {
       tmp[row + x] = acc;
-      const add = x + r + 1;
-      const sub = x - r;
-      if (add < w) acc += src[row + add]!;
-      if (sub >= 0) acc -= src[row + sub]!;
+      acc += src[row + x + r + 1]!;
+    }
+    if (addEnd > subStart) {
+      for (; x < mid1; x++) {
+        tmp[row + x] = acc;
+        acc += src[row + x + r + 1]! - src[row + x - r]!;
+      }
+    } else {
+      // Windows wider than the row: neither edge inside in the middle stretch.
+      for (; x < mid1; x++) tmp[row + x] = acc;
+    }
+    for (; x < w; x++) {
+      tmp[row + x] = acc;
+      acc -= src[row + x - r]!;
     }
   }
-  // Vertical running sums over whole rows, which keeps memory access sequential.
+  // Vertical running sums over whole rows, which keeps memory access sequential; the window
+  // sizes at the clipped borders are folded into per-column reciprocals.
+  const inv = new Float64Array(w);
+  for (let x = 0; x < w; x++) inv[x] = 1 / (Math.min(x + r, w - 1) - Math.max(x - r, 0) + 1);
   const col = new Float64Array(w);
   const firstRows = Math.min(r, h - 1);
   for (let y = 0; y <= firstRows; y++) {
@@ -36,19 +56,19 @@ export function boxMean(src: Float32Array, w: number, h: number, r: number, out 
     for (let x = 0; x < w; x++) col[x]! += tmp[row + x]!;
   }
   for (let y = 0; y < h; y++) {
-    const cy = Math.min(y + r, h - 1) - Math.max(y - r, 0) + 1;
+    const invY = 1 / (Math.min(y + r, h - 1) - Math.max(y - r, 0) + 1);
     const row = y * w;
-    for (let x = 0; x < w; x++) {
-      const cx = Math.min(x + r, w - 1) - Math.max(x - r, 0) + 1;
-      out[row + x] = col[x]! / (cx * cy);
-    }
+    for (let x = 0; x < w; x++) out[row + x] = col[x]! * inv[x]! * invY;
     const add = y + r + 1;
     const sub = y - r;
-    if (add < h) {
+    if (add < h && sub >= 0) {
+      const ar = add * w;
+      const sr = sub * w;
+      for (let x = 0; x < w; x++) col[x]! += tmp[ar + x]! - tmp[sr + x]!;
+    } else if (add < h) {
       const ar = add * w;
       for (let x = 0; x < w; x++) col[x]! += tmp[ar + x]!;
-    }
-    if (sub >= 0) {
+    } else if (sub >= 0) {
       const sr = sub * w;
       for (let x = 0; x < w; x++) col[x]! -= tmp[sr + x]!;
     }

@@ -25,7 +25,7 @@ async function usage(args: string[]) {
 
 describe('argv to job options', () => {
   it('upscale', async () => {
-    expect(await options(['upscale', 'a.jpg', '--scale', '4'])).toEqual({ scale: 4, model: 'medium' });
+    expect(await options(['upscale', 'a.jpg', '--scale', '4'])).toEqual({ scale: 4, model: 'thick' });
     expect(await options(['upscale', 'a.jpg', '--scale', '2', '--model', 'slim'])).toEqual({ scale: 2, model: 'slim' });
     expect(await usage(['upscale', 'a.jpg', '--scale', '3'])).toBe('imgtool: --scale must be 2 or 4, got 3');
     expect(await usage(['upscale', 'a.jpg'])).toBe('imgtool: --scale is required and must be 2 or 4');

@@ -20,11 +20,14 @@ let isnetSide = 1024;
  * on CPUs with VNNI and kept the bench's quality figures (docs/ops/remove-background.md).
  */
 let isnetModel: 'isnet' | 'isnet-int8' = 'isnet-int8';
+/** U2-Net-p's input side in the fast mode (`--model u2netp`); the default mode keeps 320. */
+let u2netpSide = 320;
 
-/** Tuning hook for benchmarks: ISNet's input side (a multiple of 32, 256..2048) and graph. */
-export function configureCutout(o: { isnetSide?: number; isnetModel?: 'isnet' | 'isnet-int8' }): void {
+/** Tuning hooks for benchmarks: ISNet's input side (a multiple of 32, 256..2048) and graph, U2-Net-p's side in the fast mode. */
+export function configureCutout(o: { isnetSide?: number; isnetModel?: 'isnet' | 'isnet-int8'; u2netpSide?: number}): void {
   if (o.isnetSide !== undefined) isnetSide = o.isnetSide;
   if (o.isnetModel !== undefined) isnetModel = o.isnetModel;
+  if (o.u2netpSide !== undefined) u2netpSide = o.u2netpSide;
 }
 
 export interface CutoutOptions {
@@ -84,7 +87,7 @@ export async function cutoutSubject(img: RawImage, opts: CutoutOptions = {}): Pr
     }
   }
   const input = { data: rgb, width: w, height: h, channels: 3 } as const;
-  let { mask: coarse } = await segment(input, 'u2netp', { signal: opts.signal });
+  let { mask: coarse } = await segment(input, 'u2netp', { signal: opts.signal, size: model === 'u2netp' ? u2netpSide : 320 });
   if (model === 'isnet') {
     throwIfAborted(opts.signal);
     coarse = agreeMasks((await segment(input, isnetModel, { signal: opts.signal, size: isnetSide })).mask, coarse);

@@ -1,7 +1,7 @@
 import sharp from 'sharp';
 import type { InferenceSession } from 'onnxruntime-node';
 import { throwIfAborted } from '../../errors.js';
-import { engineThreads, modelEntry } from '../../engine/models.js';
+import { engineCores, engineThreads, modelEntry } from '../../engine/models.js';
 import { segmentBatch, type SegmentModel } from '../../engine/segment.js';
 import { clampByte, hwcToChw } from '../../engine/tensor.js';
 import { sessionPool, type SessionPool } from '../../engine/pool.js';
@@ -58,8 +58,10 @@ export class FrameSegmenter {
     opts = { ...videoSegmenterDefaults, ...opts };
     this.side = opts.side ?? VIDEO_INPUT_SIDE;
     if (model === 'u2netp') {
+      // Frames in flight: this video's share of the cores. The pool is shared by every video
+      // the process runs at once and has a session per core the engine may use.
       this.concurrency = Math.max(1, opts.sessions ?? engineThreads());
-      this.pool = sessionPool(model, this.concurrency, opts.sessionOptions);
+      this.pool = sessionPool(model, Math.max(1, opts.sessions ?? engineCores()), opts.sessionOptions);
     } else {
       this.concurrency = 1;
     }
