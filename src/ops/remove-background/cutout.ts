@@ -1,6 +1,7 @@
 import { throwIfAborted } from '../../errors.js';
 import type { RawImage } from '../../media/image.js';
 import { segment } from '../../engine/segment.js';
+import { int8Preferred } from '../../engine/cpu.js';
 import { estimateForeground } from './foreground.js';
 import { DEFAULT_REFINE, MODEL_INPUT_SIDE, refineAlpha, type RefineParams } from './refine.js';
 import { keepSubject } from './cleanup.js';
@@ -17,14 +18,15 @@ export type CutoutModel = 'isnet' | 'u2netp';
 let isnetSide = 1024;
 /**
  * ISNet's graph: the int8 build (models/convert/quantize.mjs) runs about twice as fast as fp32
- * on CPUs with VNNI and kept the bench's quality figures (docs/ops/remove-background.md).
+ * on CPUs with VNNI and kept the bench's quality figures (docs/ops/remove-background.md);
+ * without VNNI the fp32 graph (int8Preferred). Undefined until the first cut-out decides.
  */
-let isnetModel: 'isnet' | 'isnet-int8' = 'isnet-int8';
+let isnetModel: 'isnet' | 'isnet-int8' | undefined;
 /** U2-Net-p's input side in the fast mode (`--model u2netp`); the default mode keeps 320. */
 let u2netpSide = 320;
 
 /** Tuning hooks for benchmarks: ISNet's input side (a multiple of 32, 256..2048) and graph, U2-Net-p's side in the fast mode. */
-export function configureCutout(o: { isnetSide?: number; isnetModel?: 'isnet' | 'isnet-int8'; u2netpSide?: number}): void {
+export function configureCutout(o: { isnetSide?: number; isnetModel?: 'isnet' | 'isnet-int8'; u2netpSide?: number }): void {
   if (o.isnetSide !== undefined) isnetSide = o.isnetSide;
   if (o.isnetModel !== undefined) isnetModel = o.isnetModel;
   if (o.u2netpSide !== undefined) u2netpSide = o.u2netpSide;
@@ -90,6 +92,7 @@ export async function cutoutSubject(img: RawImage, opts: CutoutOptions = {}): Pr
   let { mask: coarse } = await segment(input, 'u2netp', { signal: opts.signal, size: model === 'u2netp' ? u2netpSide : 320 });
   if (model === 'isnet') {
     throwIfAborted(opts.signal);
+    isnetModel ??= int8Preferred() ? 'isnet-int8' : 'isnet';
     coarse = agreeMasks((await segment(input, isnetModel, { signal: opts.signal, size: isnetSide })).mask, coarse);
   }
   throwIfAborted(opts.signal);
