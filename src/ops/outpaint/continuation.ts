@@ -1,5 +1,5 @@
 import { expand, gaussianPyramid } from './laplacian.js';
-import type { Level } from './pyramid.js';
+import type { Level, Side } from './pyramid.js';
 import type { Field } from './patchmatch.js';
 
 /**
@@ -105,7 +105,6 @@ const TRUST_SMOOTH = 16;
 /** Variance floor (squared 8-bit units) so that flat borders, trivially explained, count as trusted. */
 const TRUST_FLAT = 25;
 
-type Side = 'left' | 'right' | 'top' | 'bottom';
 
 export function seamTrust(L: Level, F: Pick<Field, 'sx' | 'sy' | 'dist'>, r: number, creativity: number): Float32Array {
   const { w, h, img } = L;

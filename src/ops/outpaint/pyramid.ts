@@ -73,3 +73,6 @@ export function buildPyramid(base: Level, minKnown: number): Level[] {
   }
   return levels;
 }
+
+/** A border of the original that the output extends past. */
+export type Side = 'left' | 'right' | 'top' | 'bottom';

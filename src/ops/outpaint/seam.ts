@@ -1,4 +1,4 @@
-import type { Level } from './pyramid.js';
+import type { Level, Side } from './pyramid.js';
 
 /**
  * Gradient-domain seam blending, a cheap stand-in for Poisson cloning of the band against the
@@ -26,7 +26,6 @@ export interface SeamBlend {
 
 export const SEAM_BLEND: SeamBlend = { radius: 2, width: 24, tolerance: 1 };
 
-type Side = 'left' | 'right' | 'top' | 'bottom';
 
 export function blendSeams(L: Level, b: SeamBlend): void {
   if (L.kx0 > 0) blendSide(L, 'left', b);

@@ -1,4 +1,4 @@
-import type { Level } from './pyramid.js';
+import type { Level, Side } from './pyramid.js';
 
 /**
  * Straight continuation where the picture is predictable that way.
@@ -33,8 +33,6 @@ export interface StraightBlend {
  * ramp equals the finest octave's detail fade distance at creativity 0.
  */
 export const STRAIGHT_BLEND: StraightBlend = { radius: 6, flat: 200, ramp: 6 };
-
-type Side = 'left' | 'right' | 'top' | 'bottom';
 
 /** Blends the band of `L` toward edge replicate by `amount` x the measured predictability. */
 export function blendStraight(L: Level, b: StraightBlend, amount: number): void {
