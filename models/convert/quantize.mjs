@@ -1,7 +1,7 @@
 // Static int8 quantization of a float ONNX CNN in the QDQ format onnxruntime fuses into
-// QLinearConv (u8 activations x s8 weights, which MLAS runs on AVX-512 VNNI / AVX-VNNI / AVX2).
+// QLinearConv (u8 activations x s8 weights; fast where the CPU has VNNI, see src/engine/cpu.ts).
 //
-// For every Conv whose only consumer is a Relu (the bulk of U2-Net and IS-Net):
+// For every Conv whose only consumer is a Relu (112 of IS-Net's 119):
 //   x --Q/DQ--> Conv(DQ(W int8, per output channel), DQ(bias int32)) --Q[0,max]/DQ--> y
 // The Relu goes: a uint8 Q with zero point 0 clips negatives to 0, which is what Relu did.
 // Every other op (MaxPool, Concat, Resize, Add, the side-output convs and sigmoids) stays in
@@ -62,30 +62,10 @@ function quantizableConvs(g) {
   return { convs, inits };
 }
 
-/**
- * Opset 13 is the first with per-axis (De)QuantizeLinear; a graph exported at 11 or 12 is
- * lifted, which only changes Unsqueeze/Squeeze (axes move from an attribute to an input) among
- * the ops these models use.
- */
-function liftOpset(model) {
+/** Opset 13 is the first with per-axis (De)QuantizeLinear, which per-channel weights need. */
+function requireOpset13(model) {
   const def = model.opsetImport.find((o) => !o.domain);
-  if (Number(def.version) >= 13) return;
-  for (const n of model.graph.node) {
-    if (n.opType !== 'Unsqueeze' && n.opType !== 'Squeeze') continue;
-    const i = n.attribute.findIndex((a) => a.name === 'axes');
-    if (i < 0) continue;
-    const axes = n.attribute[i].ints.map(Number);
-    n.attribute.splice(i, 1);
-    const name = `${n.output[0]}_axes`;
-    model.graph.initializer.push({ name, dims: [axes.length], dataType: DataType.INT64, int64Data: axes });
-    n.input.push(name);
-  }
-  for (const n of model.graph.node) {
-    if (!['Unsqueeze', 'Squeeze', 'Slice', 'Resize', 'Concat', 'Gather', 'Shape', 'Cast', 'Conv', 'Relu', 'MaxPool', 'Add', 'Sigmoid', 'Constant'].includes(n.opType)) {
-      throw new Error(`quantize: cannot lift ${n.opType} from opset ${def.version} to 13`);
-    }
-  }
-  def.version = 13;
+  if (!def || Number(def.version) < 13) throw new Error(`quantize: needs opset >= 13, the model has ${def?.version}`);
 }
 
 /**
@@ -93,7 +73,7 @@ function liftOpset(model) {
  * @param ranges { [tensorName]: [min, max] } from calibration, for every calibrationTargets() tensor.
  */
 export function quantizeModel(model, ranges) {
-  liftOpset(model);
+  requireOpset13(model);
   const g = model.graph;
   const { convs, inits } = quantizableConvs(g);
   const newInits = [];
