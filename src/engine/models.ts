@@ -98,7 +98,7 @@ export function configureEngine(next: EngineConfig): void {
 }
 
 /** How many inputs the caller processes at once. */
-export function engineConcurrency(): number {
+function engineConcurrency(): number {
   return Math.max(1, config.concurrency);
 }
 

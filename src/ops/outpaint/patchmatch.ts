@@ -122,7 +122,7 @@ export function randomInit(L: Level, F: Field, p: SearchParams, rng: Rng): void 
 
 /** Recomputes every target's distance after the band estimate changed. */
 export function refreshDistances(L: Level, F: Field, r: number): void {
-  const { w, h, img } = L;
+  const { w } = L;
   for (let i = 0; i < F.targets.length; i++) {
     const t = F.targets[i]!;
     const tx = t % w;

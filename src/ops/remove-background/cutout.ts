@@ -23,7 +23,7 @@ let isnetSide = 1024;
  */
 let isnetModel: 'isnet' | 'isnet-int8' | undefined;
 /** U2-Net-p's input side in the fast mode (`--model u2netp`); the default mode keeps 320. */
-let u2netpSide = 320;
+let u2netpSide: number = MODEL_INPUT_SIDE.u2netp;
 
 /** Tuning hooks for benchmarks: ISNet's input side (a multiple of 32, 256..2048) and graph, U2-Net-p's side in the fast mode. */
 export function configureCutout(o: { isnetSide?: number; isnetModel?: 'isnet' | 'isnet-int8'; u2netpSide?: number }): void {
@@ -89,7 +89,7 @@ export async function cutoutSubject(img: RawImage, opts: CutoutOptions = {}): Pr
     }
   }
   const input = { data: rgb, width: w, height: h, channels: 3 } as const;
-  let { mask: coarse } = await segment(input, 'u2netp', { signal: opts.signal, size: model === 'u2netp' ? u2netpSide : 320 });
+  let { mask: coarse } = await segment(input, 'u2netp', { signal: opts.signal, size: model === 'u2netp' ? u2netpSide : MODEL_INPUT_SIDE.u2netp });
   if (model === 'isnet') {
     throwIfAborted(opts.signal);
     isnetModel ??= int8Preferred() ? 'isnet-int8' : 'isnet';
