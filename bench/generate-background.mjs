@@ -9,9 +9,10 @@ import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { getOperation } from '../dist/ops/registry.js';
 import { parseOptions } from '../dist/ops/validate.js';
+import { FIXTURES } from './fixtures.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const fixtures = resolve(here, '../../shared/fixtures/cutouts');
+const fixtures = resolve(FIXTURES, 'cutouts');
 const outDir = join(here, 'out');
 mkdirSync(outDir, { recursive: true });
 

@@ -20,6 +20,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import ort from 'onnxruntime-node';
 import { assemble, BUILD_DIR, packageDir, readManifest } from '../models/build.mjs';
+import { FIXTURES } from './fixtures.mjs';
 
 const argv = process.argv.slice(2);
 const arg = (name, def) => {
@@ -213,7 +214,7 @@ async function benchIsnetSizes() {
     return;
   }
   const sharp = (await import('sharp')).default;
-  const fixtures = process.env.IMGTOOL_FIXTURES ?? path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../shared/fixtures');
+  const fixtures = FIXTURES;
   // The two composites test/engine uses, then every other cut-out on a texture.
   // x4 repeats them at 1600x1280 (cut-out and its exact alpha scaled up alike), where the
   // model input is a downscale, so detail lost at 512-768 would show.

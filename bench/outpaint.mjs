@@ -9,6 +9,7 @@ import { mkdirSync, readdirSync } from 'node:fs';
 import { join, resolve, dirname, basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
+import { FIXTURES } from './fixtures.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const dist = resolve(here, process.env.OUTPAINT_DIST ?? '../dist/ops/outpaint');
@@ -17,7 +18,7 @@ const { baselineFill } = await import(join(dist, 'baselines.js'));
 const { psnr, ssim, seamFigure } = await import(join(dist, '../../media/metrics.js'));
 
 const args = new Set(process.argv.slice(2));
-const fixtures = resolve(here, '../../shared/fixtures');
+const fixtures = FIXTURES;
 let files = [
   ...readdirSync(join(fixtures, 'images')).filter((f) => !f.includes('trimap')).map((f) => join(fixtures, 'images', f)),
   ...readdirSync(join(fixtures, 'textures')).map((f) => join(fixtures, 'textures', f)),

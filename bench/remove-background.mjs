@@ -28,10 +28,11 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
+import { FIXTURES } from './fixtures.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const OUT = join(HERE, 'out', 'remove-background');
-const FIX = resolve(HERE, '../../shared/fixtures');
+const FIX = FIXTURES;
 const CUTOUTS = ['apple', 'basketball', 'crown', 'dress', 'handbag', 'sneaker', 'tshirt'];
 const BACKDROPS = ['textures/brick.png', 'images/fruits.jpg', 'textures/grass.png', 'images/chelsea.png', 'textures/gravel.png', 'images/baboon.jpg', 'images/butterfly.jpg'];
 

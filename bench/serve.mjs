@@ -9,6 +9,7 @@ import autocannon from 'autocannon';
 import sharp from 'sharp';
 import Fastify from 'fastify';
 import { buildServer } from '../dist/server/app.js';
+import { FIXTURES } from './fixtures.mjs';
 
 const arg = (name, dflt) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -96,7 +97,7 @@ for (const isolation of ['threads', 'inline']) {
   const s = await server({ rateLimit: false, isolation });
   const START = 100000;
   const { key, record } = await s.app.imgtool.keys.createKey({ scopes: ['imaging:read', 'imaging:write'], credits: START });
-  const img = await sharp(join(import.meta.dirname, '../../shared/fixtures/images/fruits.jpg')).resize(256, 256).jpeg().toBuffer();
+  const img = await sharp(join(FIXTURES, 'images/fruits.jpg')).resize(256, 256).jpeg().toBuffer();
   const body = JSON.stringify({ image: img.toString('base64'), model: 'u2netp' });
   const health = start({ url: `${s.url}/health`, connections: 5, duration: 600 });
   const reads = start({ url: `${s.url}/v1/credits`, connections: 5, duration: 600, headers: { 'x-api-key': key } });

@@ -9,9 +9,10 @@ import sharp from 'sharp';
 import { getOperation } from '../dist/ops/registry.js';
 import { parseOptions } from '../dist/ops/validate.js';
 import { cutoutSubject } from '../dist/ops/remove-background/cutout.js';
+import { FIXTURES } from './fixtures.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const FIX = resolve(here, '../../shared/fixtures');
+const FIX = FIXTURES;
 const OUT = join(here, 'out');
 mkdirSync(OUT, { recursive: true });
 

@@ -29,12 +29,13 @@ import os from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import sharp from 'sharp';
+import { FIXTURES } from './fixtures.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '..');
 const dist = (p) => pathToFileURL(join(root, 'dist', p)).href;
 const outDir = join(here, 'out', 'upscale');
-const fixtures = resolve(root, '../shared/fixtures');
+const fixtures = FIXTURES;
 const MODELS = ['slim', 'medium', 'thick'];
 
 const argv = process.argv.slice(2);

@@ -12,11 +12,12 @@ import { run } from '../dist/ops/video-loop/pipeline.js';
 import { ffmpegArgs } from '../dist/ops/video-loop/encode.js';
 import { outputSize } from '../dist/ops/video-loop/loop.js';
 import { ffmpegPath } from '../dist/media/ffmpeg.js';
+import { FIXTURES } from './fixtures.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const outDir = join(here, 'out');
 mkdirSync(outDir, { recursive: true });
-const fixtures = join(here, '../../shared/fixtures');
+const fixtures = FIXTURES;
 const photo = process.argv[2] ?? join(fixtures, 'images/squirrel_cls.jpg');
 
 // A product shot on a plain backdrop for spin: the sneaker cut-out on light grey, 16:9.

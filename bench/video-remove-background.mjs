@@ -35,10 +35,11 @@ import { mkdirSync, statSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { FIXTURES } from './fixtures.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const OUT = join(HERE, 'out', 'video-remove-background');
-const FIX = resolve(HERE, '../../shared/fixtures');
+const FIX = FIXTURES;
 const DIST = resolve(HERE, '../dist');
 
 const arg = (name, dflt) => {

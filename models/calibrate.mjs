@@ -7,7 +7,7 @@
 //   node models/calibrate.mjs isnet --size 1024 [--percentile 99.99]
 //
 // Calibration images: samples/ plus the fixture photos that the remove-background bench does
-// not use as backdrops (../shared/fixtures/images), squashed to the model's square input and
+// not use as backdrops (test/fixtures/images), squashed to the model's square input and
 // normalised as the engine does. Each range is [min, max] over all images, with the max taken
 // at a high percentile of every image's values (a few outlier activations would otherwise
 // stretch the scale and cost every other value its precision).
@@ -21,7 +21,7 @@ import { decodeModel, encodeModel } from './convert/onnx-proto.mjs';
 import { calibrationTargets } from './convert/quantize.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const FIXTURES = path.resolve(ROOT, '../shared/fixtures/images');
+const FIXTURES = path.resolve(ROOT, 'test/fixtures/images');
 const BENCH_BACKDROPS = new Set(['fruits.jpg', 'chelsea.png', 'baboon.jpg', 'butterfly.jpg', 'plant_trimap.png']);
 
 export function calibrationImages() {

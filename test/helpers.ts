@@ -6,8 +6,8 @@ import { getOperation } from '../src/ops/registry.js';
 import { parseOptions } from '../src/ops/validate.js';
 import type { LoadedInput, OpResult, ProgressEvent, RunContext } from '../src/ops/define.js';
 
-/** Shared fixtures (see ../shared/fixtures/README.md for sources and licences). */
-export const FIXTURES = resolve(__dirname, '../../shared/fixtures');
+/** Test media inside the repository (see test/fixtures/README.md for sources and licences). */
+export const FIXTURES = resolve(__dirname, 'fixtures');
 export const fixture = (rel: string) => join(FIXTURES, rel);
 
 export function tempDir(prefix = 'imgtool-test-'): string {

@@ -1,8 +1,8 @@
-// Test images for the engine tests, built from the shared fixtures (see their README).
+// Test images for the engine tests, built from test/fixtures (see its README).
 import path from 'node:path';
 import sharp from 'sharp';
 
-export const FIXTURES = process.env.IMGTOOL_FIXTURES ?? path.resolve(import.meta.dirname, '../../../shared/fixtures');
+export const FIXTURES = path.resolve(import.meta.dirname, '../fixtures');
 
 export interface Raw {
   data: Uint8Array;
