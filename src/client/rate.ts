@@ -18,6 +18,8 @@ export class RateGate {
     /** Spacing above the bare limit, for clock skew between client and server windows. */
     private readonly margin = 1.15,
     private readonly now: () => number = Date.now,
+    /** Injected with `now` so tests can run the gate on a virtual clock. */
+    private readonly wait: (ms: number, signal?: AbortSignal) => Promise<unknown> = (ms, signal) => sleep(ms, undefined, { signal }),
   ) {}
 
   /** Current spacing between requests in ms (0 until a limit was seen). */
@@ -35,7 +37,7 @@ export class RateGate {
         return;
       }
       try {
-        await sleep(at - t, undefined, { signal });
+        await this.wait(at - t, signal);
       } catch {
         throw new ImgtoolError('job_cancelled', 'cancelled');
       }

@@ -1,7 +1,15 @@
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 
-let cached: boolean | undefined;
+/** What the int8 decision depends on; `int8Preferred` reads it from this machine. */
+export interface CpuFacts {
+  arch: string;
+  platform: string;
+  /** The IMGTOOL_INT8 override, if set. */
+  override?: string;
+  /** /proc/cpuinfo's text, read only when the decision needs it (x86-64 Linux). */
+  cpuinfo: () => string | undefined;
+}
 
 /**
  * Whether int8 models (QLinearConv, u8 x s8) are worth running on this CPU. onnxruntime's
@@ -10,14 +18,29 @@ let cached: boolean | undefined;
  * is the safe choice there. arm64 has its own int8 dot products. Only Linux exposes the flags
  * cheaply (/proc/cpuinfo); elsewhere on x86 the answer is a conservative no.
  */
+export function int8PreferredFor(facts: CpuFacts): boolean {
+  if (facts.override === '0' || facts.override === '1') return facts.override === '1';
+  if (facts.arch === 'arm64') return true;
+  if (facts.arch !== 'x64' || facts.platform !== 'linux') return false;
+  const flags = facts.cpuinfo();
+  return flags !== undefined && /\b(avx512_vnni|avx_vnni)\b/.test(flags);
+}
+
+let cached: boolean | undefined;
+
+/** `int8PreferredFor` on this machine, decided once per process. */
 export function int8Preferred(): boolean {
-  if (cached !== undefined) return cached;
-  if (process.env.IMGTOOL_INT8 === '0' || process.env.IMGTOOL_INT8 === '1') return (cached = process.env.IMGTOOL_INT8 === '1');
-  if (os.arch() === 'arm64') return (cached = true);
-  if (os.arch() !== 'x64' || os.platform() !== 'linux') return (cached = false);
-  try {
-    return (cached = /\b(avx512_vnni|avx_vnni)\b/.test(readFileSync('/proc/cpuinfo', 'utf8')));
-  } catch {
-    return (cached = false);
-  }
+  cached ??= int8PreferredFor({
+    arch: os.arch(),
+    platform: os.platform(),
+    override: process.env.IMGTOOL_INT8,
+    cpuinfo: () => {
+      try {
+        return readFileSync('/proc/cpuinfo', 'utf8');
+      } catch {
+        return undefined;
+      }
+    },
+  });
+  return cached;
 }

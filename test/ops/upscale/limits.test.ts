@@ -13,12 +13,9 @@ const flat = (width: number, height: number, format: 'png' | 'jpeg' = 'png') =>
   sharp({ create: { width, height, channels: 3, background: '#6a8' } })[format]().toBuffer();
 
 async function expectCode(buf: Buffer, name: string, scale: number, code: string, message?: RegExp): Promise<void> {
-  const t = performance.now();
   const p = runOp('upscale', { image: bufferInput(name, buf) }, { scale, model: 'thick' });
   await expect(p).rejects.toMatchObject({ code });
   if (message) await expect(p).rejects.toThrow(message);
-  // thick would take minutes on these sizes: a fast answer proves the model never ran.
-  expect(performance.now() - t).toBeLessThan(10_000);
 }
 
 describe('upscale limits', () => {

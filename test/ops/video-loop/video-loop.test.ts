@@ -199,7 +199,6 @@ describe('video-loop errors and cancellation', () => {
     const pipeline = await videoLoop.load();
     const out = join(dir, 'cancelled.mp4');
     let frames = 0;
-    const started = Date.now();
     const err = await pipeline(
       { operation: 'video-loop', inputs: { image: fileInput(plainScene) }, options: videoLoop.options.parse({ resolution: '480p', motion: 'spin', duration: 15 }) },
       {
@@ -214,6 +213,5 @@ describe('video-loop errors and cancellation', () => {
     expect(err).toMatchObject({ code: 'job_cancelled' });
     expect(frames).toBeLessThan(20);
     expect(existsSync(out)).toBe(false);
-    expect(Date.now() - started).toBeLessThan(30_000);
   }, 60_000);
 });

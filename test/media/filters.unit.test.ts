@@ -1,0 +1,89 @@
+// Known answers for the float-plane kernels in src/media/filters.ts: hand-computed cases,
+// brute force on random planes, and the Gaussian's variance from its three box passes.
+import { describe, expect, it } from 'vitest';
+import { boxMean, downsample, gaussianBlur, gaussRadius } from '../../src/media/filters.js';
+import { seededRandom } from '../../src/media/random.js';
+
+/** The box mean by definition: every window summed pixel by pixel, clipped at the borders. */
+function bruteBoxMean(src: Float32Array, w: number, h: number, r: number): Float64Array {
+  const out = new Float64Array(w * h);
+  for (let y = 0; y < h; y++)
+    for (let x = 0; x < w; x++) {
+      let s = 0;
+      let n = 0;
+      for (let v = Math.max(0, y - r); v <= Math.min(h - 1, y + r); v++)
+        for (let u = Math.max(0, x - r); u <= Math.min(w - 1, x + r); u++) {
+          s += src[v * w + u]!;
+          n++;
+        }
+      out[y * w + x] = s / n;
+    }
+  return out;
+}
+
+describe('boxMean', () => {
+  it('a 3x3 plane with radius 1, by hand', () => {
+    const src = Float32Array.from([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    const out = boxMean(src, 3, 3, 1);
+    // Corner (0,0): mean of 1,2,4,5; edge (1,0): mean of 1..6; centre: mean of all nine.
+    const expected = [3, 3.5, 4, 4.5, 5, 5.5, 6, 6.5, 7];
+    for (let i = 0; i < 9; i++) expect(out[i]).toBeCloseTo(expected[i]!, 5);
+  });
+
+  it('matches brute force for radii below, at and beyond the plane size', () => {
+    const rand = seededRandom(7);
+    for (const [w, h] of [[1, 1], [1, 9], [17, 5], [31, 23]] as const) {
+      const src = Float32Array.from({ length: w * h }, () => rand());
+      for (const r of [0, 1, 2, 4, 8, 15, 40]) {
+        const got = boxMean(src, w, h, r);
+        const want = bruteBoxMean(src, w, h, r);
+        for (let i = 0; i < w * h; i++) expect(got[i]).toBeCloseTo(want[i]!, 5);
+      }
+    }
+  });
+
+  it('leaves a constant plane unchanged', () => {
+    const out = boxMean(new Float32Array(40 * 30).fill(0.25), 40, 30, 6);
+    expect(Math.max(...out)).toBeCloseTo(0.25, 6);
+    expect(Math.min(...out)).toBeCloseTo(0.25, 6);
+  });
+});
+
+describe('downsample', () => {
+  it('averages whole and partial blocks', () => {
+    // 5x3 plane of x + 10y, factor 2: blocks of 2x2, the last column and row partial.
+    const w = 5, h = 3;
+    const src = Float32Array.from({ length: w * h }, (_, i) => (i % w) + 10 * Math.floor(i / w));
+    const { data, width, height } = downsample(src, w, h, 2);
+    expect([width, height]).toEqual([3, 2]);
+    expect(Array.from(data)).toEqual([5.5, 7.5, 9, 20.5, 22.5, 24]);
+  });
+});
+
+describe('gaussianBlur', () => {
+  it('spreads an impulse with unit mass, symmetrically, with the variance of three box passes', () => {
+    const w = 101, h = 101, c = 50;
+    const src = new Float32Array(w * h);
+    src[c * w + c] = 1;
+    for (const sigma of [1.5, 3, 6]) {
+      const r = gaussRadius(sigma);
+      const out = gaussianBlur(src, w, h, sigma);
+      let mass = 0, varX = 0, varY = 0;
+      for (let y = 0; y < h; y++)
+        for (let x = 0; x < w; x++) {
+          const v = out[y * w + x]!;
+          mass += v;
+          varX += v * (x - c) ** 2;
+          varY += v * (y - c) ** 2;
+        }
+      expect(mass).toBeCloseTo(1, 4);
+      // One box pass of radius r has variance r(r+1)/3; three add up to r(r+1).
+      expect(varX).toBeCloseTo(r * (r + 1), 2);
+      expect(varY).toBeCloseTo(r * (r + 1), 2);
+      // And r(r+1) is the sigma^2 gaussRadius aims at, to within one step of r.
+      expect(Math.abs(Math.sqrt(varX) - sigma)).toBeLessThan(0.6);
+      expect(out[c * w + c + 3]).toBeCloseTo(out[(c + 3) * w + c]!, 6);
+      expect(out[c * w + c - 2]).toBeCloseTo(out[c * w + c + 2]!, 6);
+    }
+  });
+});
