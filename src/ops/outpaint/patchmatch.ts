@@ -136,7 +136,7 @@ export function refreshDistances(L: Level, F: Field, r: number): void {
  * so good matches flow both ways.
  */
 export function sweep(L: Level, F: Field, p: SearchParams, rng: Rng, backward: boolean): void {
-  const { w, h, img } = L;
+  const { w, h } = L;
   const { sx0, sx1, sy0, sy1 } = bounds(L, p.r);
   const { sx, sy, dist, targets } = F;
   const r = p.r;

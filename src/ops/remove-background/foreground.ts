@@ -28,7 +28,7 @@ export function estimateForeground(
   // both radii make the crop's result identical to the whole frame's.
   const rect = bandRect(w, h, radii[0] + radii[1], (i) => alpha[i] > 0 && alpha[i] < 255);
   if (!rect) return;
-  const cw = rect.x1 - rect.x0, ch = rect.y1 - rect.y0, cn = cw * ch;
+  const cw = rect.x1 - rect.x0, ch = rect.y1 - rect.y0;
   const sub = cropPixels(src, w, channels, rect, (k) => new Uint8Array(k));
   const subAlpha = cropPixels(alpha, w, 1, rect, (k) => new Uint8Array(k));
   const F = fuse(sub, channels, subAlpha, cw, ch, radii);

@@ -32,7 +32,7 @@ export class FrameDecoder {
   frames = 0;
 
   constructor(
-    private readonly path: string,
+    path: string,
     opts: DecodeOptions,
   ) {
     this.name = opts.name ?? path;
