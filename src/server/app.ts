@@ -222,9 +222,9 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
   app.addHook('onClose', async () => {
     if (interval) clearInterval(interval);
     await jobs.shutdown();
-    await leases.stop();
     pool.close();
     await threads?.close();
+    await leases.stop();
   });
 
   // Jobs resume only once every route exists, so a re-queued job can finish before listen().

@@ -52,11 +52,15 @@ export class LeaseKeeper {
     this.sweepTimer.unref();
   }
 
-  /** Stops renewing. On a graceful stop the holds of pending jobs simply lapse unless a restart adopts them first. */
+  /**
+   * Stops renewing and removes this instance's temp dir (nothing runs any more). On a graceful
+   * stop the holds of pending jobs simply lapse unless a restart adopts them first.
+   */
   async stop(): Promise<void> {
     clearInterval(this.renewTimer);
     clearInterval(this.sweepTimer);
     await this.renewing;
+    await rm(this.tmpDir, { recursive: true, force: true });
   }
 
   trackHold(id: string): void {
