@@ -1,6 +1,9 @@
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { Command } from 'commander';
 import { describe, expect, test } from 'vitest';
+import { registerServeCommand } from '../../src/cli/commands/serve.js';
 import { KeyStore, readLedger } from '../../src/server/keys.js';
 import { verifyLedger } from '../../src/server/ledger-verify.js';
 import { FileIdempotencyStore } from '../../src/server/idempotency-store.js';
@@ -133,5 +136,35 @@ describe('idempotency store', () => {
     now += 25 * 3600 * 1000;
     expect(await a.sweep()).toBeGreaterThanOrEqual(2);
     expect(await b.begin('key_1', 'k', '/v1/upscale', LEASE, never)).toEqual({ state: 'new' });
+  });
+});
+
+describe('imgtool serve ledger verify', () => {
+  async function verify(dir: string): Promise<{ out: string; code: number }> {
+    let out = '';
+    const io = { stdout: new Writable({ write: (c, _e, cb) => ((out += String(c)), cb()) }), env: { IMGTOOL_HOME: tempDir('imgtool-home-') }, exitCode: 0 };
+    const program = new Command('imgtool').exitOverride();
+    registerServeCommand(program, io);
+    await program.parseAsync(['node', 'imgtool', 'serve', 'ledger', 'verify', '--data-dir', dir]);
+    return { out, code: io.exitCode };
+  }
+
+  test('exit 0 with a summary when the books hold; exit 1 naming each mismatch', async () => {
+    const { dir, keys } = await store(Date.now);
+    const { record } = await keys.createKey({ scopes: ['imaging:write'], credits: 10 });
+    await keys.reserve(record.id, 2, 'h', { kind: 'sync', leaseMs: 60_000 });
+    await keys.settle('h', 2);
+    const ok = await verify(dir);
+    expect(ok.code).toBe(0);
+    expect(ok.out).toMatch(/^ok: 1 accounts, 3 ledger entries, 0 open reservations$/m);
+
+    const file = join(dir, 'accounts.json');
+    const state = JSON.parse(readFileSync(file, 'utf8'));
+    state.keys[0].credits = 9;
+    writeFileSync(file, JSON.stringify(state));
+    const bad = await verify(dir);
+    expect(bad.code).toBe(1);
+    expect(bad.out).toMatch(new RegExp(`mismatch: ${record.id}: balance 9 but the ledger sums to 8`));
+    expect(bad.out).toMatch(/^FAILED: /m);
   });
 });
