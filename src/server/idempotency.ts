@@ -78,7 +78,8 @@ export async function withIdempotency(d: IdempotencyDeps, req: FastifyRequest, r
   if (!KEY.test(key)) throw new ImgtoolError('invalid_parameter', 'Idempotency-Key must be 1-255 visible ASCII characters (a UUID is ideal)', { field: 'Idempotency-Key' });
   const credential = req.credential!.id;
   const wasCharged = async (holdId: string) => (await d.holds.outcome(holdId)).state === 'charged';
-  const state = await d.idempotency.begin(credential, key, fingerprint, d.leases.leaseMs, wasCharged);
+  // A key this process is itself working on is running, however late its lease renewal is.
+  const state = d.leases.tracksKey(credential, key) ? ({ state: 'running' } as const) : await d.idempotency.begin(credential, key, fingerprint, d.leases.leaseMs, wasCharged);
   if (state.state !== 'new') {
     // The body of a repeat is not needed: discard it unread so the connection stays usable.
     if (req.isMultipart()) req.raw.resume();

@@ -376,11 +376,14 @@ export class KeyStore implements HoldStore {
 
   /**
    * Refunds every hold whose lease has passed: its owner stopped renewing it (killed, or lost
-   * the work), so its client got an error or nothing and must not pay. Returns the refunded ids.
+   * the work), so its client got an error or nothing and must not pay. `keep` are holds the
+   * caller itself is still working on (a late renewal must not refund its own live work).
+   * Returns the refunded ids.
    */
-  async releaseExpired(): Promise<string[]> {
+  async releaseExpired(keep: readonly string[] = []): Promise<string[]> {
     const t = this.clock();
-    const expired = (s: StoreFile) => Object.keys(s.holds).filter((id) => (s.holds[id]!.lease_until ?? 0) < t);
+    const mine = new Set(keep);
+    const expired = (s: StoreFile) => Object.keys(s.holds).filter((id) => (s.holds[id]!.lease_until ?? 0) < t && !mine.has(id));
     if (!expired(await this.current()).length) return [];
     return this.mutate((s, log) => {
       const ids = expired(s);

@@ -75,6 +75,10 @@ export class LeaseKeeper {
     this.keys.set(`${credential}\0${key}`, { credential, key });
   }
 
+  tracksKey(credential: string, key: string): boolean {
+    return this.keys.has(`${credential}\0${key}`);
+  }
+
   untrackKey(credential: string, key: string): void {
     this.keys.delete(`${credential}\0${key}`);
   }
@@ -103,7 +107,9 @@ export class LeaseKeeper {
 
   /** Refunds lapsed holds and deletes dead instances' temp files; returns what it did. */
   async sweep(): Promise<{ refunded: string[]; tmpRemoved: number }> {
-    const refunded = await this.o.holds.releaseExpired();
+    // This instance's own work is alive by definition: renew it rather than let a late timer refund it.
+    await this.renew();
+    const refunded = await this.o.holds.releaseExpired([...this.holds]);
     if (refunded.length) this.o.log.warn({ holds: refunded }, 'refunded credit holds whose lease lapsed (their server stopped while working)');
     const tmpRemoved = await this.sweepTmp();
     if (tmpRemoved) this.o.log.info({ removed: tmpRemoved }, 'removed orphan temp files');

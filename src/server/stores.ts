@@ -24,8 +24,8 @@ export interface HoldStore {
   hasHold(holdId: string): Promise<boolean>;
   /** Extends the holds' leases and takes their ownership. */
   renew(holdIds: readonly string[], leaseMs: number): Promise<void>;
-  /** Refunds the holds whose lease has passed; returns their ids. */
-  releaseExpired(): Promise<string[]>;
+  /** Refunds the holds whose lease has passed, except `keep` (the caller's own live work); returns their ids. */
+  releaseExpired(keep?: readonly string[]): Promise<string[]>;
   outcome(holdId: string): Promise<HoldOutcome>;
 }
 

@@ -124,13 +124,15 @@ run('fault injection', () => {
     // Every accepted job reaches an end.
     const jobs = outcomes.filter((o) => o.jobId);
     const finals = new Map<string, string>();
+    const failures: string[] = [];
     for (const j of jobs) {
       const end = Date.now() + 120_000;
       for (;;) {
         const r = await fetch(`${base}${j.location}`, { headers: { 'x-api-key': key } }).catch(() => undefined);
-        const body = r && r.ok ? ((await r.json()) as { status: string }) : undefined;
+        const body = r && r.ok ? ((await r.json()) as { status: string; error?: { code: string; message: string } }) : undefined;
         if (body && (body.status === 'completed' || body.status === 'failed')) {
           finals.set(j.jobId!, body.status);
+          if (body.error) failures.push(`${body.error.code}: ${body.error.message}`);
           break;
         }
         if (Date.now() > end) throw new Error(`job ${j.jobId} did not finish (kills after ${kills.join(', ')} ms)`);
@@ -168,7 +170,7 @@ run('fault injection', () => {
     expect(jobs.length).toBeGreaterThan(5);
     expect(servers).toHaveLength(RESTARTS + 1);
     expect(cutOff.size).toBeGreaterThan(0);
-    console.log(`fault injection: kills after ${kills.join(', ')} ms; ${cutOff.size} requests retried across a crash; ${delivered} sync results; jobs ${completedJobs} completed, ${jobs.length - completedJobs} failed`);
+    console.log(`fault injection: kills after ${kills.join(', ')} ms; ${cutOff.size} requests retried across a crash; ${delivered} sync results; jobs ${completedJobs} completed, ${jobs.length - completedJobs} failed${failures.length ? ` (${[...new Set(failures)].join('; ')})` : ''}`);
   }, 600_000);
 
   test('kill -9 during a synchronous request, immediate restart: the reservation is refunded within ~1.5 leases', async () => {
