@@ -8,7 +8,9 @@ import type { LedgerEntry, StoreFile } from './keys.js';
  * - every open hold has its reservation in the ledger, and its lease has not passed;
  * - every hold id alternates reserve → charge|refund (nothing settled twice, nothing closed unopened).
  * A ledger tail past `ledger_bytes` (appended by a change a crash cut short, never applied) is
- * reported but is not a mismatch: the next change truncates it.
+ * reported but is not a mismatch: the next change truncates it. Neither is the lapsed hold of a
+ * job parked on disk as pending or running by a stopped server: the next start adopts (or
+ * refunds) it.
  */
 
 export interface LedgerReport {
@@ -19,6 +21,17 @@ export interface LedgerReport {
   openHolds: number;
   /** Bytes of unapplied ledger tail. */
   unappliedBytes: number;
+  /** Lapsed holds of jobs waiting on disk for the next start. */
+  parkedJobs: number;
+}
+
+async function parkedJob(dataDir: string, id: string): Promise<boolean> {
+  try {
+    const job = JSON.parse(await readFile(join(dataDir, 'jobs', id, 'job.json'), 'utf8')) as { status?: string };
+    return job.status === 'pending' || job.status === 'running';
+  } catch {
+    return false;
+  }
 }
 
 interface Sums {
@@ -75,14 +88,16 @@ export async function verifyLedger(dataDir: string, now: number = Date.now()): P
     if (sum !== b) problems.push(`${id}: balance ${b} but the ledger sums to ${sum} (grants ${s.grants}, reserved ${s.reserved}, extra charged ${s.charged}, refunded ${s.refunded})`);
   }
 
+  let parked = 0;
   for (const [id, hold] of Object.entries(state.holds)) {
     const e = last.get(id);
     if (!e || e.reason !== 'reserve' || -e.delta !== hold.amount || e.account !== hold.account) problems.push(`hold ${id} (${hold.account}, ${hold.amount} credits) has no matching open reservation in the ledger`);
-    if ((hold.lease_until ?? 0) < now) problems.push(`hold ${id} (${hold.account}, ${hold.amount} credits, ${hold.kind} ${hold.operation ?? ''}) is older than its lease (${hold.lease_until ? new Date(hold.lease_until).toISOString() : 'no lease'}): its server stopped renewing it`);
+    if ((hold.lease_until ?? 0) < now && hold.kind === 'job' && (await parkedJob(dataDir, id))) parked++;
+    else if ((hold.lease_until ?? 0) < now) problems.push(`hold ${id} (${hold.account}, ${hold.amount} credits, ${hold.kind} ${hold.operation ?? ''}) is older than its lease (${hold.lease_until ? new Date(hold.lease_until).toISOString() : 'no lease'}): its server stopped renewing it`);
   }
   for (const [ref, e] of last) {
     if (e.reason === 'reserve' && !state.holds[ref]) problems.push(`hold ${ref} was reserved in the ledger but is neither open nor closed`);
   }
 
-  return { ok: problems.length === 0, problems, accounts: balances.size, entries: entries.length, openHolds: Object.keys(state.holds).length, unappliedBytes: size - applied };
+  return { ok: problems.length === 0, problems, accounts: balances.size, entries: entries.length, openHolds: Object.keys(state.holds).length, unappliedBytes: size - applied, parkedJobs: parked };
 }

@@ -192,7 +192,7 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
       if (flags.json) out.stdout.write(JSON.stringify(report) + '\n');
       else {
         for (const p of report.problems) out.stdout.write(`mismatch: ${p}\n`);
-        out.stdout.write(`${report.ok ? 'ok' : 'FAILED'}: ${report.accounts} accounts, ${report.entries} ledger entries, ${report.openHolds} open reservations${report.unappliedBytes ? `, ${report.unappliedBytes} bytes of unapplied ledger tail (dropped on the next change)` : ''}\n`);
+        out.stdout.write(`${report.ok ? 'ok' : 'FAILED'}: ${report.accounts} accounts, ${report.entries} ledger entries, ${report.openHolds} open reservations${report.parkedJobs ? ` (${report.parkedJobs} of pending jobs, resumed on the next start)` : ''}${report.unappliedBytes ? `, ${report.unappliedBytes} bytes of unapplied ledger tail (dropped on the next change)` : ''}\n`);
       }
       if (!report.ok) setExit(1);
     });
