@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ApiClient } from '../../src/client/api.js';
 import { getOperation } from '../../src/ops/registry.js';
 import { KeyStore } from '../../src/server/keys.js';
+import { ThreadRunner } from '../../src/server/threads.js';
 import { verifyLedger } from '../../src/server/ledger-verify.js';
 import { fixture, tempDir } from '../helpers.js';
 import { smallImage, startHarness, type Harness } from './harness.js';
@@ -286,6 +287,59 @@ describe('internal errors (item 9)', () => {
     } finally {
       (op as { load: typeof load }).load = load;
       await h.close();
+    }
+  });
+
+  test('the same for a job: logged with stack, job id and credential; the job fails with a bare internal_error and is refunded', async () => {
+    let log = '';
+    const stream = new Writable({ write: (c, _e, cb) => ((log += String(c)), cb()) });
+    const op = getOperation('video-loop')!;
+    const load = op.load;
+    (op as { load: typeof load }).load = async () => () => {
+      throw new RangeError('secret internals: frame index 99 out of range');
+    };
+    const h = await startHarness({ credits: 100, logger: { level: 'info', stream } });
+    try {
+      const r = await h.call('POST', '/v1/video/loop', { json: { image: jpeg.toString('base64'), resolution: '480p', duration: 5 } });
+      const { job_id } = (await r.json()) as { job_id: string };
+      let status: Record<string, unknown> = {};
+      await until(async () => {
+        status = (await (await h.call('GET', `/v1/video/loop/job/${job_id}`)).json()) as Record<string, unknown>;
+        return status.status === 'failed';
+      });
+      expect(status.error).toEqual({ code: 'internal_error', message: `internal error (job ${job_id}); the server log has the details` });
+      const line = log.split('\n').find((l) => l.includes('"level":50'));
+      const entry = JSON.parse(line!) as { err: { stack: string }; job: string; credential: string };
+      expect(entry.err.stack).toMatch(/RangeError: secret internals/);
+      expect(entry.job).toBe(job_id);
+      expect(entry.credential).toBe(h.keyId);
+      expect(await h.app.imgtool.keys.balance(h.keyId)).toBe(100);
+    } finally {
+      (op as { load: typeof load }).load = load;
+      await h.close();
+    }
+  });
+});
+
+describe('internal errors in worker threads (item 9)', () => {
+  const worker = new URL('../../dist/server/worker.js', import.meta.url);
+  test.skipIf(!existsSync(worker))('a crash inside a processing thread keeps its own stack across the thread boundary', async () => {
+    const runner = new ThreadRunner(worker, tempDir('imgtool-threads-'));
+    try {
+      // A job without its input makes the pipeline itself crash (a TypeError, not a validation error).
+      const err = await runner
+        .run({ operation: 'outpaint', inputs: {}, options: { right: 16 } }, { signal: new AbortController().signal, onProgress: () => {}, warn: () => {} })
+        .then(
+          () => undefined,
+          (e: Error & { code?: string }) => e,
+        );
+      expect(err).toBeDefined();
+      expect(err!.code).toBe('internal_error');
+      expect(err!.stack).toMatch(/\[in the processing thread\]/);
+      // Frames from the pipeline's own module, not just the relay in threads.ts.
+      expect(err!.stack).toMatch(/dist\/(ops|media|engine)\//);
+    } finally {
+      await runner.close();
     }
   });
 });
