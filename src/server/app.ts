@@ -11,6 +11,7 @@ import { Billing } from './billing.js';
 import { FileIdempotencyStore } from './idempotency-store.js';
 import { JobStore, type Execute } from './jobs.js';
 import { DEFAULT_LEASE_MS, LeaseKeeper } from './leases.js';
+import type { IdempotencyStore } from './stores.js';
 import { ThreadRunner } from './threads.js';
 import { getOperation, OPERATIONS } from '../ops/registry.js';
 import { KeyStore } from './keys.js';
@@ -70,7 +71,7 @@ export interface ImgtoolServer {
   keys: KeyStore;
   billing: Billing;
   leases: LeaseKeeper;
-  idempotency: FileIdempotencyStore;
+  idempotency: IdempotencyStore;
   jobs: JobStore;
   results: ResultStore;
   pool: WorkerPool;

@@ -11,7 +11,7 @@ import { probeWithinLimits } from '../ops/video-remove-background/limits.js';
 import { requireScope, type Authenticate } from './auth.js';
 import type { Billing } from './billing.js';
 import { withIdempotency, type Outgoing } from './idempotency.js';
-import type { FileIdempotencyStore } from './idempotency-store.js';
+import type { IdempotencyStore } from './stores.js';
 import { loadSources, parseJsonBody, parseMultipart, pickSources, precheckImage } from './inputs.js';
 import type { Execute, JobRecord, JobStore } from './jobs.js';
 import type { KeyStore } from './keys.js';
@@ -29,7 +29,7 @@ export interface RouteDeps {
   keys: KeyStore;
   billing: Billing;
   leases: LeaseKeeper;
-  idempotency: FileIdempotencyStore;
+  idempotency: IdempotencyStore;
   jobs: JobStore;
   results: ResultStore;
   pool: WorkerPool;
