@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ApiClient } from '../../src/client/api.js';
 import { getOperation } from '../../src/ops/registry.js';
@@ -225,6 +226,28 @@ describe('Idempotency-Key (item 3)', () => {
     expect(seen).toHaveLength(3);
     expect(seen[2]).not.toBe(seen[0]);
     expect((await verifyLedger(h.dataDir)).problems).toEqual([]);
+  });
+});
+
+describe('JWT starting credits (item 4)', () => {
+  test('a token user\'s --jwt-credits start is a grant: after spending, ledger verify passes and the grant is in the ledger', async () => {
+    const dir = tempDir('imgtool-money-jwt-');
+    const { publicKey, privateKey } = await generateKeyPair('RS256');
+    const jwks = join(dir, 'jwks.json');
+    writeFileSync(jwks, JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' }] }));
+    const token = await new SignJWT({ scope: 'imaging:read imaging:write' }).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setSubject('bob').setIssuer('https://issuer.test').setAudience('imgtool').setExpirationTime('5m').sign(privateKey);
+    const h = await startHarness({ jwt: { issuer: 'https://issuer.test', audience: 'imgtool', jwks, subjectCredits: 7 } });
+    try {
+      const r = await h.call('POST', '/v1/outpaint', { key: null, json: { image: jpeg.toString('base64'), right: 16 }, headers: { authorization: `Bearer ${token}` } });
+      expect(r.status).toBe(200);
+      expect(await h.app.imgtool.keys.balance('jwt:bob')).toBe(5);
+      const report = await verifyLedger(h.dataDir);
+      expect(report.problems).toEqual([]);
+      const ledger = readFileSync(join(h.dataDir, 'ledger.jsonl'), 'utf8');
+      expect(ledger).toMatch(/"account":"jwt:bob","delta":7,"balance":7,"reason":"grant"/);
+    } finally {
+      await h.close();
+    }
   });
 });
 

@@ -95,7 +95,7 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
     .option('--port <n>', `TCP port (default ${SERVE_DEFAULTS.port})`)
     .option('--host <addr>', `address to bind (default ${SERVE_DEFAULTS.host}; 0.0.0.0 for every interface)`)
     .option('--data-dir <dir>', 'where keys, ledger, jobs and results are stored')
-    .option('--config <file>', 'JSON file with any of: port, host, dataDir, publicUrl, rateLimit, allowPrivateUrls, concurrency, jwt {issuer, audience, jwks, subjectCredits}')
+    .option('--config <file>', 'JSON file with any of: port, host, dataDir, publicUrl, rateLimit, allowPrivateUrls, concurrency, holdLease (seconds), jwt {issuer, audience, jwks, subjectCredits}')
     .option('--public-url <url>', 'base of result URLs when behind a proxy (default: the request Host)')
     .option('--rate-limit <n>', `requests per second per credential (default ${SERVE_DEFAULTS.rateLimit}; 0 disables)`)
     .option('--allow-private-urls', 'let image_url/video_url reach loopback and private networks (trusted setups only)')
