@@ -1,6 +1,8 @@
 // Load test of `imgtool serve` on loopback (bounded: 50 connections x 30 s on GET /v1/credits,
 // a rate-limited run, then a mixed run with real remove-background requests), reporting
 // throughput, p99 latency, errors and a reconciliation of the credits ledger.
+// Also: replays of an Idempotency-Key (the recorded response, never re-run or re-charged) and
+// `ledger verify` (src/server/ledger-verify.ts) after every run that spends credits.
 // Usage: npm run build && node bench/serve.mjs [--seconds 30] [--posts 12]
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,6 +11,7 @@ import autocannon from 'autocannon';
 import sharp from 'sharp';
 import Fastify from 'fastify';
 import { buildServer } from '../dist/server/app.js';
+import { verifyLedger } from '../dist/server/ledger-verify.js';
 import { FIXTURES } from './fixtures.mjs';
 
 const arg = (name, dflt) => {
@@ -118,10 +121,30 @@ for (const isolation of ['threads', 'inline']) {
     'spent per ledger.jsonl': spentByLedger,
     'open holds': Object.keys(JSON.parse(readFileSync(s.app.imgtool.keys.file, 'utf8')).holds).length,
     reconciles: post['2xx'] === charges && START - balance === charges && spentByLedger === charges ? 'yes' : 'NO',
+    'ledger verify': (await verifyLedger(s.dataDir)).ok ? 'ok' : 'FAILED',
   });
   await s.app.close();
   rmSync(s.dataDir, { recursive: true, force: true });
 }
+// 4. Idempotency-Key replays: one real remove-background POST, then the same key repeated by 5
+//    connections; every repeat must be the recorded answer, charged once in total.
+{
+  const s = await server({ rateLimit: false });
+  const START = 1000;
+  const { key, record } = await s.app.imgtool.keys.createKey({ scopes: ['imaging:read', 'imaging:write'], credits: START });
+  const img = await sharp(join(FIXTURES, 'images/fruits.jpg')).resize(256, 256).jpeg().toBuffer();
+  const body = JSON.stringify({ image: img.toString('base64'), model: 'u2netp' });
+  const headers = { 'x-api-key': key, 'content-type': 'application/json', 'idempotency-key': 'bench-replay-1' };
+  const first = await fetch(`${s.url}/v1/remove-background`, { method: 'POST', headers, body });
+  await first.arrayBuffer();
+  const secs = Math.min(10, SECONDS);
+  const r = await run({ url: `${s.url}/v1/remove-background`, method: 'POST', connections: 5, duration: secs, headers, body });
+  row(`POST /v1/remove-background, same Idempotency-Key replayed, 5 conns x ${secs}s`, r, { more: { 'charged in total': START - (await s.app.imgtool.keys.balance(record.id)) } });
+  recon.push({ isolation: 'idempotent replays', 'successful POSTs (2xx)': r['2xx'] + 1, 'ledger charge entries': readFileSync(s.app.imgtool.keys.ledgerFile, 'utf8').split('\n').filter((l) => l.includes('"reason":"charge"')).length, 'credits spent (start - balance)': START - (await s.app.imgtool.keys.balance(record.id)), 'ledger verify': (await verifyLedger(s.dataDir)).ok ? 'ok' : 'FAILED' });
+  await s.app.close();
+  rmSync(s.dataDir, { recursive: true, force: true });
+}
+
 console.log('\nLedger reconciliation (mixed runs; remove-background costs 1 credit):');
 console.table(recon);
 

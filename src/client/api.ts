@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { openAsBlob } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
@@ -171,6 +172,8 @@ export class ApiClient {
         bytes[s.key] = { blob: new Blob([new Uint8Array(data)]), name: 'stdin', data };
       }
     }
+    // One key per input per run, reused by every retry of this request (see http.ts).
+    const idempotencyKey = randomUUID();
     // Called per attempt so each retry sends a fresh body.
     const init = (): RequestInit => {
       if (json) {
@@ -180,7 +183,7 @@ export class ApiClient {
           if (ref.kind === 'url') body[s.urlField] = ref.url;
           else body[s.fileField] = bytes[s.key]!.data!.toString('base64');
         }
-        return { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: accept }, body: JSON.stringify(body) };
+        return { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: accept, 'Idempotency-Key': idempotencyKey }, body: JSON.stringify(body) };
       }
       const form = new FormData();
       for (const [k, v] of Object.entries(fields)) form.set(k, typeof v === 'object' ? JSON.stringify(v) : String(v));
@@ -189,7 +192,7 @@ export class ApiClient {
         if (ref.kind === 'url') form.set(s.urlField, ref.url);
         else form.set(s.fileField, bytes[s.key]!.blob, bytes[s.key]!.name);
       }
-      return { method: 'POST', headers: { Accept: accept }, body: form };
+      return { method: 'POST', headers: { Accept: accept, 'Idempotency-Key': idempotencyKey }, body: form };
     };
     const res = await this.send(this.url(op.path), init, signal);
     if (!res.ok) await this.fail(res);

@@ -5,12 +5,26 @@ import type { RateGate } from './rate.js';
 /**
  * The retry policy of decisions.md, in one place: 429 waits Retry-After (or an exponential
  * backoff), 502/503/504 and connection failures back off the same way, at most 5 retries.
- * Anything else is returned as is, so a processing POST that reached the server is never sent
- * twice and nothing is charged twice.
+ * Anything else is returned as is. A processing POST may reach the server and still look failed
+ * (a reset after the server started, a proxy's 502/504), so the client sends every one with an
+ * Idempotency-Key that its retries reuse: a server that honours it (imgtool serve) answers a
+ * repeat with the first response and never runs or charges twice. Its 409 request_in_progress
+ * (the first attempt still running) is waited out here, for up to IN_PROGRESS_WAIT_MS.
  */
 
 export const MAX_RETRIES = 5;
 const RETRY_STATUSES = new Set([429, 502, 503, 504]);
+export const IN_PROGRESS_WAIT_MS = 10 * 60 * 1000;
+
+/** A 409 that says an earlier attempt with the same Idempotency-Key is still running. */
+async function inProgress(res: Response): Promise<boolean> {
+  if (res.status !== 409) return false;
+  try {
+    return ((await res.clone().json()) as { error_code?: string }).error_code === 'request_in_progress';
+  } catch {
+    return false;
+  }
+}
 
 export function backoffMs(attempt: number, random: () => number = Math.random): number {
   return Math.min(5000, 250 * 2 ** attempt) + Math.floor(random() * 250);
@@ -47,6 +61,7 @@ function isConnectionFailure(err: unknown): boolean {
 /** `fetch` with the retry policy. `makeInit` is called per attempt so bodies (streams, forms) are fresh. */
 export async function fetchWithRetry(url: string, makeInit: () => RequestInit, opts: RetryOptions = {}): Promise<Response> {
   const doFetch = opts.fetchImpl ?? fetch;
+  const started = Date.now();
   for (let attempt = 0; ; attempt++) {
     if (opts.signal?.aborted) throw new ImgtoolError('job_cancelled', 'cancelled');
     let res: Response | undefined;
@@ -59,6 +74,19 @@ export async function fetchWithRetry(url: string, makeInit: () => RequestInit, o
       if (opts.signal?.aborted) throw new ImgtoolError('job_cancelled', 'cancelled');
       if (err instanceof ImgtoolError || !isConnectionFailure(err)) throw err;
       failure = err;
+    }
+    if (res && (await inProgress(res)) && Date.now() - started < IN_PROGRESS_WAIT_MS) {
+      // Not a failure: the first attempt is still working. Wait as told, without using up a retry.
+      const waitMs = retryAfterMs(res.headers.get('retry-after')) ?? 1000;
+      await res.body?.cancel().catch(() => {});
+      opts.onRetry?.({ attempt, waitMs, reason: 'an earlier attempt is still running' });
+      attempt--;
+      try {
+        await sleep(waitMs, undefined, { signal: opts.signal });
+      } catch {
+        throw new ImgtoolError('job_cancelled', 'cancelled');
+      }
+      continue;
     }
     if (res && !RETRY_STATUSES.has(res.status)) return res;
     if (attempt >= (opts.maxRetries ?? MAX_RETRIES)) {

@@ -7,7 +7,11 @@ import multipart from '@fastify/multipart';
 import rateLimit from '@fastify/rate-limit';
 import { ImgtoolError, isImgtoolError } from '../errors.js';
 import { createAuthenticator, type Credential, type JwtOptions } from './auth.js';
+import { Billing } from './billing.js';
+import { FileIdempotencyStore } from './idempotency-store.js';
 import { JobStore, type Execute } from './jobs.js';
+import { DEFAULT_LEASE_MS, LeaseKeeper } from './leases.js';
+import type { IdempotencyStore } from './stores.js';
 import { ThreadRunner } from './threads.js';
 import { getOperation, OPERATIONS } from '../ops/registry.js';
 import { KeyStore } from './keys.js';
@@ -51,6 +55,11 @@ export interface ServerOptions {
   /** File-lock the key store on every change (default true: safe for several processes). */
   crossProcessLock?: boolean;
   /**
+   * Lease of a credit hold or idempotency claim, renewed every third of it while the work runs:
+   * after a kill -9 the reservation is refunded within about 1.5 leases. Default 10 s.
+   */
+  leaseMs?: number;
+  /**
    * 'threads' runs pipelines on worker threads so their synchronous work cannot stall the event
    * loop; 'inline' runs them on the main thread. Default: threads when running compiled
    * JavaScript, inline under a TypeScript test runner (a worker cannot load .ts sources).
@@ -60,6 +69,9 @@ export interface ServerOptions {
 
 export interface ImgtoolServer {
   keys: KeyStore;
+  billing: Billing;
+  leases: LeaseKeeper;
+  idempotency: IdempotencyStore;
   jobs: JobStore;
   results: ResultStore;
   pool: WorkerPool;
@@ -94,8 +106,8 @@ function transportError(err: { code?: string; statusCode?: number; message: stri
 
 export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
   const clock = o.clock ?? Date.now;
-  const tmpDir = join(o.dataDir, 'tmp');
-  await mkdir(tmpDir, { recursive: true, mode: 0o700 });
+  const tmpRoot = join(o.dataDir, 'tmp');
+  await mkdir(tmpRoot, { recursive: true, mode: 0o700 });
 
   const app = Fastify({
     logger: o.logger ?? false,
@@ -105,9 +117,13 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
     return503OnClosing: true,
   });
 
-  const keys = await new KeyStore(o.dataDir, { subjectCredits: o.jwt?.subjectCredits, crossProcess: o.crossProcessLock }).init();
-  const orphans = await keys.releaseOrphanSyncHolds();
-  if (orphans) app.log.warn({ orphans }, 'refunded requests interrupted by a previous stop');
+  const keys = await new KeyStore(o.dataDir, { subjectCredits: o.jwt?.subjectCredits, crossProcess: o.crossProcessLock, clock }).init();
+  const idempotency = await new FileIdempotencyStore(o.dataDir, keys.instance, clock).init();
+  const leases = new LeaseKeeper({ holds: keys, idempotency, tmpRoot, leaseMs: o.leaseMs ?? DEFAULT_LEASE_MS, log: app.log });
+  const billing = new Billing(keys, leases);
+  // Pipelines' temp files go in this instance's own directory, which the sweep removes once this instance is gone.
+  const tmpDir = leases.tmpDir;
+  await mkdir(tmpDir, { recursive: true, mode: 0o700 });
   const results = await new ResultStore(o.dataDir, await loadSecret(o.dataDir), clock, o.resultTtlMs).init();
   const pool = new WorkerPool(o.concurrency ?? Math.max(1, availableParallelism() - 1), o.maxQueue ?? 100);
   const isolation = o.isolation ?? (import.meta.url.endsWith('.js') ? 'threads' : 'inline');
@@ -118,14 +134,15 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
     if (!op) throw new ImgtoolError('internal_error', `unknown operation ${job.operation}`);
     return (await op.load())(job, ctx);
   };
-  const jobs = new JobStore({ dataDir: o.dataDir, keys, results, pool, clock, log: app.log, retentionMs: o.jobRetentionMs, tmpDir, execute });
+  const jobs = new JobStore({ dataDir: o.dataDir, billing, results, pool, clock, log: app.log, retentionMs: o.jobRetentionMs, tmpDir, execute });
   const authenticate = await createAuthenticator(keys, o.jwt);
 
   const sweep = async () => {
     await results.sweep();
     await jobs.sweep();
+    await idempotency.sweep();
   };
-  app.decorate('imgtool', { keys, jobs, results, pool, sweep });
+  app.decorate('imgtool', { keys, billing, leases, idempotency, jobs, results, pool, sweep });
 
   // An empty JSON body is an empty object (cancel endpoints take no body).
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
@@ -149,11 +166,16 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
 
   app.setErrorHandler((err, req, reply) => {
     const known = isImgtoolError(err) ? err : transportError(err as { code?: string; statusCode?: number; message: string });
+    if (known?.code === 'internal_error') {
+      // A bug, not a client mistake: the log gets the stack (a worker thread's own, when it came from one), the client only the request id.
+      req.log.error({ err: known, request: req.id, credential: req.credential?.id, operation: req.routeOptions.config?.operation }, 'internal error');
+      return reply.code(500).send({ error: `internal error (request ${req.id}); the server log has the details`, error_code: 'internal_error' });
+    }
     if (known) {
       if (known.code === 'rate_limit_exceeded' && !reply.hasHeader('retry-after')) reply.header('retry-after', '1');
       return reply.code(known.status).send(known.toBody());
     }
-    req.log.error({ err }, 'unhandled error');
+    req.log.error({ err, request: req.id, credential: req.credential?.id, operation: req.routeOptions.config?.operation }, 'unhandled error');
     return reply.code(500).send({ error: `internal error (request ${req.id}); the server log has the details`, error_code: 'internal_error' });
   });
 
@@ -180,6 +202,9 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
 
   registerRoutes(app, {
     keys,
+    billing,
+    leases,
+    idempotency,
     jobs,
     results,
     pool,
@@ -200,10 +225,14 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
     await jobs.shutdown();
     pool.close();
     await threads?.close();
+    await leases.stop();
   });
 
   // Jobs resume only once every route exists, so a re-queued job can finish before listen().
+  // Recovery adopts the holds of the jobs it resumes before the first lease sweep can refund them.
   await jobs.init();
+  await leases.start();
+  await leases.sweep();
   await sweep();
   return app;
 }

@@ -6,7 +6,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { ImgtoolError, toImgtoolError, type ErrorCode } from '../errors.js';
 import type { Job, LoadedInput, OperationDefinition, OpResult, RunContext } from '../ops/define.js';
 import { getOperation } from '../ops/registry.js';
-import type { KeyStore } from './keys.js';
+import type { Billing } from './billing.js';
 import type { WorkerPool } from './pool.js';
 import type { ResultStore, StoredResult } from './results.js';
 
@@ -15,7 +15,9 @@ import type { ResultStore, StoredResult } from './results.js';
  * <dataDir>/jobs/<id>/ with its inputs and a job.json rewritten atomically on every state
  * change, so a restart finds every job: pending ones are queued again, one that was running is
  * retried once and then failed with service_unavailable and a refund. Credits are reserved
- * (hold id = job id) before the job exists and are settled or refunded exactly once.
+ * (hold id = job id) before the job exists and are settled or refunded exactly once, through
+ * the same Billing sequence as synchronous requests; recovery settles a job that finished just
+ * before a crash with the very same settle-or-withhold step as the normal path.
  */
 
 export type JobStatus = 'pending' | 'running' | 'completed' | 'failed';
@@ -44,7 +46,7 @@ export const JOB_RETENTION_MS = 24 * 60 * 60 * 1000;
 
 export interface JobStoreOptions {
   dataDir: string;
-  keys: KeyStore;
+  billing: Billing;
   results: ResultStore;
   pool: WorkerPool;
   clock: () => number;
@@ -91,7 +93,7 @@ export class JobStore {
       } catch {
         // A directory without a readable record was never acknowledged to a client.
         await rm(join(this.dir, id), { recursive: true, force: true });
-        await this.o.keys.release(id);
+        await this.o.billing.refund(id);
         continue;
       }
       this.jobs.set(job.id, job);
@@ -102,16 +104,17 @@ export class JobStore {
 
   private async recover(job: JobRecord): Promise<void> {
     if (job.status === 'completed' && !job.settled) {
-      await this.o.keys.settle(job.id, job.credits ?? job.reserved).catch(() => {});
-      job.settled = true;
-      await this.persist(job);
+      // Finished, but the server died before charging: charge now, or withhold as the normal path does.
+      await this.o.billing.settle(job.id, { credits: job.credits ?? job.reserved }, { withhold: (_v, err) => this.withhold(job, err) }).then(
+        () => this.closeBooks(job),
+        () => {},
+      );
     } else if (job.status === 'failed' && !job.settled) {
-      await this.o.keys.release(job.id);
-      job.settled = true;
-      await this.persist(job);
+      await this.o.billing.refund(job.id);
+      await this.closeBooks(job);
     } else if (job.status === 'running' || job.status === 'pending') {
       const interrupted = job.status === 'running';
-      if (!(await this.o.keys.hasHold(job.id)) || (interrupted && job.attempts >= (this.o.maxAttempts ?? 2))) {
+      if (!(await this.o.billing.adopt(job.id)) || (interrupted && job.attempts >= (this.o.maxAttempts ?? 2))) {
         await this.fail(job, new ImgtoolError('service_unavailable', 'the server stopped while this job was running; it was not retried again and its credits were refunded'));
         return;
       }
@@ -126,9 +129,12 @@ export class JobStore {
    * Creates a job: copies inputs into the job directory, reserves the credits and queues it.
    * Nothing is left behind (or charged) if any step fails.
    */
-  async create(args: { op: OperationDefinition; account: string; options: Record<string, unknown>; inputs: Record<string, LoadedInput>; cost: number }): Promise<JobRecord> {
+  async create(args: { op: OperationDefinition; account: string; options: Record<string, unknown>; inputs: Record<string, LoadedInput>; cost: number; id?: string }): Promise<JobRecord> {
     if (this.closing) throw new ImgtoolError('service_unavailable', 'the server is shutting down; retry shortly');
-    const id = randomUUID();
+    const id = args.id ?? randomUUID();
+    const existing = this.jobs.get(id);
+    // An id derived from an Idempotency-Key: the job was already created by an earlier attempt.
+    if (existing) return existing;
     const jobDir = join(this.dir, id);
     await mkdir(jobDir, { recursive: true, mode: 0o700 });
     try {
@@ -139,13 +145,13 @@ export class JobStore {
         else if (input.path) await import('node:fs/promises').then((fs) => fs.rename(input.path!, path));
         inputs[key] = { name: input.name, path, size: input.size };
       }
-      await this.o.keys.reserve(args.account, args.cost, id, { kind: 'job', operation: args.op.name });
+      await this.o.billing.reserve({ account: args.account, cost: args.cost, holdId: id, kind: 'job', operation: args.op.name });
       const t = this.o.clock();
       const job: JobRecord = { id, operation: args.op.name, account: args.account, status: 'pending', created_at: t, updated_at: t, options: args.options, inputs, reserved: args.cost, attempts: 0 };
       try {
         await this.persist(job);
       } catch (err) {
-        await this.o.keys.release(id);
+        await this.o.billing.refund(id);
         throw err;
       }
       this.jobs.set(id, job);
@@ -177,10 +183,14 @@ export class JobStore {
     const entry = { controller, reason: undefined as 'cancel' | 'shutdown' | undefined, done: new Promise<void>((r) => (resolveDone = r)) };
     this.running.set(job.id, entry);
     this.o.pool
-      .run(() => this.execute(job, controller.signal), controller.signal)
+      .run(() => this.execute(job, controller.signal, () => entry.reason === 'shutdown'), controller.signal)
       .catch(async (err) => {
         if (entry.reason === 'shutdown') return;
-        if (!FINISHED.includes(job.status)) await this.fail(job, toImgtoolError(err));
+        if (!FINISHED.includes(job.status)) {
+          const e = toImgtoolError(err);
+          if (e.code === 'internal_error') this.o.log.error({ err, job: job.id, operation: job.operation, credential: job.account }, 'job failed with an internal error');
+          await this.fail(job, e.code === 'internal_error' ? new ImgtoolError('internal_error', `internal error (job ${job.id}); the server log has the details`) : e);
+        }
       })
       .catch((err) => this.o.log.error({ err, job: job.id }, 'job bookkeeping failed'))
       .finally(() => {
@@ -189,15 +199,33 @@ export class JobStore {
       });
   }
 
-  private async execute(job: JobRecord, signal: AbortSignal): Promise<void> {
+  private async execute(job: JobRecord, signal: AbortSignal, shuttingDown: () => boolean): Promise<void> {
     if (FINISHED.includes(job.status)) return;
     const op = getOperation(job.operation);
     if (!op) throw new ImgtoolError('internal_error', `unknown operation ${job.operation}`);
+    const started = this.o.clock();
+    await this.o.billing
+      .complete(job.id, () => this.runPipeline(job, op, signal), {
+        withhold: (_v, err) => this.withhold(job, err),
+        // A graceful stop puts the job back to pending with its credits still held.
+        keepOnError: shuttingDown,
+      })
+      .then(
+        () => this.closeBooks(job),
+        (err) => {
+          // A refused charge has already failed the job (withhold); anything else goes to schedule().
+          if (job.status !== 'failed' || !job.settled) throw err;
+        },
+      );
+    this.o.log.info({ job: job.id, operation: op.name, status: job.status, credits: job.credits, duration_ms: this.o.clock() - started }, 'job finished');
+  }
+
+  /** Runs the pipeline and stores its result; the job is 'completed' but not yet charged. */
+  private async runPipeline(job: JobRecord, op: OperationDefinition, signal: AbortSignal): Promise<{ credits: number }> {
     job.status = 'running';
     job.attempts++;
     job.progress = 0;
     await this.persist(job);
-    const started = this.o.clock();
     const inputs: Record<string, LoadedInput> = {};
     for (const [key, i] of Object.entries(job.inputs)) {
       // Images are read into memory as the pipelines expect; videos stay files.
@@ -226,25 +254,35 @@ export class JobStore {
       throw new ImgtoolError('job_cancelled', 'cancelled');
     }
     const stored = await this.o.results.save(result);
-    if (signal.aborted || FINISHED.includes(job.status)) throw new ImgtoolError('job_cancelled', 'cancelled');
+    if (signal.aborted || FINISHED.includes(job.status)) {
+      await rm(join(this.o.results.dir, stored.name), { force: true });
+      throw new ImgtoolError('job_cancelled', 'cancelled');
+    }
     job.status = 'completed';
     job.result = stored;
     job.credits = result.credits;
     job.progress = 1;
     job.finished_at = this.o.clock();
     await this.persist(job);
-    try {
-      await this.o.keys.settle(job.id, result.credits);
-    } catch (err) {
-      // The actual cost exceeded the balance: the hold was refunded, so the result is withheld.
-      job.status = 'failed';
-      job.result = undefined;
-      job.error = { code: toImgtoolError(err).code, message: toImgtoolError(err).message };
-    }
+    return { credits: result.credits };
+  }
+
+  /** The charge was refused (cost above the balance, or the hold lapsed): the result is not delivered. */
+  private async withhold(job: JobRecord, err: unknown): Promise<void> {
+    const e = toImgtoolError(err);
+    if (job.result) await rm(join(this.o.results.dir, job.result.name), { force: true });
+    job.status = 'failed';
+    job.result = undefined;
+    job.error = { code: e.code, message: e.message };
+    job.finished_at ??= this.o.clock();
+    await this.closeBooks(job);
+  }
+
+  /** The hold is closed (charged or refunded): record it and drop the inputs. */
+  private async closeBooks(job: JobRecord): Promise<void> {
     job.settled = true;
     await this.persist(job);
     await this.dropInputs(job);
-    this.o.log.info({ job: job.id, operation: op.name, status: job.status, credits: job.credits, duration_ms: this.o.clock() - started }, 'job finished');
   }
 
   private async fail(job: JobRecord, err: ImgtoolError): Promise<void> {
@@ -253,10 +291,8 @@ export class JobStore {
     job.result = undefined;
     job.finished_at = this.o.clock();
     await this.persist(job);
-    await this.o.keys.release(job.id);
-    job.settled = true;
-    await this.persist(job);
-    await this.dropInputs(job);
+    await this.o.billing.refund(job.id);
+    await this.closeBooks(job);
     this.o.log.info({ job: job.id, operation: job.operation, error_code: err.code }, 'job failed');
   }
 

@@ -1,10 +1,11 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { appendFile, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, stat, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import writeFileAtomic from 'write-file-atomic';
 import { ImgtoolError } from '../errors.js';
 import { Mutex } from './mutex.js';
+import type { HoldOutcome, HoldStore } from './stores.js';
 
 /**
  * The key store and credits ledger. One JSON file (accounts.json) holds API keys (only their
@@ -12,6 +13,11 @@ import { Mutex } from './mutex.js';
  * in-process mutex plus a proper-lockfile lock (so `imgtool serve keys credit` and several
  * server processes can share a data dir), re-reads the file, and replaces it atomically.
  * Every balance change is also appended to ledger.jsonl so the books can be reconciled.
+ *
+ * Crash safety: the ledger lines are appended first and accounts.json (which records how many
+ * ledger bytes it has applied, `ledger_bytes`) is replaced second. A kill between the two leaves
+ * a ledger tail the state never applied; the next change truncates it, so the ledger always sums
+ * to the balances (`imgtool serve ledger verify`).
  */
 
 export const SCOPES = ['imaging:read', 'imaging:write'] as const;
@@ -35,7 +41,11 @@ interface SubjectRecord {
   created_at: string;
 }
 
-/** Credits taken from a balance before work starts and settled when it ends. */
+/**
+ * Credits taken from a balance before work starts and settled when it ends. The owning server
+ * instance renews `lease_until` while the work runs; once it has passed, any instance's sweep
+ * refunds the hold (the owner died or lost it), whatever the owner's PID looks like.
+ */
 export interface Hold {
   account: string;
   amount: number;
@@ -44,13 +54,17 @@ export interface Hold {
   pid: number;
   instance: string;
   created_at: string;
+  /** Epoch milliseconds; absent on holds written before leases existed (treated as expired). */
+  lease_until?: number;
 }
 
-interface StoreFile {
+export interface StoreFile {
   version: 1;
   keys: KeyRecord[];
   subjects: Record<string, SubjectRecord>;
   holds: Record<string, Hold>;
+  /** Bytes of ledger.jsonl this state includes; a longer file has an unapplied tail from a crash. */
+  ledger_bytes?: number;
 }
 
 export interface LedgerEntry {
@@ -65,8 +79,12 @@ export interface LedgerEntry {
 }
 
 export interface KeyStoreOptions {
-  /** Balance a JWT subject starts with the first time it is seen. */
+  /** Balance a JWT subject starts with the first time it is seen (recorded as a grant). */
   subjectCredits?: number;
+  /** Identifies this server process's holds; default a fresh random id. */
+  instance?: string;
+  /** Milliseconds since the epoch, for leases; tests inject one. */
+  clock?: () => number;
   /** Take a file lock on every change (on by default; only tests of raw speed turn it off). */
   crossProcess?: boolean;
 }
@@ -93,20 +111,12 @@ export function parseScopes(s: string | readonly string[]): string[] {
   return [...new Set(list)];
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-export class KeyStore {
+export class KeyStore implements HoldStore {
   readonly file: string;
   readonly ledgerFile: string;
-  /** Identifies this process's holds so a restart can tell its own leftovers from a live peer's. */
-  readonly instance = randomBytes(6).toString('hex');
+  /** Identifies this process's holds (and their leases). */
+  readonly instance: string;
+  private readonly clock: () => number;
   private readonly mutex = new Mutex();
   private cache: StoreFile = EMPTY;
   private cacheStamp = '';
@@ -121,6 +131,8 @@ export class KeyStore {
     this.ledgerFile = join(dataDir, 'ledger.jsonl');
     this.subjectCredits = options.subjectCredits ?? 0;
     this.crossProcess = options.crossProcess ?? true;
+    this.instance = options.instance ?? randomBytes(6).toString('hex');
+    this.clock = options.clock ?? Date.now;
   }
 
   async init(): Promise<this> {
@@ -153,8 +165,16 @@ export class KeyStore {
         const state = structuredClone(await this.current());
         const entries: LedgerEntry[] = [];
         const result = fn(state, (e) => entries.push({ ts: now(), ...e }));
+        if (!entries.length && !changed(this.cache, state)) return result;
+        const applied = await this.trimUnappliedLedger(state);
+        if (entries.length) {
+          const text = entries.map((e) => JSON.stringify(e)).join('\n') + '\n';
+          await appendFile(this.ledgerFile, text, { mode: 0o600 });
+          state.ledger_bytes = applied + Buffer.byteLength(text);
+        } else {
+          state.ledger_bytes = applied;
+        }
         await writeFileAtomic(this.file, JSON.stringify(state, null, 2), { mode: 0o600 });
-        if (entries.length) await appendFile(this.ledgerFile, entries.map((e) => JSON.stringify(e)).join('\n') + '\n', { mode: 0o600 });
         this.cache = state;
         const st = await stat(this.file);
         this.cacheStamp = `${st.mtimeMs}:${st.size}:${st.ino}`;
@@ -163,6 +183,20 @@ export class KeyStore {
         await release?.();
       }
     });
+  }
+
+  /**
+   * Drops a ledger tail that a crash appended without the state that goes with it, and returns
+   * the ledger's applied length. A state from before `ledger_bytes` existed owns the whole file.
+   */
+  private async trimUnappliedLedger(state: StoreFile): Promise<number> {
+    const size = await stat(this.ledgerFile).then(
+      (st) => st.size,
+      () => 0,
+    );
+    if (state.ledger_bytes === undefined) return size;
+    if (size > state.ledger_bytes) await truncate(this.ledgerFile, state.ledger_bytes);
+    return Math.min(size, state.ledger_bytes);
   }
 
   async createKey(opts: { scopes: readonly string[]; credits: number; label?: string }): Promise<{ key: string; record: PublicKey }> {
@@ -207,7 +241,7 @@ export class KeyStore {
   async creditAccount(id: string, amount: number): Promise<number> {
     if (!Number.isInteger(amount)) throw new ImgtoolError('invalid_parameter', `credits must be a whole number, got ${amount}`);
     return this.mutate((s, log) => {
-      const acct = this.account(s, id, true);
+      const acct = this.account(s, id, true, log);
       if (!acct) throw new ImgtoolError('not_found', `no key with id ${id}; see \`imgtool serve keys list\``);
       if (acct.credits + amount < 0) throw new ImgtoolError('insufficient_api_credits', `${id} has ${acct.credits} credits; cannot remove ${-amount}`);
       acct.credits += amount;
@@ -231,9 +265,16 @@ export class KeyStore {
     return found;
   }
 
-  private account(s: StoreFile, id: string, create: boolean): { credits: number } | undefined {
+  /**
+   * An account's record. A JWT subject is created on its first change with the configured
+   * starting credits, and that start is a grant in the ledger like any other.
+   */
+  private account(s: StoreFile, id: string, create: boolean, log?: (e: Omit<LedgerEntry, 'ts'>) => void): { credits: number } | undefined {
     if (id.startsWith('jwt:')) {
-      if (!s.subjects[id] && create) s.subjects[id] = { credits: this.subjectCredits, created_at: now() };
+      if (!s.subjects[id] && create) {
+        s.subjects[id] = { credits: this.subjectCredits, created_at: now() };
+        if (this.subjectCredits) log?.({ account: id, delta: this.subjectCredits, balance: this.subjectCredits, reason: 'grant' });
+      }
       return s.subjects[id] ?? { credits: this.subjectCredits };
     }
     return s.keys.find((k) => k.id === id);
@@ -243,16 +284,24 @@ export class KeyStore {
     return this.account(await this.current(), id, false)?.credits ?? 0;
   }
 
-  /** Takes `amount` credits now, or fails with insufficient_api_credits without touching anything. */
-  async reserve(account: string, amount: number, holdId: string, meta: { kind: Hold['kind']; operation?: string }): Promise<void> {
+  /**
+   * Takes `amount` credits now, or fails with insufficient_api_credits without touching anything.
+   * The hold is owned by this instance with a lease of `leaseMs`, which the owner must renew.
+   */
+  async reserve(account: string, amount: number, holdId: string, meta: { kind: Hold['kind']; operation?: string; leaseMs: number }): Promise<void> {
     await this.mutate((s, log) => {
-      if (s.holds[holdId]) return;
-      const acct = this.account(s, account, true)!;
+      const open = s.holds[holdId];
+      if (open) {
+        // A retry (same Idempotency-Key) of work whose server died: take the open hold over.
+        Object.assign(open, { instance: this.instance, pid: process.pid, lease_until: this.clock() + meta.leaseMs });
+        return;
+      }
+      const acct = this.account(s, account, true, log)!;
       if (acct.credits < amount) {
         throw new ImgtoolError('insufficient_api_credits', `this costs ${amount} credit${amount === 1 ? '' : 's'} but ${acct.credits} remain${acct.credits === 1 ? 's' : ''}; ask the server operator for more`);
       }
       acct.credits -= amount;
-      s.holds[holdId] = { account, amount, kind: meta.kind, operation: meta.operation, pid: process.pid, instance: this.instance, created_at: now() };
+      s.holds[holdId] = { account, amount, kind: meta.kind, operation: meta.operation, pid: process.pid, instance: this.instance, created_at: now(), lease_until: this.clock() + meta.leaseMs };
       log({ account, delta: -amount, balance: acct.credits, reason: 'reserve', ref: holdId, operation: meta.operation });
     });
   }
@@ -260,13 +309,15 @@ export class KeyStore {
   /**
    * Closes a hold at the actual cost: the unused part goes back; a higher actual cost takes the
    * difference if the balance allows, otherwise everything is refunded and the call fails.
-   * Settling a hold that no longer exists does nothing, so retries never charge twice.
+   * Settling a hold that was already charged returns that charge again (retries never charge
+   * twice); settling one that was refunded (its lease lapsed) fails, so the caller withholds the
+   * result rather than delivering it free.
    */
   async settle(holdId: string, actual: number): Promise<number> {
     // The refund must be written before the error is thrown, so the outcome is returned, not thrown, from the mutation.
-    const outcome = await this.mutate((s, log): { charged: number } | { short: number } => {
+    const outcome = await this.mutate((s, log): { charged: number } | { short: number } | { missing: true } => {
       const hold = s.holds[holdId];
-      if (!hold) return { charged: 0 };
+      if (!hold) return { missing: true };
       const acct = this.account(s, hold.account, true)!;
       delete s.holds[holdId];
       const extra = actual - hold.amount;
@@ -282,6 +333,11 @@ export class KeyStore {
     });
     if ('short' in outcome) {
       throw new ImgtoolError('insufficient_api_credits', `this result costs ${actual} credits but only ${outcome.short} were available; nothing was charged`);
+    }
+    if ('missing' in outcome) {
+      const past = await this.outcome(holdId);
+      if (past.state === 'charged') return past.charged;
+      throw new ImgtoolError('service_unavailable', 'the credit reservation for this work lapsed before it finished and was refunded; nothing was charged, retry');
     }
     return outcome.charged;
   }
@@ -304,13 +360,82 @@ export class KeyStore {
   }
 
   /**
-   * Refunds request holds left by a process that died mid-request (its client got an error or
-   * nothing, so it must not pay). Job holds are settled by the job store's recovery instead.
+   * Extends the leases of these holds (and makes this instance their owner: a restarted server
+   * adopts the holds of the jobs it resumes). Holds already closed are skipped.
    */
-  async releaseOrphanSyncHolds(): Promise<number> {
-    const s = await this.current();
-    const orphans = Object.entries(s.holds).filter(([, h]) => h.kind === 'sync' && h.instance !== this.instance && (h.pid === process.pid || !isAlive(h.pid)));
-    for (const [id] of orphans) await this.release(id);
-    return orphans.length;
+  async renew(holdIds: readonly string[], leaseMs: number): Promise<void> {
+    if (!holdIds.length) return;
+    const until = this.clock() + leaseMs;
+    await this.mutate((s) => {
+      for (const id of holdIds) {
+        const hold = s.holds[id];
+        if (hold) Object.assign(hold, { lease_until: until, instance: this.instance, pid: process.pid });
+      }
+    });
   }
+
+  /**
+   * Refunds every hold whose lease has passed: its owner stopped renewing it (killed, or lost
+   * the work), so its client got an error or nothing and must not pay. `keep` are holds the
+   * caller itself is still working on (a late renewal must not refund its own live work).
+   * Returns the refunded ids.
+   */
+  async releaseExpired(keep: readonly string[] = []): Promise<string[]> {
+    const t = this.clock();
+    const mine = new Set(keep);
+    const expired = (s: StoreFile) => Object.keys(s.holds).filter((id) => (s.holds[id]!.lease_until ?? 0) < t && !mine.has(id));
+    if (!expired(await this.current()).length) return [];
+    return this.mutate((s, log) => {
+      const ids = expired(s);
+      for (const id of ids) {
+        const hold = s.holds[id]!;
+        const acct = this.account(s, hold.account, true)!;
+        delete s.holds[id];
+        acct.credits += hold.amount;
+        log({ account: hold.account, delta: hold.amount, balance: acct.credits, reason: 'refund', ref: id, operation: hold.operation });
+      }
+      return ids;
+    });
+  }
+
+  /** How a hold ended, from the ledger (only read for holds that are no longer open). */
+  async outcome(holdId: string): Promise<HoldOutcome> {
+    if (await this.hasHold(holdId)) return { state: 'open' };
+    const s = await this.current();
+    let result: HoldOutcome = { state: 'unknown' };
+    let reserved = 0;
+    for (const e of await readLedger(this.ledgerFile, s.ledger_bytes)) {
+      if (e.ref !== holdId) continue;
+      if (e.reason === 'reserve') reserved = -e.delta;
+      else if (e.reason === 'charge') result = { state: 'charged', charged: reserved - e.delta };
+      else if (e.reason === 'refund') result = { state: 'refunded' };
+    }
+    return result;
+  }
+
+  /** The whole state as stored (for `serve ledger verify`). */
+  async snapshot(): Promise<StoreFile> {
+    this.cacheStamp = '';
+    return structuredClone(await this.current());
+  }
+}
+
+function changed(a: StoreFile, b: StoreFile): boolean {
+  return JSON.stringify(a) !== JSON.stringify(b);
+}
+
+/** The ledger's entries, up to `bytes` (the part the state has applied) when given. */
+export async function readLedger(file: string, bytes?: number): Promise<LedgerEntry[]> {
+  let buf: Buffer;
+  try {
+    buf = await readFile(file);
+  } catch {
+    return [];
+  }
+  if (bytes !== undefined) buf = buf.subarray(0, bytes);
+  return buf
+    .toString('utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as LedgerEntry);
 }

@@ -4,16 +4,20 @@ import { unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { ImgtoolError, type ErrorCode } from '../errors.js';
-import type { CostContext, OperationDefinition } from '../ops/define.js';
+import type { CostContext, OperationDefinition, OpResult } from '../ops/define.js';
 import { OPERATIONS } from '../ops/registry.js';
 import { parseOptions } from '../ops/validate.js';
 import { probeWithinLimits } from '../ops/video-remove-background/limits.js';
 import { requireScope, type Authenticate } from './auth.js';
+import type { Billing } from './billing.js';
+import { withIdempotency, type Outgoing } from './idempotency.js';
+import type { IdempotencyStore } from './stores.js';
 import { loadSources, parseJsonBody, parseMultipart, pickSources, precheckImage } from './inputs.js';
 import type { Execute, JobRecord, JobStore } from './jobs.js';
 import type { KeyStore } from './keys.js';
+import type { LeaseKeeper } from './leases.js';
 import type { WorkerPool } from './pool.js';
-import type { ResultStore } from './results.js';
+import type { ResultStore, StoredResult } from './results.js';
 
 /**
  * Every route is generated from OPERATIONS: a POST per operation, plus job status and cancel
@@ -23,6 +27,9 @@ import type { ResultStore } from './results.js';
 
 export interface RouteDeps {
   keys: KeyStore;
+  billing: Billing;
+  leases: LeaseKeeper;
+  idempotency: IdempotencyStore;
   jobs: JobStore;
   results: ResultStore;
   pool: WorkerPool;
@@ -128,82 +135,81 @@ function registerOperation(
     config: { ...limited, operation: op.name },
     bodyLimit: inlineBytes + 1024 * 1024,
     onRequest: auth('imaging:write'),
-    handler: async (req: FastifyRequest, reply: FastifyReply) => {
-      const parsed = req.isMultipart() ? await parseMultipart(op, req, d.tmpDir) : parseJsonBody(op, req.body);
-      try {
-        const options = parseOptions(op, parsed.fields, 'field') as Record<string, unknown>;
-        const sources = pickSources(op, parsed);
-        const account = req.credential!.id;
-        const isAsync = op.mode === 'async' || (op.mode === 'sync-or-async' && options.wait_for_result === false);
-        const cancel = new AbortController();
-        if (!isAsync) reply.raw.once('close', () => !reply.raw.writableFinished && cancel.abort());
-
-        // Image-only costs are known now: refuse before downloading anything.
-        const videoInput = op.inputs.some((i) => i.kind === 'video');
-        if (!videoInput) {
-          const estimate = op.cost(options as never, {});
-          const balance = await d.keys.balance(account);
-          if (balance < estimate) throw new ImgtoolError('insufficient_api_credits', `${op.name} costs ${estimate} credits but ${balance} remain; ask the server operator for more`);
-        }
-        const inputs = await loadSources(op, sources, { tmpDir: d.tmpDir, allowPrivateUrls: d.allowPrivateUrls, fetchTimeoutMs: d.fetchTimeoutMs, signal: cancel.signal }, parsed.tempFiles);
-        const costCtx: CostContext = {};
-        for (const spec of op.inputs) {
-          const input = inputs[spec.key]!;
-          if (spec.kind === 'image') await precheckImage(op, input);
-          else costCtx.durationSec = (await probeWithinLimits(input, op.limits, op.name, cancel.signal)).duration;
-        }
-        const cost = op.cost(options as never, costCtx);
-        req.log.info({ operation: op.name, credential: account, cost }, 'accepted');
-
-        if (isAsync) {
-          const job = await d.jobs.create({ op, account, options, inputs, cost });
-          reply.code(202).header('location', `${op.jobPath}/${job.id}`);
-          return { job_id: job.id, status: 'pending' };
-        }
-
-        const holdId = randomUUID();
-        await d.keys.reserve(account, cost, holdId, { kind: 'sync', operation: op.name });
-        let result;
-        let stored;
+    handler: (req: FastifyRequest, reply: FastifyReply) =>
+      withIdempotency({ idempotency: d.idempotency, holds: d.keys, leases: d.leases }, req, reply, op.path, async (claim): Promise<Outgoing> => {
+        const parsed = req.isMultipart() ? await parseMultipart(op, req, d.tmpDir) : parseJsonBody(op, req.body);
         try {
-          result = await d.pool.run(
-            () =>
-              d.execute(
-                { operation: op.name, inputs, options },
-                {
-                  signal: cancel.signal,
-                  onProgress: () => {},
-                  warn: (message) => req.log.warn({ operation: op.name }, message),
-                  tempPath: (ext) => join(d.tmpDir, `${randomUUID()}.${ext}`),
-                },
-              ),
-            cancel.signal,
+          const options = parseOptions(op, parsed.fields, 'field') as Record<string, unknown>;
+          const sources = pickSources(op, parsed);
+          const account = req.credential!.id;
+          const isAsync = op.mode === 'async' || (op.mode === 'sync-or-async' && options.wait_for_result === false);
+          const cancel = new AbortController();
+          if (!isAsync) reply.raw.once('close', () => !reply.raw.writableFinished && cancel.abort());
+
+          // Image-only costs are known now: refuse before downloading anything.
+          const videoInput = op.inputs.some((i) => i.kind === 'video');
+          if (!videoInput) {
+            const estimate = op.cost(options as never, {});
+            const balance = await d.keys.balance(account);
+            if (balance < estimate) throw new ImgtoolError('insufficient_api_credits', `${op.name} costs ${estimate} credits but ${balance} remain; ask the server operator for more`);
+          }
+          const inputs = await loadSources(op, sources, { tmpDir: d.tmpDir, allowPrivateUrls: d.allowPrivateUrls, fetchTimeoutMs: d.fetchTimeoutMs, signal: cancel.signal }, parsed.tempFiles);
+          const costCtx: CostContext = {};
+          for (const spec of op.inputs) {
+            const input = inputs[spec.key]!;
+            if (spec.kind === 'image') await precheckImage(op, input);
+            else costCtx.durationSec = (await probeWithinLimits(input, op.limits, op.name, cancel.signal)).duration;
+          }
+          const cost = op.cost(options as never, costCtx);
+          req.log.info({ operation: op.name, credential: account, cost }, 'accepted');
+
+          if (isAsync) {
+            // With an Idempotency-Key the job id derives from it, so even a retry after a crash finds the same job.
+            const job = await d.jobs.create({ op, account, options, inputs, cost, id: claim?.id });
+            return { status: 202, headers: { location: `${op.jobPath}/${job.id}` }, json: { job_id: job.id, status: 'pending' } };
+          }
+
+          const image = wantsImage(req) && op.acceptsImageResponse;
+          const holdId = claim?.id ?? randomUUID();
+          const respond = (v: { result: OpResult; stored?: StoredResult }): Outgoing => {
+            const headers = { 'x-credits-charged': String(v.result.credits) };
+            if (v.stored) return { status: 200, headers, json: { result_url: d.results.url(base(req), v.stored) } };
+            return { status: 200, headers: { ...headers, 'content-type': v.result.contentType }, data: v.result.data, file: v.result.data ? undefined : v.result.file };
+          };
+          const done = await d.billing.run(
+            { account, cost, holdId, kind: 'sync', operation: op.name },
+            async () => {
+              const result = await d.pool.run(
+                () =>
+                  d.execute(
+                    { operation: op.name, inputs, options },
+                    {
+                      signal: cancel.signal,
+                      onProgress: () => {},
+                      warn: (message) => req.log.warn({ operation: op.name }, message),
+                      tempPath: (ext) => join(d.tmpDir, `${randomUUID()}.${ext}`),
+                    },
+                  ),
+                cancel.signal,
+              );
+              const stored = image ? undefined : await d.results.save(result);
+              return { credits: result.credits, result, stored };
+            },
+            {
+              // Recorded before the charge, so a crash in between can be resolved from the ledger.
+              beforeSettle: claim ? (v) => claim.commit(respond(v), holdId) : undefined,
+              // Settling may refuse a higher actual cost the balance cannot cover: then nothing is delivered.
+              withhold: async (v) => {
+                if (v.stored) await unlink(join(d.results.dir, v.stored.name)).catch(() => {});
+                if (v.result.file && !v.stored) await unlink(v.result.file).catch(() => {});
+              },
+            },
           );
-          if (!wantsImage(req) || !op.acceptsImageResponse) stored = await d.results.save(result);
-        } catch (err) {
-          await d.keys.release(holdId);
-          throw err;
+          return respond(done);
+        } finally {
+          await Promise.all(parsed.tempFiles.map((f) => unlink(f).catch(() => {})));
         }
-        // Settling may refuse a higher actual cost the balance cannot cover: then nothing is delivered.
-        try {
-          await d.keys.settle(holdId, result.credits);
-        } catch (err) {
-          if (stored) await unlink(join(d.results.dir, stored.name)).catch(() => {});
-          throw err;
-        }
-        reply.header('x-credits-charged', String(result.credits));
-        if (!stored) {
-          reply.type(result.contentType);
-          if (result.data) return reply.send(result.data);
-          const file = result.file!;
-          reply.raw.once('close', () => unlink(file).catch(() => {}));
-          return reply.send(createReadStream(file));
-        }
-        return { result_url: d.results.url(base(req), stored) };
-      } finally {
-        await Promise.all(parsed.tempFiles.map((f) => unlink(f).catch(() => {})));
-      }
-    },
+      }),
   });
 
   if (!op.jobPath) return;

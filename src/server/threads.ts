@@ -49,7 +49,9 @@ export class ThreadRunner {
           resolve({ ...m.result, data: d ? Buffer.from(d.buffer, d.byteOffset, d.byteLength) : undefined });
         } else {
           finish(true);
-          reject(new ImgtoolError(m.code as ErrorCode, m.message, { status: m.status }));
+          const err = new ImgtoolError(m.code as ErrorCode, m.message, { status: m.status });
+          if (m.stack) err.stack = `${err.name}: ${m.message}\n    [in the processing thread]\n${m.stack}`;
+          reject(err);
         }
       };
       const onError = (err: Error) => {

@@ -24,7 +24,7 @@ export type WorkerReply =
   | { type: 'progress'; id: number; fraction: number; stage: string }
   | { type: 'warn'; id: number; message: string }
   | { type: 'done'; id: number; result: { ext: string; contentType: string; data?: Uint8Array; file?: string; credits: number; meta?: Record<string, unknown> } }
-  | { type: 'error'; id: number; code: string; message: string; status: number };
+  | { type: 'error'; id: number; code: string; message: string; status: number; stack?: string };
 
 const port = parentPort!;
 const controllers = new Map<number, AbortController>();
@@ -57,7 +57,9 @@ port.on('message', async (msg: RunMessage | { type: 'abort'; id: number }) => {
     port.postMessage(reply);
   } catch (err) {
     const e = toImgtoolError(err);
-    port.postMessage({ type: 'error', id: msg.id, code: e.code, message: e.message, status: e.status } satisfies WorkerReply);
+    // An internal error is a bug: its own stack crosses to the main thread, which logs it.
+    const stack = e.code === 'internal_error' ? ((err as Error)?.stack ?? e.stack) : undefined;
+    port.postMessage({ type: 'error', id: msg.id, code: e.code, message: e.message, status: e.status, stack } satisfies WorkerReply);
   } finally {
     controllers.delete(msg.id);
   }

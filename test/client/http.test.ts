@@ -76,3 +76,24 @@ describe('retry policy (decisions.md)', () => {
     expect(retryAfterMs(null)).toBeUndefined();
   });
 });
+
+describe('Idempotency-Key retries', () => {
+  it('a 409 request_in_progress is waited out (Retry-After) without using up a retry; other 409s are returned', async () => {
+    hits = [];
+    script = (_q, res, n) => {
+      // Seven answers "still running" (more than MAX_RETRIES), then the first attempt's result.
+      if (n <= 7) res.writeHead(409, { 'Retry-After': '0', 'Content-Type': 'application/json' }).end('{"error":"still running","error_code":"request_in_progress"}');
+      else res.writeHead(200).end('ok');
+    };
+    const res = await fetchWithRetry(`${base}/v1/upscale`, post, fast);
+    expect(res.status).toBe(200);
+    expect(hits).toHaveLength(8);
+
+    hits = [];
+    script = (_q, res) => res.writeHead(409, { 'Content-Type': 'application/json' }).end('{"error":"done","error_code":"job_finished"}');
+    const other = await fetchWithRetry(`${base}/v1/video/loop/job/x/cancel`, post, fast);
+    expect(other.status).toBe(409);
+    expect(((await other.json()) as { error_code: string }).error_code).toBe('job_finished');
+    expect(hits).toHaveLength(1);
+  });
+});

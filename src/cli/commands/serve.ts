@@ -16,6 +16,8 @@ interface Out {
   env: NodeJS.ProcessEnv;
   /** The CLI's interrupt signal (main.ts turns SIGINT/SIGTERM into it); without one, serve installs its own handlers. */
   signal?: AbortSignal;
+  /** Set to the exit code a subcommand ends with (the CLI's io object). */
+  exitCode?: number;
 }
 
 interface ServeConfigFile {
@@ -26,6 +28,7 @@ interface ServeConfigFile {
   rateLimit?: number;
   allowPrivateUrls?: boolean;
   concurrency?: number;
+  holdLease?: number;
   jwt?: { issuer: string; audience: string; jwks: string; subjectCredits?: number };
 }
 
@@ -42,6 +45,7 @@ interface ServeFlags {
   jwtAudience?: string;
   jwtJwks?: string;
   jwtCredits?: string;
+  holdLease?: string;
   log?: string;
 }
 
@@ -50,6 +54,13 @@ function int(v: string | number | undefined, what: string, min: number): number 
   const n = Number(v);
   if (!Number.isInteger(n) || n < min) throw new ImgtoolError('invalid_parameter', `${what} must be a whole number >= ${min}, got ${JSON.stringify(v)}`);
   return n;
+}
+
+function leaseSeconds(v: string | number | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0.3 || n > 3600) throw new ImgtoolError('invalid_parameter', `--hold-lease must be a number of seconds from 0.3 to 3600, got ${JSON.stringify(v)}`);
+  return Math.round(n * 1000);
 }
 
 export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -71,6 +82,10 @@ function dataDirFrom(flags: { dataDir?: string; config?: string }, env: NodeJS.P
 
 export function registerServeCommand(program: Command, io?: Partial<Out>): void {
   const out: Out = { stdout: io?.stdout ?? process.stdout, env: io?.env ?? process.env, signal: io?.signal };
+  const setExit = (code: number) => {
+    if (io) io.exitCode = code;
+    else process.exitCode = code;
+  };
   const serve = program
     .command('serve')
     .summary('Run the v1 API server')
@@ -80,7 +95,7 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
     .option('--port <n>', `TCP port (default ${SERVE_DEFAULTS.port})`)
     .option('--host <addr>', `address to bind (default ${SERVE_DEFAULTS.host}; 0.0.0.0 for every interface)`)
     .option('--data-dir <dir>', 'where keys, ledger, jobs and results are stored')
-    .option('--config <file>', 'JSON file with any of: port, host, dataDir, publicUrl, rateLimit, allowPrivateUrls, concurrency, jwt {issuer, audience, jwks, subjectCredits}')
+    .option('--config <file>', 'JSON file with any of: port, host, dataDir, publicUrl, rateLimit, allowPrivateUrls, concurrency, holdLease (seconds), jwt {issuer, audience, jwks, subjectCredits}')
     .option('--public-url <url>', 'base of result URLs when behind a proxy (default: the request Host)')
     .option('--rate-limit <n>', `requests per second per credential (default ${SERVE_DEFAULTS.rateLimit}; 0 disables)`)
     .option('--allow-private-urls', 'let image_url/video_url reach loopback and private networks (trusted setups only)')
@@ -89,6 +104,7 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
     .option('--jwt-audience <aud>', 'required audience of bearer JWTs')
     .option('--jwt-jwks <url|file>', 'JWKS URL or file used to verify bearer JWTs')
     .option('--jwt-credits <n>', 'credits a new JWT subject starts with (default 0)')
+    .option('--hold-lease <seconds>', 'lease of a credit reservation, renewed while its work runs; after a crash it is refunded within ~1.5 leases (default 10)')
     .option('--log <level>', 'log level: info, warn, error, silent (default info)')
     .action(async (flags: ServeFlags) => {
       const cfg = readConfig(flags.config);
@@ -109,6 +125,7 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
         rateLimit: rate === 0 ? false : { max: rate, windowMs: 1000 },
         allowPrivateUrls: flags.allowPrivateUrls ?? cfg.allowPrivateUrls ?? false,
         concurrency: int(flags.concurrency ?? cfg.concurrency, '--concurrency', 1),
+        leaseMs: leaseSeconds(flags.holdLease ?? cfg.holdLease),
         jwt: jwtIssuer ? { issuer: jwtIssuer, audience: jwtAudience!, jwks: jwtJwks!, subjectCredits: int(flags.jwtCredits ?? cfg.jwt?.subjectCredits, '--jwt-credits', 0) } : undefined,
         logger: level === 'silent' ? false : { level },
         handleSignals: !out.signal,
@@ -161,5 +178,22 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
     .action(async (id: string, n: string, _flags: unknown, cmd: Command) => {
       const after = await (await store(cmd)).creditAccount(id, Number(n));
       out.stdout.write(`${id}: ${after} credits\n`);
+    });
+
+  const ledger = serve.command('ledger').description('Check the credits ledger of the server in --data-dir');
+  ledger
+    .command('verify')
+    .description('Reconcile balances with the ledger: exit 1 if a balance differs from grants - charges + refunds, or a reservation is older than its lease')
+    .option('--json', 'print JSON')
+    .action(async (_f: unknown, cmd: Command) => {
+      const flags = cmd.optsWithGlobals<{ json?: boolean; dataDir?: string; config?: string }>();
+      const { verifyLedger } = await import('../../server/ledger-verify.js');
+      const report = await verifyLedger(dataDirFrom(flags, out.env));
+      if (flags.json) out.stdout.write(JSON.stringify(report) + '\n');
+      else {
+        for (const p of report.problems) out.stdout.write(`mismatch: ${p}\n`);
+        out.stdout.write(`${report.ok ? 'ok' : 'FAILED'}: ${report.accounts} accounts, ${report.entries} ledger entries, ${report.openHolds} open reservations${report.parkedJobs ? ` (${report.parkedJobs} of pending jobs, resumed on the next start)` : ''}${report.unappliedBytes ? `, ${report.unappliedBytes} bytes of unapplied ledger tail (dropped on the next change)` : ''}\n`);
+      }
+      if (!report.ok) setExit(1);
     });
 }
