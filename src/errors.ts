@@ -40,7 +40,6 @@ export const ERROR_CODES = {
   method_not_allowed: { status: 405, exit: EXIT.someFailed, summary: 'method not allowed on this route' },
   job_finished: { status: 409, exit: EXIT.someFailed, summary: 'the job has already finished' },
   rate_limit_exceeded: { status: 429, exit: EXIT.someFailed, summary: 'too many requests' },
-  not_available: { status: 501, exit: EXIT.someFailed, summary: 'the operation is not available in this build' },
   model_missing: { status: 500, exit: EXIT.someFailed, summary: 'a model file is missing or corrupt' },
   job_cancelled: { status: 409, exit: EXIT.interrupted, summary: 'the job was cancelled' },
   request_timeout: { status: 504, exit: EXIT.someFailed, summary: 'processing timed out' },

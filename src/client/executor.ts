@@ -1,7 +1,6 @@
 import { ImgtoolError } from '../errors.js';
 import type { OperationDefinition, OpResult, ProgressEvent, RunContext } from '../ops/define.js';
-import type { Executor } from '../cli/executor.js';
-import type { InputRef } from '../cli/inputs.js';
+import type { Executor, InputRef } from '../ops/executor.js';
 import { ApiClient, extForContentType, jobError, type ClientOptions, type JobStatus } from './api.js';
 import { contentTypeFor } from '../ops/common.js';
 
@@ -52,7 +51,7 @@ export class RemoteExecutor implements Executor {
     ctx.onProgress({ fraction: 0, stage: 'upload' });
     const outcome = await this.client.submit(op, refs, opts, ctx.signal, stdin);
     // The server charged; show what it says it charged, else the operation's own price.
-    const estimate = op.cost(options as never, {});
+    const estimate = op.cost(options, {});
     let resultUrl: string;
     let jobId: string | undefined;
     if (outcome.kind === 'bytes') {

@@ -31,6 +31,8 @@ export const videoLoop = defineOperation({
   description: 'Animates the subject and scene with periodic motion that returns to the first frame. H.264 MP4.',
   mode: 'async',
   bodies: ['json', 'multipart'],
+  // The spec's video endpoints take JSON: local images go inline, so any v1 server understands.
+  uploadEncoding: 'json',
   acceptsImageResponse: false,
   inputs: [imageInput({ inlineBase64: true })],
   limits: { maxBytes: 25 * MB, minSide: 64, maxSide: 6000, formats: ['jpeg', 'png'] },
