@@ -9,9 +9,8 @@ import { ImgtoolError, isImgtoolError } from '../errors.js';
 import { createAuthenticator, type Credential, type JwtOptions } from './auth.js';
 import { JobStore, type Execute } from './jobs.js';
 import { ThreadRunner } from './threads.js';
-import { getOperation, OPERATIONS } from '../ops/registry.js';
+import { getOperation } from '../ops/registry.js';
 import { KeyStore } from './keys.js';
-import { buildOpenApi } from './openapi.js';
 import { WorkerPool } from './pool.js';
 import { loadSecret, ResultStore } from './results.js';
 import { registerRoutes } from './routes.js';
@@ -174,9 +173,6 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
       'request',
     );
   });
-
-  const openapi = buildOpenApi(OPERATIONS);
-  app.get('/openapi.json', async () => openapi);
 
   registerRoutes(app, {
     keys,

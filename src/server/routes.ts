@@ -11,6 +11,7 @@ import { requireScope, type Authenticate } from './auth.js';
 import { loadSources, parseJsonBody, parseMultipart, pickSources, precheckImage } from './inputs.js';
 import type { Execute, JobRecord, JobStore } from './jobs.js';
 import type { KeyStore } from './keys.js';
+import { buildOpenApi } from './openapi.js';
 import type { WorkerPool } from './pool.js';
 import type { ResultStore } from './results.js';
 
@@ -67,6 +68,9 @@ export function registerRoutes(app: FastifyInstance, d: RouteDeps): void {
     allowed.set(url, [...(allowed.get(url) ?? []), method]);
     app.route({ method, url, ...(opts as object) } as Parameters<FastifyInstance['route']>[0]);
   };
+
+  const openapi = buildOpenApi(OPERATIONS);
+  route('GET', '/openapi.json', { handler: async () => openapi });
 
   route('GET', '/health', {
     handler: async () => ({ status: 'ok', pool: d.pool.stats(), jobs: d.jobs.stats() }),
