@@ -91,7 +91,7 @@ export function registerRoutes(app: FastifyInstance, d: RouteDeps): void {
     },
   });
 
-  for (const op of OPERATIONS) registerOperation(app, d, op, route, auth, base, limited);
+  for (const op of OPERATIONS) registerOperation(d, op, route, auth, base, limited);
 
   // Known paths answer 405 (not 404) to other methods, with Allow.
   for (const [url, methods] of allowed) {
@@ -109,7 +109,6 @@ export function registerRoutes(app: FastifyInstance, d: RouteDeps): void {
 }
 
 function registerOperation(
-  app: FastifyInstance,
   d: RouteDeps,
   op: OperationDefinition,
   route: (method: 'GET' | 'POST', url: string, opts: Record<string, unknown>) => void,
