@@ -97,7 +97,3 @@ export class FrameSegmenter {
   }
 }
 
-/** One frame's matte with default settings (tests, the bench's per-frame baseline). */
-export async function segmentFrame(rgb: Uint8Array, width: number, height: number, model: SegmentModel, signal?: AbortSignal, opts?: SegmenterOptions): Promise<Uint8Array> {
-  return new FrameSegmenter(model, width, height, opts).segment(rgb, signal);
-}
