@@ -12,7 +12,7 @@ import type { InputRef } from './inputs.js';
 const URL_DEADLINE_MS = 10 * 60_000;
 
 /** Reads a stream into memory, refusing more than `limit` bytes without buffering them. */
-async function readLimited(stream: AsyncIterable<Uint8Array>, limit: number, name: string, op: string): Promise<Buffer> {
+async function readLimited(stream: AsyncIterable<Uint8Array | string>, limit: number, name: string, op: string): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let total = 0;
   for await (const chunk of stream) {
@@ -35,8 +35,7 @@ export async function loadInput(ref: InputRef, spec: InputSpec, limits: Limits, 
     return { input: { name: ref.display, path: ref.path, size: st.size }, cleanup: none };
   }
   if (ref.kind === 'stdin') {
-    const stream = (opts.stdin ?? process.stdin) as unknown as AsyncIterable<Uint8Array>;
-    const data = await readLimited(stream, limits.maxBytes, 'stdin', op);
+    const data = await readLimited(opts.stdin ?? process.stdin, limits.maxBytes, 'stdin', op);
     if (spec.kind === 'video') {
       const path = opts.tempPath('input');
       await pipeline(Readable.from([data]), createWriteStream(path));
