@@ -50,7 +50,11 @@ const toyInvert = defineOperation({
   },
 });
 
+// The same operation taking JSON bodies only: the route refuses multipart, the OpenAPI omits it.
+const toyJsonOnly = defineOperation({ ...toyInvert, name: 'toy-json-only', path: '/v1/toy-json-only', bodies: ['json'] });
+
 registerOperation(toyInvert);
+registerOperation(toyJsonOnly);
 
 let h: Harness;
 let png: Buffer;
@@ -121,6 +125,18 @@ describe('an operation defined outside src/ops', () => {
     expect(await h.app.imgtool.keys.balance(h.keyId)).toBe(9);
   });
 
+  test('body kinds: a route takes only the bodies its definition lists (415 otherwise), and the OpenAPI says so', async () => {
+    const form = new FormData();
+    form.set('image', new Blob([new Uint8Array(png)], { type: 'image/png' }), 'a.png');
+    const refused = await h.call('POST', '/v1/toy-json-only', { body: form });
+    expect(refused.status).toBe(415);
+    expect(await refused.json()).toEqual({ error: '/v1/toy-json-only takes application/json', error_code: 'invalid_parameter' });
+    const ok = await h.call('POST', '/v1/toy-json-only', { json: { image: png.toString('base64') } });
+    expect(ok.status).toBe(200);
+    const doc = (await (await h.call('GET', '/openapi.json', { key: null })).json()) as { paths: Record<string, { post: { requestBody: { content: Record<string, unknown> } } }> };
+    expect(Object.keys(doc.paths['/v1/toy-json-only']!.post.requestBody.content)).toEqual(['application/json']);
+  });
+
   test('OpenAPI: the path, its options with ranges and enums, and both body kinds', async () => {
     const doc = (await (await h.call('GET', '/openapi.json', { key: null })).json()) as { paths: Record<string, { post: { operationId: string; requestBody: { content: Record<string, { schema: { properties: Record<string, unknown> } }> }; responses: Record<string, { content: Record<string, unknown> }> } }> };
     const post = doc.paths['/v1/toy-invert']!.post;
@@ -153,6 +169,6 @@ describe('an operation defined outside src/ops', () => {
     const r = await cli(['toy-invert', src, '--remote', h.url, '--api-key', h.key, '--json']);
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout.trim())).toMatchObject({ status: 'ok', credits: 1, output: join(dir, 'b.toy-invert.png') });
-    expect(await h.app.imgtool.keys.balance(h.keyId)).toBe(10 - 1 - 2 - 1);
+    expect(await h.app.imgtool.keys.balance(h.keyId)).toBe(10 - 1 - 1 - 2 - 1);
   });
 });
