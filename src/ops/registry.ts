@@ -20,8 +20,8 @@ export const OPERATIONS: readonly OperationDefinition[] = operations;
 
 /**
  * Adds an operation defined outside this file. Call it before building the CLI program or the
- * server. The server's worker threads load only the built-ins, so a server that registers its
- * own operations runs them with `isolation: 'inline'`.
+ * server. The server's worker threads load only the built-ins, so the server runs an operation
+ * added here on its main thread.
  */
 export function registerOperation(op: OperationDefinition): void {
   const clash = operations.find((o) => o.name === op.name || o.path === op.path || (op.jobPath !== undefined && o.jobPath === op.jobPath));

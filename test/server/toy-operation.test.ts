@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import sharp from 'sharp';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -170,5 +170,23 @@ describe('an operation defined outside src/ops', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout.trim())).toMatchObject({ status: 'ok', credits: 1, output: join(dir, 'b.toy-invert.png') });
     expect(await h.app.imgtool.keys.balance(h.keyId)).toBe(10 - 1 - 1 - 2 - 1);
+  });
+
+  test('a compiled server (pipelines on worker threads) runs the registered operation on its main thread', async () => {
+    // dist/ is what `imgtool serve` runs; its worker threads know only the built-ins.
+    const dist = resolve(__dirname, '../../dist');
+    const registry = (await import(join(dist, 'ops/registry.js'))) as typeof import('../../src/ops/registry.js');
+    const { buildServer } = (await import(join(dist, 'server/app.js'))) as typeof import('../../src/server/app.js');
+    registry.registerOperation(toyInvert);
+    const app = await buildServer({ dataDir: tempDir('imgtool-toy-dist-'), rateLimit: false, sweepIntervalMs: 0 });
+    try {
+      const { key } = await app.imgtool.keys.createKey({ scopes: ['imaging:read', 'imaging:write'], credits: 5 });
+      const r = await app.inject({ method: 'POST', url: '/v1/toy-invert', headers: { 'x-api-key': key, 'content-type': 'application/json', accept: 'image/png' }, payload: JSON.stringify({ image: png.toString('base64') }) });
+      expect(r.statusCode, r.body).toBe(200);
+      expect(r.headers['content-type']).toBe('image/png');
+      expect(r.headers['x-credits-charged']).toBe('1');
+    } finally {
+      await app.close();
+    }
   });
 });
