@@ -1,7 +1,7 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -9,7 +9,7 @@ import { tempDir } from '../helpers.js';
 import { startHarness, type Harness } from './harness.js';
 
 /**
- * The OpenAPI document a real `imgtool serve` app serves, checked by two independent tools
+ * The OpenAPI document a real `imgtool serve` process serves, checked by two independent tools
  * (Redocly's linter with its recommended rules, and swagger-parser's schema validation), and
  * compared with the routes the app really answers, so a route cannot go undocumented.
  */
@@ -17,16 +17,39 @@ import { startHarness, type Harness } from './harness.js';
 const run = promisify(execFile);
 const redocly = join(dirname(createRequire(import.meta.url).resolve('@redocly/cli/package.json')), 'bin/cli.js');
 
+const BIN = resolve(__dirname, '../../bin/imgtool.js');
+
 let h: Harness;
+let serve: ChildProcess | undefined;
 let doc: { paths: Record<string, Record<string, unknown>> } & Record<string, unknown>;
 
+/** Starts `imgtool serve` on a free port and returns its URL from the banner line. */
+function startServe(): Promise<string> {
+  serve = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data-dir', tempDir('imgtool-openapi-serve-'), '--log', 'silent'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((res, rej) => {
+    let out = '';
+    serve!.stdout!.on('data', (d) => {
+      out += d;
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) res(m[1]!);
+    });
+    serve!.once('exit', (code) => rej(new Error(`imgtool serve exited with ${code}: ${out}`)));
+  });
+}
+
 beforeAll(async () => {
-  h = await startHarness();
-  const res = await h.call('GET', '/openapi.json', { key: null });
+  const url = await startServe();
+  const res = await fetch(`${url}/openapi.json`);
   expect(res.status).toBe(200);
   doc = (await res.json()) as typeof doc;
+  // The in-process app (for route inspection) serves the same document.
+  h = await startHarness();
+  expect(await (await h.call('GET', '/openapi.json', { key: null })).json()).toEqual(doc);
+}, 60_000);
+afterAll(async () => {
+  serve?.kill('SIGTERM');
+  await h?.close();
 });
-afterAll(() => h?.close());
 
 /** Full paths from fastify's route tree ("│   └── /job/:jobId (GET, ...)" lines nest under their parent). */
 function routePaths(tree: string): string[] {
