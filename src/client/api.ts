@@ -51,7 +51,7 @@ export function extForContentType(contentType: string | null, url?: string): str
 }
 
 /** Option values as the API expects them; imgtool-only extensions only when they differ from their default. */
-export function apiFields(op: OperationDefinition, options: Record<string, unknown>): Record<string, unknown> {
+function apiFields(op: OperationDefinition, options: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const f of describeObject(op.options)) {
     const v = options[f.name];
@@ -280,7 +280,7 @@ const FOREIGN_CODES: Record<string, ErrorCode> = {
 };
 
 /** How a remote error reads: the server's message plus what to do, keeping the server's own code when imgtool has none. */
-export function describeFailure(status: number, body: { error?: unknown; error_code?: unknown } | undefined): ImgtoolError {
+function describeFailure(status: number, body: { error?: unknown; error_code?: unknown } | undefined): ImgtoolError {
   const raw = typeof body?.error_code === 'string' ? body.error_code : '';
   const mapped = FOREIGN_CODES[raw];
   const base = mapped ? new ImgtoolError(mapped, typeof body?.error === 'string' && body.error ? body.error : raw, { status }) : errorFromBody(status, body);

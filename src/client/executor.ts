@@ -11,7 +11,7 @@ export interface RemoteExecutorOptions extends ClientOptions {
 }
 
 /** A job's status as progress: submission is the first 5 %, the job up to 90 %, the download the rest. */
-export function jobProgress(jobId: string, s: JobStatus): ProgressEvent {
+function jobProgress(jobId: string, s: JobStatus): ProgressEvent {
   const p = typeof s.progress === 'number' && Number.isFinite(s.progress) ? Math.min(1, Math.max(0, s.progress)) : s.status === 'running' ? 0.5 : 0;
   const fraction = s.status === 'completed' ? 0.9 : 0.05 + 0.85 * p;
   return { fraction, stage: `job ${jobId.slice(0, 8)} ${s.status}` };

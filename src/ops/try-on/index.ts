@@ -19,7 +19,7 @@ const TRY_ON_ERROR_CODES = ['invalid_parameter', 'content_filter_error', 'reques
 type TryOnErrorCode = (typeof TRY_ON_ERROR_CODES)[number];
 
 /** imgtool's codes onto the closed enum: input problems become invalid_parameter, internal ones unexpected_error. */
-export function tryOnErrorCode(code: ErrorCode): TryOnErrorCode {
+function tryOnErrorCode(code: ErrorCode): TryOnErrorCode {
   if ((TRY_ON_ERROR_CODES as readonly string[]).includes(code)) return code as TryOnErrorCode;
   if (code === 'internal_error' || code === 'model_missing') return 'unexpected_error';
   return 'invalid_parameter';

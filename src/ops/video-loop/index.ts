@@ -3,8 +3,8 @@ import { defineOperation, MB } from '../define.js';
 import { booleanField, choiceField, numberField, stringField } from '../fields.js';
 import { imageInput } from '../common.js';
 
-export const RESOLUTIONS = ['480p', '768p', '1080p'] as const;
-export const CREDITS_PER_SECOND: Record<(typeof RESOLUTIONS)[number], number> = { '480p': 8, '768p': 16, '1080p': 32 };
+const RESOLUTIONS = ['480p', '768p', '1080p'] as const;
+const CREDITS_PER_SECOND: Record<(typeof RESOLUTIONS)[number], number> = { '480p': 8, '768p': 16, '1080p': 32 };
 
 export const videoLoopOptions = z.object({
   prompt: stringField('Creative direction for the motion (camera moves, cuts and new objects are ignored)', 1000).optional(),

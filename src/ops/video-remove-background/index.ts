@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { defineOperation, MB, type Limits } from '../define.js';
 import { choiceField } from '../fields.js';
 
-export const OUTPUT_FORMATS = ['mp4_h264', 'mp4_h265', 'webm_vp9', 'mov_h265', 'mov_proresks', 'mkv_h264', 'mkv_h265', 'mkv_vp9', 'gif'] as const;
+const OUTPUT_FORMATS = ['mp4_h264', 'mp4_h265', 'webm_vp9', 'mov_h265', 'mov_proresks', 'mkv_h264', 'mkv_h265', 'mkv_vp9', 'gif'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
-export const TRANSPARENT_FORMATS: readonly OutputFormat[] = ['webm_vp9', 'mov_h265', 'mov_proresks', 'gif'];
+const TRANSPARENT_FORMATS: readonly OutputFormat[] = ['webm_vp9', 'mov_h265', 'mov_proresks', 'gif'];
 export const FORMAT_EXT: Record<OutputFormat, string> = {
   mp4_h264: 'mp4',
   mp4_h265: 'mp4',
