@@ -131,9 +131,10 @@ export interface OperationDefinition<S extends z.ZodObject = z.ZodObject> {
   /** Output extension predicted before running (for naming/skip checks); `undefined` = depends on input. */
   outputExt: Method<[options: z.output<S>, inputName?: string], string | undefined>;
   /**
-   * Checks the loaded inputs from their headers before credits are reserved or a job is queued
-   * (server), refusing what breaks `limits`, and returns the facts `cost` needs (a video's
-   * duration). Images are checked generically (size, format, dimensions) without it.
+   * Checks the loaded inputs from their headers, refusing what breaks `limits`, and returns the
+   * facts `cost` needs (a video's duration). The server calls it before credits are held or a
+   * job is queued; the CLI for its batch estimate of local files. Images are checked generically
+   * (size, format, dimensions) without it.
    */
   inspect?: (inputs: Record<string, LoadedInput>, signal?: AbortSignal) => Promise<CostContext>;
   /** The pipeline. Loaded lazily so `--help` never pays for onnxruntime or ffmpeg. */
