@@ -230,7 +230,7 @@ async function benchIsnetSizes() {
     ['sneaker.png', 'brick.png', 4],
     ['crown.png', 'grass.png', 4],
   ];
-  const { maskIou: iou } = await import('../dist/media/metrics.js');
+  const { maskIou: iou } = await import('./lib/metrics.mjs');
   const mae = (a, b) => {
     let sum = 0;
     for (let i = 0; i < a.length; i++) sum += Math.abs(a[i] - b[i]);

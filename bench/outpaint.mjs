@@ -14,8 +14,8 @@ import { FIXTURES } from './fixtures.mjs';
 const here = dirname(fileURLToPath(import.meta.url));
 const dist = resolve(here, process.env.OUTPAINT_DIST ?? '../dist/ops/outpaint');
 const { synthesize } = await import(join(dist, 'synthesize.js'));
-const { baselineFill } = await import(join(dist, 'baselines.js'));
-const { psnr, ssim, seamFigure } = await import(join(here, '../dist/media/metrics.js'));
+const { baselineFill } = await import('./lib/baselines.mjs');
+const { psnr, ssim, seamFigure } = await import('./lib/metrics.mjs');
 
 const args = new Set(process.argv.slice(2));
 const fixtures = FIXTURES;

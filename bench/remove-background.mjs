@@ -69,7 +69,7 @@ async function buildComposites(n, width, height) {
   return list;
 }
 
-const { scoreAlpha: score } = await import('../dist/media/metrics.js');
+const { scoreAlpha: score } = await import('./lib/metrics.mjs');
 
 /**
  * Child: load one engine, warm it up on the first image (not timed), then run the images the

@@ -82,7 +82,7 @@ if (argv[0] === '--child') {
 
 // ---------------------------------------------------------------- metrics
 // The project's own PSNR and SSIM (luma, 11x11 Gaussian, sigma 1.5) over the whole image.
-const metrics = await import(dist('media/metrics.js'));
+const metrics = await import('./lib/metrics.mjs');
 const psnr = (a, b) => metrics.psnr(a, b, SIZE, { x0: 0, y0: 0, x1: SIZE, y1: SIZE });
 const ssim = (a, b, w, h) => metrics.ssim(a, b, w, h, { x0: 0, y0: 0, x1: w, y1: h });
 

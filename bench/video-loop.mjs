@@ -45,7 +45,7 @@ async function ffmpegFloor(image, resolution) {
   const frames = 120;
   const out = join(tmpdir(), `bench-floor-${randomUUID()}.mp4`);
   const t0 = performance.now();
-  execFileSync(ffmpegPath(), ffmpegArgs({ width, height, fps: 24, frames, out, signal: new AbortController().signal }), { input: Buffer.concat(Array(frames).fill(frame)), maxBuffer: 1 << 30 });
+  execFileSync(ffmpegPath(), ['-hide_banner', '-loglevel', 'error', ...ffmpegArgs({ width, height, fps: 24, frames, out, signal: new AbortController().signal })], { input: Buffer.concat(Array(frames).fill(frame)), maxBuffer: 1 << 30 });
   return (performance.now() - t0) / 1000;
 }
 

@@ -41,7 +41,6 @@ export const ERROR_CODES = {
   job_finished: { status: 409, exit: EXIT.someFailed, summary: 'the job has already finished' },
   request_in_progress: { status: 409, exit: EXIT.someFailed, summary: 'a request with the same Idempotency-Key is still running (imgtool extension)' },
   rate_limit_exceeded: { status: 429, exit: EXIT.someFailed, summary: 'too many requests' },
-  not_available: { status: 501, exit: EXIT.someFailed, summary: 'the operation is not available in this build' },
   model_missing: { status: 500, exit: EXIT.someFailed, summary: 'a model file is missing or corrupt' },
   job_cancelled: { status: 409, exit: EXIT.interrupted, summary: 'the job was cancelled' },
   request_timeout: { status: 504, exit: EXIT.someFailed, summary: 'processing timed out' },

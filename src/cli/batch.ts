@@ -59,7 +59,7 @@ export async function runBatch(
 ): Promise<BatchSummary> {
   const started = Date.now();
   const records: FileRecord[] = [];
-  const predicted = op.outputExt(options as never);
+  const predicted = op.outputExt(options);
   const exts = predicted ? [predicted] : UNKNOWN_EXT_CANDIDATES;
 
   const planned = tasks.map((task, index) => ({
@@ -82,7 +82,7 @@ export async function runBatch(
   let estimate = 0;
   for (const p of pending) {
     const ctx = settings.costContext ? await settings.costContext(p.task).catch(() => ({})) : {};
-    const c = op.cost(options as never, ctx);
+    const c = op.cost(options, ctx);
     costs.set(p, c);
     estimate += c;
   }

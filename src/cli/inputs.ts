@@ -3,10 +3,9 @@ import { basename, extname, resolve } from 'node:path';
 import { glob, isDynamicPattern } from 'tinyglobby';
 import { ImgtoolError } from '../errors.js';
 import type { MediaKind } from '../ops/define.js';
+import type { InputRef } from '../ops/executor.js';
 
-/** Where one input comes from, before it is read. */
-/** File refs carry an absolute path and the name as the user wrote it (for messages and --json). */
-export type InputRef = { kind: 'file'; path: string; display: string } | { kind: 'url'; url: string } | { kind: 'stdin' };
+export type { InputRef };
 
 export const IMAGE_EXTENSIONS = ['jpg', 'jpeg', 'png', 'webp', 'heic', 'heif', 'avif', 'gif', 'tif', 'tiff'];
 export const VIDEO_EXTENSIONS = ['mp4', 'mov', 'webm', 'mkv', 'gif', 'm4v', 'avi'];

@@ -4,11 +4,15 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ImgtoolError } from '../errors.js';
 import type { InputSpec, Limits, LoadedInput } from '../ops/define.js';
+import { fetchUrl } from '../media/fetch.js';
 import { mb } from '../media/image.js';
 import type { InputRef } from './inputs.js';
 
+/** A URL input may be a large video on a slow link; stalls are caught sooner by the idle timeouts. */
+const URL_DEADLINE_MS = 10 * 60_000;
+
 /** Reads a stream into memory, refusing more than `limit` bytes without buffering them. */
-async function readLimited(stream: AsyncIterable<Uint8Array>, limit: number, name: string, op: string): Promise<Buffer> {
+async function readLimited(stream: AsyncIterable<Uint8Array | string>, limit: number, name: string, op: string): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let total = 0;
   for await (const chunk of stream) {
@@ -17,20 +21,6 @@ async function readLimited(stream: AsyncIterable<Uint8Array>, limit: number, nam
     chunks.push(Buffer.from(chunk));
   }
   return Buffer.concat(chunks);
-}
-
-async function fetchUrl(url: string, signal: AbortSignal): Promise<Response> {
-  let res: Response;
-  try {
-    res = await fetch(url, { signal, redirect: 'follow' });
-  } catch (err) {
-    if (signal.aborted) throw new ImgtoolError('job_cancelled', 'cancelled');
-    throw new ImgtoolError('fetch_failed', `${url} could not be downloaded (${(err as Error).message}); check the URL and your connection`, { cause: err });
-  }
-  if (!res.ok || !res.body) {
-    throw new ImgtoolError('fetch_failed', `${url} could not be downloaded: HTTP ${res.status}`);
-  }
-  return res;
 }
 
 /**
@@ -45,8 +35,7 @@ export async function loadInput(ref: InputRef, spec: InputSpec, limits: Limits, 
     return { input: { name: ref.display, path: ref.path, size: st.size }, cleanup: none };
   }
   if (ref.kind === 'stdin') {
-    const stream = (opts.stdin ?? process.stdin) as unknown as AsyncIterable<Uint8Array>;
-    const data = await readLimited(stream, limits.maxBytes, 'stdin', op);
+    const data = await readLimited(opts.stdin ?? process.stdin, limits.maxBytes, 'stdin', op);
     if (spec.kind === 'video') {
       const path = opts.tempPath('input');
       await pipeline(Readable.from([data]), createWriteStream(path));
@@ -54,18 +43,18 @@ export async function loadInput(ref: InputRef, spec: InputSpec, limits: Limits, 
     }
     return { input: { name: 'stdin', data, size: data.length }, cleanup: none };
   }
-  const res = await fetchUrl(ref.url, opts.signal);
-  const declared = Number(res.headers.get('content-length') ?? NaN);
-  if (declared > limits.maxBytes) {
-    await res.body?.cancel().catch(() => {});
-    throw new ImgtoolError('file_size_too_large', `${ref.url} is ${mb(declared)}; ${op} accepts at most ${mb(limits.maxBytes)}`);
-  }
-  const body = res.body as unknown as AsyncIterable<Uint8Array>;
-  const data = await readLimited(body, limits.maxBytes, ref.url, op);
-  if (spec.kind === 'video') {
-    const path = opts.tempPath('input');
-    await pipeline(Readable.from([data]), createWriteStream(path));
-    return { input: { name: ref.url, path, size: data.length }, cleanup: () => unlink(path).catch(() => {}) };
-  }
-  return { input: { name: ref.url, data, size: data.length }, cleanup: none };
+  // The user's own URLs: their local network is allowed (unlike on the server).
+  const toFile = spec.kind === 'video' ? opts.tempPath('input') : undefined;
+  const got = await fetchUrl(ref.url, {
+    maxBytes: limits.maxBytes,
+    urlCode: spec.kind === 'video' ? 'invalid_video_url' : 'invalid_image_url',
+    field: ref.url,
+    operation: op,
+    allowPrivate: true,
+    timeoutMs: URL_DEADLINE_MS,
+    signal: opts.signal,
+    toFile,
+  });
+  if (got.file) return { input: { name: ref.url, path: got.file, size: got.size }, cleanup: () => unlink(got.file!).catch(() => {}) };
+  return { input: { name: ref.url, data: got.data, size: got.size }, cleanup: none };
 }

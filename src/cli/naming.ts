@@ -1,4 +1,4 @@
-import { basename, dirname, extname, join, resolve } from 'node:path';
+import { basename, dirname, extname, resolve } from 'node:path';
 import { ImgtoolError } from '../errors.js';
 import { refName, type InputRef } from './inputs.js';
 
@@ -46,6 +46,3 @@ export function planOutput(refs: InputRef[], op: string, opts: { outDir?: string
   return { pathFor, dir };
 }
 
-export function tempSibling(finalPath: string, token: string): string {
-  return join(dirname(finalPath), `.${basename(finalPath)}.imgtool-tmp-${token}`);
-}

@@ -4,10 +4,10 @@ import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ERROR_CODES, ImgtoolError, errorFromBody, type ErrorCode } from '../errors.js';
-import type { OperationDefinition } from '../ops/define.js';
+import type { InputSpec, OperationDefinition } from '../ops/define.js';
+import type { InputRef } from '../ops/executor.js';
 import { describeObject } from '../ops/introspect.js';
 import { IMAGE_CONTENT_TYPES } from '../ops/common.js';
-import type { InputRef } from '../cli/inputs.js';
 import { MAX_RETRIES, fetchWithRetry, type RetryOptions } from './http.js';
 import { RateGate } from './rate.js';
 
@@ -52,7 +52,7 @@ export function extForContentType(contentType: string | null, url?: string): str
 }
 
 /** Option values as the API expects them; imgtool-only extensions only when they differ from their default. */
-export function apiFields(op: OperationDefinition, options: Record<string, unknown>): Record<string, unknown> {
+function apiFields(op: OperationDefinition, options: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const f of describeObject(op.options)) {
     const v = options[f.name];
@@ -66,7 +66,7 @@ export function apiFields(op: OperationDefinition, options: Record<string, unkno
 export class ApiClient {
   readonly baseUrl: string;
   private readonly opts: ClientOptions;
-  private imgtoolServer?: Promise<boolean>;
+  private openApi?: Promise<OpenApiDoc | undefined>;
   /** One pacer per client, so a whole batch (submissions, polls, cancels) shares the server's rate limit. */
   readonly gate = new RateGate();
   private serverDown = false;
@@ -134,28 +134,35 @@ export class ApiClient {
   }
 
   /**
-   * Whether the server takes a video upload (imgtool serve does; the spec only has video_url).
-   * Read from its OpenAPI document: an `info['x-imgtool']` marker, or a binary `video` field in
-   * the multipart body of /v1/video/remove-background. Fetched without the credential: the
-   * document is public, and the key stays off every request that does not need it.
+   * Whether the server takes this input as a file upload although the spec gives it only a URL
+   * field (imgtool serve takes video uploads). Read from the server's OpenAPI document: an
+   * `info['x-imgtool']` marker, or a binary field for the input in the operation's multipart
+   * body. Fetched once, without the credential: the document is public, and the key stays off
+   * every request that does not need it.
    */
-  isImgtoolServer(signal?: AbortSignal): Promise<boolean> {
-    this.imgtoolServer ??= fetchWithRetry(this.url('/openapi.json'), () => ({ method: 'GET', headers: { Accept: 'application/json' } }), { signal, fetchImpl: this.opts.fetchImpl, gate: this.gate })
-      .then(async (res) => (res.ok ? acceptsVideoUpload((await res.json()) as OpenApiDoc) : false))
-      .catch(() => false);
-    return this.imgtoolServer;
+  async takesUpload(op: OperationDefinition, spec: InputSpec, signal?: AbortSignal): Promise<boolean> {
+    this.openApi ??= fetchWithRetry(this.url('/openapi.json'), () => ({ method: 'GET', headers: { Accept: 'application/json' } }), { signal, fetchImpl: this.opts.fetchImpl, gate: this.gate })
+      .then(async (res) => (res.ok ? ((await res.json()) as OpenApiDoc) : undefined))
+      .catch(() => undefined);
+    const doc = await this.openApi;
+    if (doc?.info?.['x-imgtool']) return true;
+    const props = doc?.paths?.[op.path]?.post?.requestBody?.content?.['multipart/form-data']?.schema?.properties;
+    return props?.[spec.fileField]?.format === 'binary';
   }
 
   async submit(op: OperationDefinition, refs: Record<string, InputRef>, options: Record<string, unknown>, signal?: AbortSignal, stdinData?: Buffer): Promise<SubmitOutcome> {
     const fields = apiFields(op, options);
     const uploads = op.inputs.filter((s) => refs[s.key]?.kind !== 'url');
-    if (uploads.some((s) => !s.inlineBase64 && s.kind === 'video') && !(await this.isImgtoolServer(signal))) {
-      const spec = uploads.find((s) => s.kind === 'video')!;
-      throw new ImgtoolError('invalid_video_url', `${this.host()} takes ${op.name} input only as a URL (${spec.urlField}); give an http(s) URL to the video instead of a local file, or use an imgtool serve server, which also takes uploads`);
+    // An input the spec gives only a URL field (video_url) may still be uploaded to a server
+    // that says it takes the file.
+    for (const spec of uploads.filter((s) => !s.inlineBase64 && op.uploadEncoding === 'json')) {
+      if (await this.takesUpload(op, spec, signal)) continue;
+      const code = spec.kind === 'video' ? 'invalid_video_url' : 'invalid_image_url';
+      throw new ImgtoolError(code, `${this.host()} takes ${op.name} input only as a URL (${spec.urlField}); give an http(s) URL instead of a local file, or use an imgtool serve server, which also takes uploads`);
     }
-    // The spec's video endpoints take JSON bodies: send images there inline (base64) so any v1
-    // server understands the request; elsewhere local files go as multipart uploads.
-    const json = !uploads.length || (op.path.startsWith('/v1/video/') && uploads.every((s) => s.inlineBase64));
+    // Operations whose spec body is JSON get local files inline (base64) so any v1 server
+    // understands the request; elsewhere local files go as multipart uploads.
+    const json = !uploads.length || (op.uploadEncoding === 'json' && uploads.every((s) => s.inlineBase64));
     const accept = op.acceptsImageResponse ? 'image/*' : 'application/json';
 
     const bytes: Record<string, { blob: Blob; name: string; data?: Buffer }> = {};
@@ -276,7 +283,7 @@ const FOREIGN_CODES: Record<string, ErrorCode> = {
 };
 
 /** How a remote error reads: the server's message plus what to do, keeping the server's own code when imgtool has none. */
-export function describeFailure(status: number, body: { error?: unknown; error_code?: unknown } | undefined): ImgtoolError {
+function describeFailure(status: number, body: { error?: unknown; error_code?: unknown } | undefined): ImgtoolError {
   const raw = typeof body?.error_code === 'string' ? body.error_code : '';
   const mapped = FOREIGN_CODES[raw];
   const base = mapped ? new ImgtoolError(mapped, typeof body?.error === 'string' && body.error ? body.error : raw, { status }) : errorFromBody(status, body);
@@ -307,10 +314,4 @@ export function jobError(status: JobStatus): ImgtoolError {
 interface OpenApiDoc {
   info?: { 'x-imgtool'?: unknown };
   paths?: Record<string, { post?: { requestBody?: { content?: Record<string, { schema?: { properties?: Record<string, { format?: string }> } }> } } }>;
-}
-
-function acceptsVideoUpload(doc: OpenApiDoc): boolean {
-  if (doc.info?.['x-imgtool']) return true;
-  const props = doc.paths?.['/v1/video/remove-background']?.post?.requestBody?.content?.['multipart/form-data']?.schema?.properties;
-  return props?.video?.format === 'binary';
 }

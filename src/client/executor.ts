@@ -1,7 +1,6 @@
 import { ImgtoolError } from '../errors.js';
 import type { OperationDefinition, OpResult, ProgressEvent, RunContext } from '../ops/define.js';
-import type { Executor } from '../cli/executor.js';
-import type { InputRef } from '../cli/inputs.js';
+import type { Executor, InputRef } from '../ops/executor.js';
 import { ApiClient, extForContentType, jobError, type ClientOptions, type JobStatus } from './api.js';
 import { contentTypeFor } from '../ops/common.js';
 
@@ -12,7 +11,7 @@ export interface RemoteExecutorOptions extends ClientOptions {
 }
 
 /** A job's status as progress: submission is the first 5 %, the job up to 90 %, the download the rest. */
-export function jobProgress(jobId: string, s: JobStatus): ProgressEvent {
+function jobProgress(jobId: string, s: JobStatus): ProgressEvent {
   const p = typeof s.progress === 'number' && Number.isFinite(s.progress) ? Math.min(1, Math.max(0, s.progress)) : s.status === 'running' ? 0.5 : 0;
   const fraction = s.status === 'completed' ? 0.9 : 0.05 + 0.85 * p;
   return { fraction, stage: `job ${jobId.slice(0, 8)} ${s.status}` };
@@ -52,7 +51,7 @@ export class RemoteExecutor implements Executor {
     ctx.onProgress({ fraction: 0, stage: 'upload' });
     const outcome = await this.client.submit(op, refs, opts, ctx.signal, stdin);
     // The server charged; show what it says it charged, else the operation's own price.
-    const estimate = op.cost(options as never, {});
+    const estimate = op.cost(options, {});
     let resultUrl: string;
     let jobId: string | undefined;
     if (outcome.kind === 'bytes') {

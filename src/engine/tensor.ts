@@ -41,20 +41,6 @@ export function hwcToChw(
   return dst;
 }
 
-/** Planar float32 [3, height, width] on the 0..255 scale -> interleaved RGB bytes, rounded and clamped. */
-export function chwToHwc(data: Float32Array, width: number, height: number, out?: Uint8Array): Uint8Array {
-  const plane = width * height;
-  const dst = out ?? new Uint8Array(3 * plane);
-  // Uint8ClampedArray would clamp for free but rounds half to even; explicit rounding matches
-  // what TF.js/UpscalerJS produce when they cast to int after clipping.
-  for (let i = 0, j = 0; i < plane; i++, j += 3) {
-    dst[j] = clampByte(data[i]);
-    dst[j + 1] = clampByte(data[i + plane]);
-    dst[j + 2] = clampByte(data[i + 2 * plane]);
-  }
-  return dst;
-}
-
 /** Rounds to the nearest byte value; NaN becomes 0. */
 export function clampByte(v: number): number {
   return v >= 255 ? 255 : v > 0 ? Math.round(v) : 0;

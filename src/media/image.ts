@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import sharp from 'sharp';
 import { ImgtoolError } from '../errors.js';
-import type { Limits, LoadedInput } from '../ops/define.js';
+import type { Limits, LoadedInput } from './input.js';
 
 /**
  * Decoding with the spec's limits: every image operation reads its input through here so that

@@ -1,7 +1,6 @@
-import { spawn } from 'node:child_process';
 import { open } from 'node:fs/promises';
 import { ImgtoolError } from '../errors.js';
-import { ffprobePath } from './ffmpeg.js';
+import { ffprobePath, runCapture } from './ffmpeg.js';
 
 /**
  * ffprobe wrapper: the facts about a video that limits, decoding and encoding depend on.
@@ -54,19 +53,6 @@ interface FfStream {
 interface FfProbeJson {
   streams?: FfStream[];
   format?: { format_name?: string; duration?: string; bit_rate?: string; tags?: Record<string, string> };
-}
-
-/** Runs a binary and collects stdout/stderr; rejects only when it cannot be started. */
-export function runCapture(bin: string, args: string[], signal?: AbortSignal): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], signal });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (d: Buffer) => out.push(d));
-    child.stderr.on('data', (d: Buffer) => err.push(d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }));
-  });
 }
 
 function parseRational(r: string | undefined): number {

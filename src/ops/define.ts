@@ -1,5 +1,8 @@
-import type { z } from 'zod';
-import { ImgtoolError } from '../errors.js';
+import { z } from 'zod';
+import type { ErrorCode } from '../errors.js';
+import type { Limits, LoadedInput } from '../media/input.js';
+
+export type { Limits, LoadedInput };
 
 /**
  * An operation is data: one definition per operation owns its option schema, defaults,
@@ -21,26 +24,6 @@ export interface InputSpec {
   /** Whether JSON bodies may carry the bytes inline as base64 / data URL. */
   inlineBase64: boolean;
   description: string;
-}
-
-export interface Limits {
-  maxBytes: number;
-  minSide: number;
-  maxSide: number;
-  /** Accepted formats as sharp/ffprobe names, e.g. ["jpeg","png"]; empty means any decodable image. */
-  formats: readonly string[];
-  maxDurationSec?: number;
-}
-
-/** An input as the pipeline receives it: already fetched/read by the adapter (CLI or server). */
-export interface LoadedInput {
-  /** Human name used in messages and output naming: file path, URL or "stdin". */
-  name: string;
-  /** File on disk (always set for video; set for image files read from disk). */
-  path?: string;
-  /** Bytes in memory (set for images). */
-  data?: Buffer;
-  size: number;
 }
 
 export interface ProgressEvent {
@@ -92,6 +75,29 @@ export interface CostContext {
 
 export type Mode = 'sync' | 'async' | 'sync-or-async';
 
+/**
+ * How a failed job's `error` object reads in the job status body. The spec gives most
+ * operations `{code, message}` and try-on its own closed `error_code` enum; the schema is the
+ * one the OpenAPI document publishes, `format` the one the server sends.
+ */
+export interface JobErrorShape {
+  schema: z.ZodType;
+  format: (code: ErrorCode, message: string) => Record<string, unknown>;
+}
+
+export const DEFAULT_JOB_ERROR: JobErrorShape = {
+  schema: z.object({ code: z.string(), message: z.string() }),
+  format: (code, message) => ({ code, message }),
+};
+
+/**
+ * A function whose parameters are checked bivariantly (as methods are), so an operation with a
+ * specific option type is still an `OperationDefinition` in the registry's list. Every caller
+ * passes options produced by that same operation's schema (`parseOptions(op, ...)`), which is
+ * what makes this safe.
+ */
+type Method<A extends unknown[], R> = { bivariant(...args: A): R }['bivariant'];
+
 export interface OperationDefinition<S extends z.ZodObject = z.ZodObject> {
   /** CLI subcommand and operation id, e.g. "remove-background". */
   name: string;
@@ -102,8 +108,16 @@ export interface OperationDefinition<S extends z.ZodObject = z.ZodObject> {
   summary: string;
   description: string;
   mode: Mode;
-  /** Request body kinds the API accepts. */
+  /** Request body kinds the API accepts (the OpenAPI document lists these; others get 415). */
   bodies: ReadonlyArray<'json' | 'multipart'>;
+  /**
+   * How the remote client sends local files. 'multipart' (default): uploads. 'json': bytes inline
+   * as base64, which every v1 server understands for the spec's video endpoints; inputs that
+   * cannot be inlined still go as multipart.
+   */
+  uploadEncoding?: 'json' | 'multipart';
+  /** The job status body's error object (async operations); default {code, message}. */
+  jobError?: JobErrorShape;
   /** Whether `Accept: image/*` may return the bytes directly. */
   acceptsImageResponse: boolean;
   inputs: readonly InputSpec[];
@@ -112,25 +126,25 @@ export interface OperationDefinition<S extends z.ZodObject = z.ZodObject> {
   /** Short example invocations for --help and the README. */
   examples: readonly string[];
   /** Credit cost from validated options; exact except where noted by `costNote`. */
-  cost: (options: z.output<S>, ctx: CostContext) => number;
+  cost: Method<[options: z.output<S>, ctx: CostContext], number>;
   costNote: string;
   /** Output extension predicted before running (for naming/skip checks); `undefined` = depends on input. */
-  outputExt: (options: z.output<S>, inputName?: string) => string | undefined;
+  outputExt: Method<[options: z.output<S>, inputName?: string], string | undefined>;
+  /**
+   * Checks the loaded inputs from their headers, refusing what breaks `limits`, and returns the
+   * facts `cost` needs (a video's duration). The server calls it before credits are held or a
+   * job is queued; the CLI for its batch estimate of local files. Images are checked generically
+   * (size, format, dimensions) without it.
+   */
+  inspect?: (inputs: Record<string, LoadedInput>, signal?: AbortSignal) => Promise<CostContext>;
   /** The pipeline. Loaded lazily so `--help` never pays for onnxruntime or ffmpeg. */
   load: () => Promise<Pipeline<z.output<S>>>;
 }
 
-export type Pipeline<O> = (job: Job<O>, ctx: RunContext) => Promise<OpResult>;
+export type Pipeline<O> = Method<[job: Job<O>, ctx: RunContext], Promise<OpResult>>;
 
 export function defineOperation<S extends z.ZodObject>(def: OperationDefinition<S>): OperationDefinition<S> {
   return def;
-}
-
-/** Pipeline for an operation whose implementation has not landed: a clear error, never a fake result. */
-export function notAvailable(name: string): Pipeline<unknown> {
-  return async () => {
-    throw new ImgtoolError('not_available', `${name} is not available in this build of imgtool: its local pipeline has not landed yet; use --remote <url> to run it on a v1 server`);
-  };
 }
 
 export const MB = 1024 * 1024;

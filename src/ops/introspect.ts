@@ -80,7 +80,7 @@ function literalValues(s: Any): (string | number)[] | undefined {
   return undefined;
 }
 
-export function describeField(name: string, schema: Any): FieldInfo {
+function describeField(name: string, schema: Any): FieldInfo {
   const u = unwrap(schema);
   const d = def(u.base);
   const common = { name, description: u.description ?? '', required: u.required, default: u.default, extension: u.extension };

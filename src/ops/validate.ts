@@ -5,7 +5,7 @@ import type { OperationDefinition } from './define.js';
 /** How a field is named in messages: `--margin-left` on the CLI, `margin_left` in the API. */
 export type FieldStyle = 'flag' | 'field';
 
-export function fieldLabel(path: readonly PropertyKey[], style: FieldStyle): string {
+function fieldLabel(path: readonly PropertyKey[], style: FieldStyle): string {
   const parts = path.map(String);
   if (style === 'field') return parts.join('.');
   return '--' + parts.map((p) => p.replace(/_/g, '-')).join('-');
@@ -27,7 +27,7 @@ function renderTokens(message: string, style: FieldStyle): string {
 }
 
 /** Turns the first zod issue into one clear line: "--scale must be 2 or 4, got 3". */
-export function formatIssue(issue: z.core.$ZodIssue, style: FieldStyle): string {
+function formatIssue(issue: z.core.$ZodIssue, style: FieldStyle): string {
   const message = renderTokens(issue.message, style);
   if (issue.code === 'custom' && issue.path.length === 0) return message;
   const label = fieldLabel(issue.path, style);

@@ -13,9 +13,8 @@ import { JobStore, type Execute } from './jobs.js';
 import { DEFAULT_LEASE_MS, LeaseKeeper } from './leases.js';
 import type { IdempotencyStore } from './stores.js';
 import { ThreadRunner } from './threads.js';
-import { getOperation, OPERATIONS } from '../ops/registry.js';
+import { BUILT_IN_OPERATIONS, getOperation } from '../ops/registry.js';
 import { KeyStore } from './keys.js';
-import { buildOpenApi } from './openapi.js';
 import { WorkerPool } from './pool.js';
 import { loadSecret, ResultStore } from './results.js';
 import { registerRoutes } from './routes.js';
@@ -128,8 +127,11 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
   const pool = new WorkerPool(o.concurrency ?? Math.max(1, availableParallelism() - 1), o.maxQueue ?? 100);
   const isolation = o.isolation ?? (import.meta.url.endsWith('.js') ? 'threads' : 'inline');
   const threads = isolation === 'threads' ? new ThreadRunner(new URL('./worker.js', import.meta.url), tmpDir) : undefined;
+  // Worker threads load the registry afresh and so know only the built-in operations; one
+  // registered from outside (registerOperation) runs on the main thread.
+  const inThreads = new Set<string>(BUILT_IN_OPERATIONS.map((op) => op.name));
   const execute: Execute = async (job, ctx) => {
-    if (threads) return threads.run(job, ctx);
+    if (threads && inThreads.has(job.operation)) return threads.run(job, ctx);
     const op = getOperation(job.operation);
     if (!op) throw new ImgtoolError('internal_error', `unknown operation ${job.operation}`);
     return (await op.load())(job, ctx);
@@ -196,9 +198,6 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
       'request',
     );
   });
-
-  const openapi = buildOpenApi(OPERATIONS);
-  app.get('/openapi.json', async () => openapi);
 
   registerRoutes(app, {
     keys,

@@ -9,7 +9,7 @@ import type { FastifyRequest } from 'fastify';
 import { ImgtoolError } from '../errors.js';
 import type { InputSpec, LoadedInput, OperationDefinition } from '../ops/define.js';
 import { checkDimensions, checkSize, formatName, mb } from '../media/image.js';
-import { fetchUrl } from './fetch.js';
+import { fetchUrl } from '../media/fetch.js';
 
 /**
  * Turns a request (JSON or multipart) into validated-shape parts: the raw option fields for the
@@ -177,6 +177,7 @@ export async function loadSources(op: OperationDefinition, sources: Record<strin
         timeoutMs: ctx.fetchTimeoutMs,
         signal: ctx.signal,
         toFile,
+        userAgent: 'imgtool-server',
       });
       loaded[spec.key] = { name: src.url, data: got.data, path: got.file, size: got.size };
     } else if (src.kind === 'inline') {

@@ -3,11 +3,10 @@ import { createReadStream } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
-import { ImgtoolError, type ErrorCode } from '../errors.js';
-import type { CostContext, OperationDefinition, OpResult } from '../ops/define.js';
+import { ImgtoolError } from '../errors.js';
+import { DEFAULT_JOB_ERROR, type CostContext, type OperationDefinition, type OpResult } from '../ops/define.js';
 import { OPERATIONS } from '../ops/registry.js';
 import { parseOptions } from '../ops/validate.js';
-import { probeWithinLimits } from '../ops/video-remove-background/limits.js';
 import { requireScope, type Authenticate } from './auth.js';
 import type { Billing } from './billing.js';
 import { withIdempotency, type Outgoing } from './idempotency.js';
@@ -16,6 +15,7 @@ import { loadSources, parseJsonBody, parseMultipart, pickSources, precheckImage 
 import type { Execute, JobRecord, JobStore } from './jobs.js';
 import type { KeyStore } from './keys.js';
 import type { LeaseKeeper } from './leases.js';
+import { buildOpenApi } from './openapi.js';
 import type { WorkerPool } from './pool.js';
 import type { ResultStore, StoredResult } from './results.js';
 
@@ -40,16 +40,6 @@ export interface RouteDeps {
   publicUrl?: string;
   rateLimit: { max: number; timeWindow: number } | false;
   execute: Execute;
-}
-
-const TRY_ON_CODES: readonly string[] = ['invalid_parameter', 'content_filter_error', 'request_timeout', 'job_expired', 'job_cancelled', 'unexpected_error', 'service_unavailable'];
-
-/** The try-on job error enum is closed: input problems become invalid_parameter, the rest unexpected_error. */
-function tryOnCode(code: ErrorCode): string {
-  if (TRY_ON_CODES.includes(code)) return code;
-  if (code === 'not_available') return 'service_unavailable';
-  if (code === 'internal_error' || code === 'model_missing') return 'unexpected_error';
-  return 'invalid_parameter';
 }
 
 function wantsImage(req: FastifyRequest): boolean {
@@ -85,6 +75,9 @@ export function registerRoutes(app: FastifyInstance, d: RouteDeps): void {
     allowed.set(url, [...(allowed.get(url) ?? []), method]);
     app.route({ method, url, ...(opts as object) } as Parameters<FastifyInstance['route']>[0]);
   };
+
+  const openapi = buildOpenApi(OPERATIONS);
+  route('GET', '/openapi.json', { handler: async () => openapi });
 
   route('GET', '/health', {
     handler: async () => ({ status: 'ok', pool: d.pool.stats(), jobs: d.jobs.stats() }),
@@ -137,9 +130,13 @@ function registerOperation(
     onRequest: auth('imaging:write'),
     handler: (req: FastifyRequest, reply: FastifyReply) =>
       withIdempotency({ idempotency: d.idempotency, holds: d.keys, leases: d.leases }, req, reply, op.path, async (claim): Promise<Outgoing> => {
-        const parsed = req.isMultipart() ? await parseMultipart(op, req, d.tmpDir) : parseJsonBody(op, req.body);
+        const multipart = req.isMultipart();
+        if (!op.bodies.includes(multipart ? 'multipart' : 'json')) {
+          throw new ImgtoolError('invalid_parameter', `${op.path} takes ${op.bodies.map((b) => (b === 'json' ? 'application/json' : 'multipart/form-data')).join(' or ')}`, { status: 415 });
+        }
+        const parsed = multipart ? await parseMultipart(op, req, d.tmpDir) : parseJsonBody(op, req.body);
         try {
-          const options = parseOptions(op, parsed.fields, 'field') as Record<string, unknown>;
+          const options = parseOptions(op, parsed.fields, 'field');
           const sources = pickSources(op, parsed);
           const account = req.credential!.id;
           const isAsync = op.mode === 'async' || (op.mode === 'sync-or-async' && options.wait_for_result === false);
@@ -149,18 +146,14 @@ function registerOperation(
           // Image-only costs are known now: refuse before downloading anything.
           const videoInput = op.inputs.some((i) => i.kind === 'video');
           if (!videoInput) {
-            const estimate = op.cost(options as never, {});
+            const estimate = op.cost(options, {});
             const balance = await d.keys.balance(account);
             if (balance < estimate) throw new ImgtoolError('insufficient_api_credits', `${op.name} costs ${estimate} credits but ${balance} remain; ask the server operator for more`);
           }
           const inputs = await loadSources(op, sources, { tmpDir: d.tmpDir, allowPrivateUrls: d.allowPrivateUrls, fetchTimeoutMs: d.fetchTimeoutMs, signal: cancel.signal }, parsed.tempFiles);
-          const costCtx: CostContext = {};
-          for (const spec of op.inputs) {
-            const input = inputs[spec.key]!;
-            if (spec.kind === 'image') await precheckImage(op, input);
-            else costCtx.durationSec = (await probeWithinLimits(input, op.limits, op.name, cancel.signal)).duration;
-          }
-          const cost = op.cost(options as never, costCtx);
+          for (const spec of op.inputs) if (spec.kind === 'image') await precheckImage(op, inputs[spec.key]!);
+          const costCtx: CostContext = op.inspect ? await op.inspect(inputs, cancel.signal) : {};
+          const cost = op.cost(options, costCtx);
           req.log.info({ operation: op.name, credential: account, cost }, 'accepted');
 
           if (isAsync) {
@@ -230,7 +223,7 @@ function registerOperation(
       const body: Record<string, unknown> = { job_id: job.id, status: job.status };
       if (job.status === 'completed' && job.result) body.result_url = d.results.url(base(req), job.result);
       if (job.status === 'failed' && job.error) {
-        body.error = op.name === 'try-on' ? { message: job.error.message, error_code: tryOnCode(job.error.code) } : { code: job.error.code, message: job.error.message };
+        body.error = (op.jobError ?? DEFAULT_JOB_ERROR).format(job.error.code, job.error.message);
       }
       if (job.status === 'pending' || job.status === 'running') body.progress = job.progress ?? 0;
       return body;

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fetchUrl, isBlockedAddress } from '../../src/server/fetch.js';
+import { fetchUrl, isBlockedAddress } from '../../src/media/fetch.js';
 import { KeyStore } from '../../src/server/keys.js';
 import { tempDir } from '../helpers.js';
 import { startHarness } from './harness.js';

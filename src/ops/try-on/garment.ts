@@ -351,7 +351,7 @@ function firstOpaque(mask: Plane, x: number, from: number): number {
   return from;
 }
 
-export function findLandmarks(mask: Plane, kind: GarmentKind): GarmentLandmarks {
+function findLandmarks(mask: Plane, kind: GarmentKind): GarmentLandmarks {
   const p = profile(mask);
   const H = p.height;
   // The body's centre line: run centres of the lower-middle rows (sleeves and straps excluded).

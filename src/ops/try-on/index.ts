@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { defineOperation, MB } from '../define.js';
+import type { ErrorCode } from '../../errors.js';
+import { defineOperation, MB, type JobErrorShape } from '../define.js';
 import { booleanField, choiceField } from '../fields.js';
 
 export const EXTRACTION_CREDITS = 5;
@@ -13,6 +14,22 @@ export const tryOnOptions = z.object({
 
 export type TryOnOptions = z.output<typeof tryOnOptions>;
 
+/** The spec's closed enum for try-on job errors (interface.md, try-on job status). */
+const TRY_ON_ERROR_CODES = ['invalid_parameter', 'content_filter_error', 'request_timeout', 'job_expired', 'job_cancelled', 'unexpected_error', 'service_unavailable'] as const;
+type TryOnErrorCode = (typeof TRY_ON_ERROR_CODES)[number];
+
+/** imgtool's codes onto the closed enum: input problems become invalid_parameter, internal ones unexpected_error. */
+function tryOnErrorCode(code: ErrorCode): TryOnErrorCode {
+  if ((TRY_ON_ERROR_CODES as readonly string[]).includes(code)) return code as TryOnErrorCode;
+  if (code === 'internal_error' || code === 'model_missing') return 'unexpected_error';
+  return 'invalid_parameter';
+}
+
+const tryOnJobError: JobErrorShape = {
+  schema: z.object({ message: z.string(), error_code: z.enum(TRY_ON_ERROR_CODES) }),
+  format: (code, message) => ({ message, error_code: tryOnErrorCode(code) }),
+};
+
 /**
  * Dress a person photo in a garment photo (beta).
  * @example imgtool try-on --person me.jpg --garment shirt.jpg
@@ -25,6 +42,7 @@ export const tryOn = defineOperation({
   description: 'Segments the person, fits the garment to the torso with a smooth warp and shades it with the person\'s lighting. Output JPEG the size of the person image.',
   mode: 'sync-or-async',
   bodies: ['json', 'multipart'],
+  jobError: tryOnJobError,
   acceptsImageResponse: false,
   inputs: [
     { key: 'person', kind: 'image', urlField: 'person_image_url', fileField: 'person_image', inlineBase64: true, description: 'Person image (one person, plain background best)' },

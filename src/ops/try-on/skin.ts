@@ -6,7 +6,7 @@ import { plane, type Plane } from './raster.js';
  * a tan leather garment); the intersection keeps lit skin of most tones and rejects them.
  * It is a colour rule, not a detector: beige and peach fabrics still pass (documented limit).
  */
-export function isSkin(r: number, g: number, b: number): boolean {
+function isSkin(r: number, g: number, b: number): boolean {
   const max = r > g ? (r > b ? r : b) : g > b ? g : b;
   const min = r < g ? (r < b ? r : b) : g < b ? g : b;
   if (!(r > 95 && g > 40 && b > 20 && max - min > 15 && Math.abs(r - g) > 15 && r > g && r > b)) return false;

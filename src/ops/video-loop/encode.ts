@@ -1,7 +1,6 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { ImgtoolError } from '../../errors.js';
-import { ffmpegPath } from '../../media/ffmpeg.js';
+import { startFfmpeg } from '../../media/ffmpeg.js';
 
 /**
  * Streams raw RGB frames into one ffmpeg process that writes H.264 yuv420p MP4 with faststart.
@@ -30,7 +29,7 @@ export interface Encoder {
 
 export function ffmpegArgs(o: EncoderOptions): string[] {
   const duration = o.frames / o.fps;
-  const args = ['-hide_banner', '-loglevel', 'error', '-y'];
+  const args = ['-y'];
   args.push('-f', 'rawvideo', '-pix_fmt', 'rgb24', '-s', `${o.width}x${o.height}`, '-framerate', String(o.fps), '-i', 'pipe:0');
   if (o.audioWav) args.push('-i', o.audioWav);
   args.push('-map', '0:v:0');
@@ -68,45 +67,34 @@ export function loopZones(frames: number, crf: number): string {
 }
 
 export function startEncoder(o: EncoderOptions): Encoder {
-  const child: ChildProcessWithoutNullStreams = spawn(ffmpegPath(), ffmpegArgs(o), { stdio: ['pipe', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => {
-    if (stderr.length < 8000) stderr += d.toString();
-  });
-  child.stdout.resume();
-  let killed = false;
-  const exited = new Promise<number | null>((resolve, reject) => {
-    child.on('error', (err) => reject(new ImgtoolError('internal_error', `could not start ffmpeg at ${ffmpegPath()}: ${err.message}`, { cause: err })));
-    child.on('close', (code) => resolve(code));
-  });
+  const proc = startFfmpeg(ffmpegArgs(o), { stdin: 'pipe', stdout: 'ignore' });
+  const { child } = proc;
+  const stdin = child.stdin!;
   // stdin EPIPE when ffmpeg dies early surfaces through `exited`, not as an unhandled error.
-  child.stdin.on('error', () => {});
-
+  stdin.on('error', () => {});
+  let killed = false;
   const kill = () => {
-    if (!killed && child.exitCode === null) {
-      killed = true;
-      child.kill('SIGKILL');
-    }
+    if (killed) return;
+    killed = true;
+    proc.kill();
   };
-  const onAbort = () => kill();
-  o.signal.addEventListener('abort', onAbort, { once: true });
+  o.signal.addEventListener('abort', kill, { once: true });
 
-  const failure = (code: number | null) =>
-    new ImgtoolError('internal_error', `ffmpeg failed to encode the loop (exit ${code}): ${stderr.trim().split('\n').slice(-3).join(' | ') || 'no message'}`);
+  const failure = (code: number | null) => new ImgtoolError('internal_error', `ffmpeg failed to encode the loop (exit ${code}): ${proc.errorTail() || 'no message'}`);
 
   return {
     async write(frame) {
       if (o.signal.aborted) throw new ImgtoolError('job_cancelled', 'cancelled');
       if (child.exitCode !== null || killed) throw failure(child.exitCode);
-      if (!child.stdin.write(frame)) {
+      if (!stdin.write(frame)) {
         await new Promise<void>((resolve) => {
           const done = () => {
-            child.stdin.off('drain', done);
+            stdin.off('drain', done);
             child.off('close', done);
             o.signal.removeEventListener('abort', done);
             resolve();
           };
-          child.stdin.once('drain', done);
+          stdin.once('drain', done);
           child.once('close', done);
           o.signal.addEventListener('abort', done, { once: true });
         });
@@ -114,9 +102,9 @@ export function startEncoder(o: EncoderOptions): Encoder {
       }
     },
     async finish() {
-      child.stdin.end();
-      const code = await exited;
-      o.signal.removeEventListener('abort', onAbort);
+      stdin.end();
+      const code = await proc.exited;
+      o.signal.removeEventListener('abort', kill);
       if (o.signal.aborted) {
         await rm(o.out, { force: true });
         throw new ImgtoolError('job_cancelled', 'cancelled');
@@ -125,8 +113,8 @@ export function startEncoder(o: EncoderOptions): Encoder {
     },
     async abort() {
       kill();
-      o.signal.removeEventListener('abort', onAbort);
-      await exited.catch(() => null);
+      o.signal.removeEventListener('abort', kill);
+      await proc.exited;
       await rm(o.out, { force: true });
     },
   };

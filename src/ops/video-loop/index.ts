@@ -3,8 +3,8 @@ import { defineOperation, MB } from '../define.js';
 import { booleanField, choiceField, numberField, stringField } from '../fields.js';
 import { imageInput } from '../common.js';
 
-export const RESOLUTIONS = ['480p', '768p', '1080p'] as const;
-export const CREDITS_PER_SECOND: Record<(typeof RESOLUTIONS)[number], number> = { '480p': 8, '768p': 16, '1080p': 32 };
+const RESOLUTIONS = ['480p', '768p', '1080p'] as const;
+const CREDITS_PER_SECOND: Record<(typeof RESOLUTIONS)[number], number> = { '480p': 8, '768p': 16, '1080p': 32 };
 
 export const videoLoopOptions = z.object({
   prompt: stringField('Creative direction for the motion (camera moves, cuts and new objects are ignored)', 1000).optional(),
@@ -31,6 +31,8 @@ export const videoLoop = defineOperation({
   description: 'Animates the subject and scene with periodic motion that returns to the first frame. H.264 MP4.',
   mode: 'async',
   bodies: ['json', 'multipart'],
+  // The spec's video endpoints take JSON: local images go inline, so any v1 server understands.
+  uploadEncoding: 'json',
   acceptsImageResponse: false,
   inputs: [imageInput({ inlineBase64: true })],
   limits: { maxBytes: 25 * MB, minSide: 64, maxSide: 6000, formats: ['jpeg', 'png'] },

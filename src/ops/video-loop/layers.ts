@@ -20,7 +20,7 @@ export interface Layers {
 }
 
 /** Alpha-weighted bounding box of pixels with alpha above `min`. */
-export function maskBox(alpha: Uint8Array, width: number, height: number, min = 8): Layers['box'] {
+function maskBox(alpha: Uint8Array, width: number, height: number, min = 8): Layers['box'] {
   let x0 = width, y0 = height, x1 = -1, y1 = -1;
   for (let y = 0; y < height; y++) {
     const row = y * width;
@@ -41,7 +41,7 @@ export function maskBox(alpha: Uint8Array, width: number, height: number, min = 
  * pyramid is built down to one pixel, then each level borrows from the bilinearly upsampled
  * coarser level exactly where it has no data. Smooth, hole-size independent, O(pixels).
  */
-export function pushPullFill(rgb: Uint8Array, known: Float32Array, width: number, height: number): Uint8Array {
+function pushPullFill(rgb: Uint8Array, known: Float32Array, width: number, height: number): Uint8Array {
   type Level = { w: number; h: number; c: Float32Array; a: Float32Array };
   const first: Level = { w: width, h: height, c: new Float32Array(width * height * 3), a: Float32Array.from(known) };
   for (let i = 0, n = width * height; i < n; i++) {
@@ -118,7 +118,7 @@ export function pushPullFill(rgb: Uint8Array, known: Float32Array, width: number
 }
 
 /** Separable running maximum (binary dilation for a square of side 2r+1). */
-export function dilate(mask: Uint8Array, width: number, height: number, r: number): Uint8Array {
+function dilate(mask: Uint8Array, width: number, height: number, r: number): Uint8Array {
   const tmp = new Uint8Array(mask.length), out = new Uint8Array(mask.length);
   for (let y = 0; y < height; y++) {
     const row = y * width;

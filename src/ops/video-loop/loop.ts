@@ -17,11 +17,11 @@ import type { VideoLoopOptions } from './index.js';
  */
 
 export const FPS = 24;
-export const HEIGHTS = { '480p': 480, '768p': 768, '1080p': 1080 } as const;
+const HEIGHTS = { '480p': 480, '768p': 768, '1080p': 1080 } as const;
 /** Mesh spacing of the motion fields; motion is smooth, so 4 px nodes lose nothing visible. */
 const MESH_CELL = 4;
 /** Mean colour deviation (0..255) around the cut-out below which a background counts as plain. */
-export const PLAIN_BACKGROUND_MAX_DEVIATION = 12;
+const PLAIN_BACKGROUND_MAX_DEVIATION = 12;
 const MAX_WIDTH = 4096;
 
 export function outputSize(width: number, height: number, resolution: VideoLoopOptions['resolution'], name = 'the image'): { width: number; height: number } {

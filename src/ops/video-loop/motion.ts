@@ -12,7 +12,7 @@ import type { Grid, Regions } from './regions.js';
  */
 
 export type Target = 'sx' | 'sy' | 'bx' | 'by' | 'bg';
-export const TARGETS: readonly Target[] = ['sx', 'sy', 'bx', 'by', 'bg'];
+const TARGETS: readonly Target[] = ['sx', 'sy', 'bx', 'by', 'bg'];
 
 export interface Term {
   /** sx/sy: subject displacement (px); bx/by: scene displacement (px); bg: scene gain (relative). */

@@ -34,7 +34,7 @@ export const DEFAULT_MOTION: Readonly<MotionParams> = {
 type Adjust = Partial<Record<keyof MotionParams, number>>;
 
 /** Word -> multipliers. Documented in docs/ops/video-loop.md; keep the two in step. */
-export const VOCABULARY: ReadonlyArray<{ words: readonly string[]; adjust: Adjust }> = [
+const VOCABULARY: ReadonlyArray<{ words: readonly string[]; adjust: Adjust }> = [
   { words: ['wind', 'windy', 'breeze', 'breezy', 'gust', 'gusty', 'blowing', 'blown'], adjust: { foliage: 2, sway: 1.6, sky: 1.5 } },
   { words: ['breathing', 'breathe', 'breathes', 'breath', 'alive', 'living'], adjust: { breathing: 2 } },
   { words: ['sway', 'swaying', 'sways', 'rock', 'rocking', 'bob', 'bobbing'], adjust: { sway: 2 } },

@@ -24,7 +24,7 @@ export function makeGrid(width: number, height: number, cell: number): Grid {
 }
 
 /** Box blur of a grid field, `passes` times radius `r` (approximately Gaussian after 2-3). */
-export function blurGrid(f: Float32Array, gw: number, gh: number, r: number, passes = 2): Float32Array {
+function blurGrid(f: Float32Array, gw: number, gh: number, r: number, passes = 2): Float32Array {
   let a = f, b = new Float32Array(f.length);
   for (let p = 0; p < passes; p++) {
     for (let y = 0; y < gh; y++) {

@@ -14,7 +14,7 @@ import type { Layers } from './layers.js';
  *   camera's viewing angle changes. Both return exactly to the first frame.
  */
 
-export const DEPTH_RATIO = 0.75;
+const DEPTH_RATIO = 0.75;
 /** Backdrop shade of the mirrored far side. */
 const BACK_SHADE = 0.72;
 

@@ -25,7 +25,7 @@ export async function findSubject(img: RawImage, signal: AbortSignal, warn: (m: 
   } catch (err) {
     if (isImgtoolError(err) && err.code === 'job_cancelled') throw err;
     if (signal.aborted) throw new ImgtoolError('job_cancelled', 'cancelled');
-    if (!(isImgtoolError(err) && (err.code === 'model_missing' || err.code === 'not_available'))) throw err;
+    if (!(isImgtoolError(err) && err.code === 'model_missing')) throw err;
     why = err.message;
   }
   if (img.channels === 4) {

@@ -1,5 +1,5 @@
 import { ImgtoolError } from '../../errors.js';
-import { startFfmpeg, type FfmpegProcess } from './process.js';
+import { startFfmpeg, type FfmpegProcess } from '../../media/ffmpeg.js';
 
 /**
  * Decodes a video into raw RGB frames on a pipe. Frames are read ahead into a small bounded
@@ -31,10 +31,7 @@ export class FrameDecoder {
   private wake: (() => void) | undefined;
   frames = 0;
 
-  constructor(
-    path: string,
-    opts: DecodeOptions,
-  ) {
+  constructor(path: string, opts: DecodeOptions) {
     this.name = opts.name ?? path;
     this.frameBytes = opts.width * opts.height * 3;
     this.readAhead = Math.max(1, opts.readAhead ?? 4);

@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises';
 import { ImgtoolError } from '../../errors.js';
 import type { EncodeSpec } from './formats.js';
 import { fixGifDisposal } from './gif.js';
-import { startFfmpeg, type FfmpegProcess } from './process.js';
+import { startFfmpeg, type FfmpegProcess } from '../../media/ffmpeg.js';
 
 /**
  * Encodes composited frames written to ffmpeg's stdin. `write` waits for 'drain' when the pipe

@@ -1,6 +1,5 @@
 import { ImgtoolError } from '../../errors.js';
-import { ffmpegPath } from '../../media/ffmpeg.js';
-import { runCapture } from '../../media/probe.js';
+import { ffmpegPath, runCapture } from '../../media/ffmpeg.js';
 import { FORMAT_EXT, type OutputFormat } from './index.js';
 
 /**

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { defineOperation, MB } from '../define.js';
+import { defineOperation, MB, type Limits } from '../define.js';
 import { choiceField } from '../fields.js';
 
-export const OUTPUT_FORMATS = ['mp4_h264', 'mp4_h265', 'webm_vp9', 'mov_h265', 'mov_proresks', 'mkv_h264', 'mkv_h265', 'mkv_vp9', 'gif'] as const;
+const OUTPUT_FORMATS = ['mp4_h264', 'mp4_h265', 'webm_vp9', 'mov_h265', 'mov_proresks', 'mkv_h264', 'mkv_h265', 'mkv_vp9', 'gif'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
-export const TRANSPARENT_FORMATS: readonly OutputFormat[] = ['webm_vp9', 'mov_h265', 'mov_proresks', 'gif'];
+const TRANSPARENT_FORMATS: readonly OutputFormat[] = ['webm_vp9', 'mov_h265', 'mov_proresks', 'gif'];
 export const FORMAT_EXT: Record<OutputFormat, string> = {
   mp4_h264: 'mp4',
   mp4_h265: 'mp4',
@@ -31,6 +31,8 @@ export const videoRemoveBackgroundOptions = z
     message: '{background_color} "transparent" needs {output_format} webm_vp9, mov_h265, mov_proresks or gif',
   });
 
+const VIDEO_LIMITS: Limits = { maxBytes: 100 * MB, minSide: 64, maxSide: 4096, formats: ['mp4', 'mov', 'webm', 'mkv', 'gif'], maxDurationSec: 60 };
+
 export type VideoRemoveBackgroundOptions = z.output<typeof videoRemoveBackgroundOptions>;
 
 /** The effective background per decisions.md: transparent where the format can carry alpha. */
@@ -50,11 +52,18 @@ export const videoRemoveBackground = defineOperation({
   description: 'Segments each frame, stabilises the mattes over time and encodes the chosen container and codec.',
   mode: 'async',
   bodies: ['json', 'multipart'],
+  // The spec takes video_url in JSON; a local file still goes as multipart (imgtool serve only).
+  uploadEncoding: 'json',
   acceptsImageResponse: false,
   inputs: [{ key: 'video', kind: 'video', urlField: 'video_url', fileField: 'video', inlineBase64: false, description: 'Source video: a file, directory, glob or http(s) URL' }],
-  limits: { maxBytes: 100 * MB, minSide: 64, maxSide: 4096, formats: ['mp4', 'mov', 'webm', 'mkv', 'gif'], maxDurationSec: 60 },
+  limits: VIDEO_LIMITS,
   options: videoRemoveBackgroundOptions,
   examples: ['imgtool video-remove-background clip.mp4 --output-format webm_vp9 --background-color transparent', "imgtool video-remove-background 'clips/*.mov' --background-color '#00ff00'"],
+  // The probe checks container, codec, duration and size before credits are reserved.
+  inspect: async (inputs, signal) => {
+    const { probeWithinLimits } = await import('./limits.js');
+    return { durationSec: (await probeWithinLimits(inputs.video!, VIDEO_LIMITS, 'video-remove-background', signal)).duration };
+  },
   cost: (_o, ctx) => Math.max(1, Math.ceil(ctx.durationSec ?? 1)),
   costNote: '1 credit per started second of input',
   outputExt: (o) => FORMAT_EXT[o.output_format],

@@ -29,7 +29,7 @@ import { sessionPool, type SessionPool } from '../../engine/pool.js';
  * (28 cut-out composites at 854x480) IoU was 0.840 at 320, 0.795 at 256, 0.704 at 224, 0.639
  * at 192: 256 keeps most of the accuracy at 64% of the pixels, below it accuracy falls fast.
  */
-export const VIDEO_INPUT_SIDE = 256;
+const VIDEO_INPUT_SIDE = 256;
 
 /** Defaults the pipeline builds its segmenter with; the bench overrides them to compare variants. */
 export const videoSegmenterDefaults: SegmenterOptions = {};
@@ -97,7 +97,3 @@ export class FrameSegmenter {
   }
 }
 
-/** One frame's matte with default settings (tests, the bench's per-frame baseline). */
-export async function segmentFrame(rgb: Uint8Array, width: number, height: number, model: SegmentModel, signal?: AbortSignal, opts?: SegmenterOptions): Promise<Uint8Array> {
-  return new FrameSegmenter(model, width, height, opts).segment(rgb, signal);
-}

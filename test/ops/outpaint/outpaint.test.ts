@@ -1,8 +1,8 @@
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bufferInput, fixture, runOp } from '../../helpers.js';
-import { baselineFill } from '../../../src/ops/outpaint/baselines.js';
-import { seamFigure } from '../../../src/media/metrics.js';
+import { baselineFill } from '../../../bench/lib/baselines.mjs';
+import { seamFigure } from '../../../bench/lib/metrics.mjs';
 import { blendSeams, SEAM_BLEND } from '../../../src/ops/outpaint/seam.js';
 import { fadeDetail, fadeFor, seamTrust } from '../../../src/ops/outpaint/continuation.js';
 import { blendStraight, STRAIGHT_BLEND } from '../../../src/ops/outpaint/straight.js';

@@ -50,4 +50,4 @@ export async function makeComposite(cutout: string, backdrop: string, opts: { wi
   return { name: `${cutout}-on-${backdrop.split('/').pop()!.split('.')[0]}`, file, width, height, alpha, box: { left: x0, top: y0, width: x1 - x0 + 1, height: y1 - y0 + 1 } };
 }
 
-export { scoreAlpha, type AlphaScores } from '../../../src/media/metrics.js';
+export { scoreAlpha } from '../../../bench/lib/metrics.mjs';

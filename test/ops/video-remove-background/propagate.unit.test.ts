@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BlockMotion, warpMatte } from '../../../src/ops/video-remove-background/motion.js';
 import { MatteStabiliser } from '../../../src/ops/video-remove-background/stabilise.js';
-import { maskIou as iou } from '../../../src/media/metrics.js';
+import { maskIou as iou } from '../../../bench/lib/metrics.mjs';
 
 const W = 256;
 const H = 192;

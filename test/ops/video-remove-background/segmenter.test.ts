@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { ensureModel } from '../../../src/engine/models.js';
 import { FrameSegmenter } from '../../../src/ops/video-remove-background/segmenter.js';
 import { fixture } from '../../helpers.js';
-import { maskIou as iou } from '../../../src/media/metrics.js';
+import { maskIou as iou } from '../../../bench/lib/metrics.mjs';
 
 /** A 256x144 frame: the apple cut-out (exact alpha) over brick, and that alpha as the truth. */
 async function composite() {

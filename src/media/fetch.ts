@@ -5,27 +5,33 @@ import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { Agent, request } from 'undici';
 import { ImgtoolError, type ErrorCode } from '../errors.js';
-import { mb } from '../media/image.js';
+import { mb } from './image.js';
 
 /**
- * Downloads a user-supplied URL without letting it reach the server's own network (SSRF):
+ * The one URL downloader, used by the server for image_url/video_url and by the CLI for URL
+ * inputs. It never lets a URL reach the server's own network (SSRF) unless `allowPrivate`:
  * http(s) only; every host name is resolved here and each address checked against the
  * loopback/private/link-local/metadata ranges; the connection is pinned to the checked address
  * (so a second DNS answer cannot swap in 127.0.0.1); redirects are followed by hand and each hop
- * is checked again; the body is streamed and aborted the moment it passes the size limit.
+ * is checked again; the body is streamed and aborted the moment it passes the size limit, and
+ * the whole download has a deadline besides the connect/headers/idle-body timeouts.
  */
 
 export interface FetchOptions {
   maxBytes: number;
   /** Error code for a refused URL: invalid_image_url or invalid_video_url. */
   urlCode: Extract<ErrorCode, 'invalid_image_url' | 'invalid_video_url'>;
-  /** Field name for messages, e.g. "image_url". */
+  /** Field name for messages, e.g. "image_url" (the CLI passes the URL itself). */
   field: string;
+  /** Operation named in the size-limit message; default "this operation". */
+  operation?: string;
+  /** The CLI fetches the user's own URLs and allows their local network; the server does not. */
   allowPrivate?: boolean;
-  /** Whole-download deadline. */
+  /** Whole-download deadline; default 30 s. */
   timeoutMs?: number;
   maxRedirects?: number;
   signal?: AbortSignal;
+  userAgent?: string;
   /** Write to this file instead of returning a buffer (video). */
   toFile?: string;
   /** Replaceable for tests: resolves a host to its addresses. */
@@ -105,7 +111,7 @@ export async function fetchUrl(raw: string, o: FetchOptions): Promise<Fetched> {
     try {
       let res;
       try {
-        res = await request(url, { method: 'GET', dispatcher: agent, signal, headers: { 'user-agent': 'imgtool-server', accept: '*/*' } });
+        res = await request(url, { method: 'GET', dispatcher: agent, signal, headers: { 'user-agent': o.userAgent ?? 'imgtool', accept: '*/*' } });
       } catch (err) {
         if (timeout.aborted) throw new ImgtoolError('fetch_failed', `${o.field}: download timed out after ${(o.timeoutMs ?? 30_000) / 1000} s`, { field: o.field });
         if (o.signal?.aborted) throw new ImgtoolError('job_cancelled', 'cancelled');
@@ -122,7 +128,7 @@ export async function fetchUrl(raw: string, o: FetchOptions): Promise<Fetched> {
         throw new ImgtoolError('fetch_failed', `${o.field}: ${url.host} answered HTTP ${res.statusCode}`, { field: o.field });
       }
       const declared = Number(res.headers['content-length']);
-      const tooLarge = () => new ImgtoolError('file_size_too_large', `${o.field} is larger than ${mb(o.maxBytes)}, the limit for this operation`, { field: o.field });
+      const tooLarge = () => new ImgtoolError('file_size_too_large', `${o.field} is larger than ${mb(o.maxBytes)}, the limit for ${o.operation ?? 'this operation'}`, { field: o.field });
       if (Number.isFinite(declared) && declared > o.maxBytes) {
         res.body.destroy();
         throw tooLarge();
