@@ -37,4 +37,4 @@ export async function cutoutOnTexture(cutout: string, texture: string, size = { 
   return { image: { data: new Uint8Array(image), width: size.width, height: size.height }, alpha };
 }
 
-export { maskIou as iou } from '../../src/media/metrics.js';
+export { maskIou as iou } from '../../bench/lib/metrics.mjs';
