@@ -38,7 +38,8 @@ Exit codes:
   1    some inputs failed (the summary lists each with its error code)
   2    usage error (unknown flag, invalid option value, input that matches nothing)
   3    insufficient credits (nothing further is processed)
-  130  interrupted (Ctrl-C); outputs in flight are discarded, a rerun resumes`;
+  130  interrupted (Ctrl-C); outputs in flight are discarded, a rerun resumes
+  141  stdout or stderr was closed by its reader (| head); handled like Ctrl-C`;
 
 const GLOBAL_HELP = `
 Environment:
