@@ -7,7 +7,8 @@ import { parseOptions } from '../ops/validate.js';
 import { imgtoolHome, loadUserConfig, type UserConfig } from '../config.js';
 import { Ledger } from '../credits/ledger.js';
 import { addOperationFlags, rawOptionsFrom } from './flags.js';
-import { expandInputs, type InputRef } from './inputs.js';
+import { expandInputs, readInputList, type InputRef } from './inputs.js';
+import { BatchOutputs } from './outputs.js';
 import { DEFAULT_TEMPLATE } from './naming.js';
 import { runBatch, type BatchTask } from './batch.js';
 import { createReporter } from './progress.js';
@@ -62,6 +63,12 @@ export interface CommonFlags {
   apiKey?: string;
   bearerToken?: string;
   wait?: boolean;
+  recursive?: boolean;
+  include?: string[];
+  exclude?: string[];
+  fromFile?: string;
+  failures?: string;
+  report?: string;
 }
 
 function addCommonFlags(cmd: Command, op: OperationDefinition): void {
@@ -74,6 +81,12 @@ function addCommonFlags(cmd: Command, op: OperationDefinition): void {
     .option('-q, --quiet', 'print errors only')
     .option('--dry-run', 'list what would be done and the total credit cost, then stop')
     .option('--fail-fast', 'stop at the first failed input')
+    .option('-r, --recursive', 'descend into subfolders of directory inputs; with --out-dir the folder tree is mirrored there')
+    .option('--include <glob...>', "only inputs matching one of these globs (no slash: by file name at any depth, e.g. '*.png')")
+    .option('--exclude <glob...>', "leave out inputs matching these globs, or whole folders by name (e.g. drafts '*-small.jpg')")
+    .option('--from-file <file>', 'read inputs from FILE, one per line ("-" for stdin; # comments and blank lines ignored)')
+    .option('--failures <file>', 'write the inputs that failed to FILE, one per line, for a rerun with --from-file FILE')
+    .option('--report <file.html>', 'write a self-contained HTML report of the run (thumbnails, status, errors, credits)')
     .option('--remote <url>', 'run on a v1 API server instead of locally (env IMGTOOL_API_URL)')
     .option('--api-key <key>', 'API key for --remote (env IMGTOOL_API_KEY)')
     .option('--bearer-token <jwt>', 'OAuth 2.0 bearer token for --remote (env IMGTOOL_BEARER_TOKEN)');
@@ -88,11 +101,12 @@ function positiveInt(v: string | undefined, flag: string, fallback: number): num
 }
 
 /** Builds the input tasks: one per positional input, or persons x garments for try-on. */
-async function buildTasks(op: OperationDefinition, positional: string[], flags: Record<string, unknown>, cwd: string): Promise<BatchTask[]> {
+export async function buildTasks(op: OperationDefinition, positional: string[], flags: CommonFlags & Record<string, unknown>, cwd: string): Promise<BatchTask[]> {
   // Directories and globs skip this operation's own outputs (photo.upscale.jpg), so running the
   // same command twice over '*.jpg' resumes instead of processing its results.
   const own = new RegExp(`\\.${op.name.replace(/[-]/g, '\\-')}\\.[a-z0-9]+$`, 'i');
-  const expand = (args: string[], kind: 'image' | 'video') => expandInputs(args, kind, cwd, { skipName: (n) => own.test(n) });
+  const expand = (args: string[], kind: 'image' | 'video') =>
+    expandInputs(args, kind, cwd, { skipName: (n) => own.test(n), recursive: flags.recursive, include: flags.include, exclude: flags.exclude });
   if (op.inputs.length === 1) {
     const spec = op.inputs[0]!;
     if (!positional.length) throw new ImgtoolError('invalid_parameter', `${op.name} needs at least one input (file, directory, glob, URL or -)`);
@@ -144,8 +158,13 @@ function addOperationCommand(program: Command, op: OperationDefinition, io: CliI
   if (op.jobPath) addJobCommands(cmd, op, io);
 
   cmd.action(async (...args: unknown[]) => {
-    const positional = single ? ((args[0] as string[] | undefined) ?? []) : [];
+    let positional = single ? ((args[0] as string[] | undefined) ?? []) : [];
     const flags = (single ? args[1] : args[0]) as CommonFlags & Record<string, unknown>;
+    if (flags.fromFile !== undefined) {
+      if (!single) throw new ImgtoolError('invalid_parameter', `--from-file works with single-input operations; ${op.name} takes ${op.inputs.map((i) => `--${i.key}`).join(' and ')}`);
+      positional = [...positional, ...(await readInputList(flags.fromFile, io.cwd, io.stdin))];
+      if (!positional.length) throw new ImgtoolError('invalid_parameter', `--from-file ${flags.fromFile} lists no inputs`);
+    }
     const config = loadUserConfig(io.env);
     const raw = rawOptionsFrom(flags, bindings, config.options?.[op.name] ?? {});
     const options = parseOptions(op, raw, 'flag') as Record<string, unknown>;
@@ -162,6 +181,7 @@ function addOperationCommand(program: Command, op: OperationDefinition, io: CliI
     if (toStdout && tasks.length !== 1) throw new ImgtoolError('invalid_parameter', `-o - (stdout) needs exactly one input, got ${tasks.length}`);
     const reporter = createReporter({ json: Boolean(flags.json), quiet: Boolean(flags.quiet) || toStdout, tty: io.isTTY, stdout: io.stdout, stderr: io.stderr });
     const executor = await makeExecutor(flags, io, config, concurrency, tasks.length);
+    const extras = new BatchOutputs(op.name, { failures: flags.failures, report: flags.report, cwd: io.cwd, warn: (m) => reporter.warn(m) });
     const summary = await runBatch(
       op,
       tasks,
@@ -177,10 +197,12 @@ function addOperationCommand(program: Command, op: OperationDefinition, io: CliI
         toStdout: toStdout ? io.stdout : undefined,
         cwd: io.cwd,
         costContext: (task) => costContextFor(op, task),
+        onRecord: (record, task) => extras.record(record, task),
       },
       reporter,
       io.signal,
     );
+    if (!summary.dryRun) await extras.finish(summary);
     io.exitCode = summary.exitCode;
   });
 }

@@ -1,0 +1,45 @@
+import { resolve } from 'node:path';
+import writeFileAtomic from 'write-file-atomic';
+import type { BatchTask } from './batch.js';
+import { refLine } from './inputs.js';
+import type { BatchSummary, FileRecord } from './progress.js';
+import { HtmlReport } from './report.js';
+
+/**
+ * What a run leaves besides its outputs: the --failures list (inputs that failed, in the
+ * --from-file format) and the --report page. Fed one record at a time, so watch mode can
+ * refresh the report as it goes.
+ */
+export class BatchOutputs {
+  private readonly failed: string[] = [];
+  readonly report?: HtmlReport;
+  private writing: Promise<void> = Promise.resolve();
+  private lastWrite = 0;
+
+  constructor(
+    operation: string,
+    private readonly opts: { failures?: string; report?: string; cwd: string; warn: (message: string) => void; live?: boolean },
+  ) {
+    if (opts.report) this.report = new HtmlReport(opts.report, operation, opts.cwd);
+  }
+
+  record(record: FileRecord, task: BatchTask): void {
+    if (record.status === 'failed') for (const ref of Object.values(task.refs).slice(0, 1)) this.failed.push(refLine(ref));
+    this.report?.add(record, task);
+    // Watch mode: the page follows the run, at most once a second.
+    if (this.opts.live && this.report && Date.now() - this.lastWrite > 1000) {
+      this.lastWrite = Date.now();
+      this.writing = this.writing.then(() => this.report!.write(undefined, { live: true }).catch((e: Error) => this.opts.warn(`--report: ${e.message}`)));
+    }
+  }
+
+  async finish(summary: BatchSummary): Promise<void> {
+    await this.writing;
+    if (this.opts.failures) {
+      // Written even when empty, so a stale list from an earlier run never reruns fixed inputs.
+      const text = this.failed.length ? this.failed.join('\n') + '\n' : '';
+      await writeFileAtomic(resolve(this.opts.cwd, this.opts.failures), text).catch((e: Error) => this.opts.warn(`--failures ${this.opts.failures}: ${e.message}`));
+    }
+    if (this.report) await this.report.write(summary).catch((e: Error) => this.opts.warn(`--report ${this.opts.report}: ${e.message}`));
+  }
+}
