@@ -40,6 +40,13 @@ export interface PlannedTask {
   plan: OutputPlan;
 }
 
+/** What makes two tasks the same work: their inputs' absolute paths (or URLs). */
+function inputKey(task: BatchTask): string {
+  return Object.values(task.refs)
+    .map((r) => (r.kind === 'file' ? r.path : refName(r)))
+    .join('\n');
+}
+
 function taskName(task: BatchTask): string {
   return Object.values(task.refs).map(refName).join(' + ');
 }
@@ -121,7 +128,7 @@ export class TaskRunner {
     const done = this.existing(p);
     if (done) return this.finish(skipped(done), p);
     await mkdir(p.plan.dir, { recursive: true });
-    const release = settings.toStdout ? async () => {} : await tryClaim(p.plan, (m) => reporter.warn(`${p.name}: ${m}`));
+    const release = settings.toStdout ? async () => {} : await tryClaim(p.plan, inputKey(p.task), (m) => reporter.warn(`${p.name}: ${m}`));
     if (!release) return this.finish(skipped(null, 'claimed'), p);
     const temps = new Set<string>();
     let record: FileRecord;

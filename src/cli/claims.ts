@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { basename, join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import type { OutputPlan } from './naming.js';
@@ -12,18 +13,23 @@ import type { OutputPlan } from './naming.js';
 export const CLAIM_STALE_MS = 20_000;
 const UPDATE_MS = 4_000;
 
-/** The claim's path: hidden, beside the output, independent of the output's extension. */
-export function claimPath(plan: OutputPlan): string {
+/**
+ * The claim's path: hidden, beside the output, independent of the output's extension, and
+ * particular to the input (`inputKey`), so two different inputs that would write the same file
+ * do not mistake each other for the same work.
+ */
+export function claimPath(plan: OutputPlan, inputKey: string): string {
   const any = plan.pathFor('_');
-  return join(plan.dir, `.${basename(any)}.imgtool-claim`);
+  const id = createHash('sha256').update(inputKey).digest('hex').slice(0, 12);
+  return join(plan.dir, `.${basename(any)}.${id}.imgtool-claim`);
 }
 
 export type Release = () => Promise<void>;
 
 /** Returns a release function, or undefined when another live run holds the claim. */
-export async function tryClaim(plan: OutputPlan, onLost: (message: string) => void): Promise<Release | undefined> {
+export async function tryClaim(plan: OutputPlan, inputKey: string, onLost: (message: string) => void): Promise<Release | undefined> {
   try {
-    return await lockfile.lock(claimPath(plan), {
+    return await lockfile.lock(claimPath(plan, inputKey), {
       realpath: false,
       stale: CLAIM_STALE_MS,
       update: UPDATE_MS,

@@ -61,7 +61,7 @@ export interface ExpandOptions {
 
 /** One matcher for --include/--exclude: a pattern without a slash matches by file (or folder) name at any depth. */
 function filterFor(opts: ExpandOptions): (relPath: string) => boolean {
-  const mk = (patterns: string[] | undefined) => (patterns?.length ? picomatch(patterns, { nocase: true, basename: true, dot: false }) : undefined);
+  const mk = (patterns: string[] | undefined) => (patterns?.length ? picomatch(patterns.map((p) => (p.includes('/') ? p.replace(/^\.\//, '') : `**/${p}`)), { nocase: true, dot: false }) : undefined);
   const inc = mk(opts.include);
   const exc = mk(opts.exclude);
   return (rel) => {
