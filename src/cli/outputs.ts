@@ -1,4 +1,5 @@
-import { resolve } from 'node:path';
+import { mkdir } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import type { BatchTask } from './batch.js';
 import { refLine } from './inputs.js';
@@ -38,7 +39,10 @@ export class BatchOutputs {
     if (this.opts.failures) {
       // Written even when empty, so a stale list from an earlier run never reruns fixed inputs.
       const text = this.failed.length ? this.failed.join('\n') + '\n' : '';
-      await writeFileAtomic(resolve(this.opts.cwd, this.opts.failures), text).catch((e: Error) => this.opts.warn(`--failures ${this.opts.failures}: ${e.message}`));
+      const path = resolve(this.opts.cwd, this.opts.failures);
+      await mkdir(dirname(path), { recursive: true })
+        .then(() => writeFileAtomic(path, text))
+        .catch((e: Error) => this.opts.warn(`--failures ${this.opts.failures}: ${e.message}`));
     }
     if (this.report) await this.report.write(summary).catch((e: Error) => this.opts.warn(`--report ${this.opts.report}: ${e.message}`));
   }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { readFile, unlink } from 'node:fs/promises';
+import { mkdir, readFile, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, extname, join, relative, resolve } from 'node:path';
 import sharp from 'sharp';
@@ -120,6 +120,7 @@ export class HtmlReport {
   /** Writes the page atomically; `live` marks a watch report that is still being updated. */
   async write(summary: BatchSummary | undefined, opts: { live?: boolean } = {}): Promise<void> {
     await this.settled();
+    await mkdir(dirname(this.path), { recursive: true });
     await writeFileAtomic(this.path, this.html(summary, opts.live ?? false));
   }
 
