@@ -175,7 +175,7 @@ img.cutout{background-color:#fff;background-image:linear-gradient(45deg,#d5d9e0 
 .play{position:absolute;left:4px;bottom:4px;background:rgba(0,0,0,.65);color:#fff;font-size:11px;padding:1px 6px;border-radius:3px}
 .none{color:#98a0ad;font-size:12px}
 .dims{color:#98a0ad;font-size:11px;margin-top:2px}
-td.name{word-break:break-all}
+td.name{overflow-wrap:anywhere}
 .out{color:#5b6475;font-size:12px}
 .err{color:#a4161a;margin-top:4px}
 .err code{background:#fde8e8;padding:0 4px;border-radius:3px}
