@@ -127,8 +127,15 @@ export class TaskRunner {
     // Another run may have finished it since the batch was planned.
     const done = this.existing(p);
     if (done) return this.finish(skipped(done), p);
-    await mkdir(p.plan.dir, { recursive: true });
-    const release = settings.toStdout ? async () => {} : await tryClaim(p.plan, inputKey(p.task), (m) => reporter.warn(`${p.name}: ${m}`));
+    let release: (() => Promise<void>) | undefined;
+    try {
+      await mkdir(p.plan.dir, { recursive: true });
+      release = settings.toStdout ? async () => {} : await tryClaim(p.plan, inputKey(p.task), (m) => reporter.warn(`${p.name}: ${m}`));
+    } catch (err) {
+      // An output folder that cannot be created or written is this input's failure, not the batch's.
+      const e = toImgtoolError(err);
+      return this.finish({ input: p.name, output: null, status: 'failed', error_code: e.code, error: `${p.name}: cannot write to ${p.plan.dir}: ${e.message}`, credits: 0, seconds: 0 }, p);
+    }
     if (!release) return this.finish(skipped(null, 'claimed'), p);
     const temps = new Set<string>();
     let record: FileRecord;
@@ -193,7 +200,7 @@ export class TaskRunner {
       }
     } finally {
       for (const t of temps) await unlink(t).catch(() => {});
-      await release().catch(() => {});
+      await release!().catch(() => {});
     }
     return this.finish(record, p);
   }

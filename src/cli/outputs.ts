@@ -12,7 +12,8 @@ import { HtmlReport } from './report.js';
  * refresh the report as it goes.
  */
 export class BatchOutputs {
-  private readonly failed: string[] = [];
+  /** Lines of the inputs that failed; in watch mode a later success removes its line. */
+  private readonly failed = new Set<string>();
   readonly report?: HtmlReport;
   private writing: Promise<void> = Promise.resolve();
   private lastWrite = 0;
@@ -25,7 +26,9 @@ export class BatchOutputs {
   }
 
   record(record: FileRecord, task: BatchTask): void {
-    if (record.status === 'failed') for (const ref of Object.values(task.refs).slice(0, 1)) this.failed.push(refLine(ref));
+    const first = Object.values(task.refs)[0];
+    if (first && record.status === 'failed') this.failed.add(refLine(first));
+    else if (first && record.status === 'ok') this.failed.delete(refLine(first));
     this.report?.add(record, task);
     // Watch mode: the page follows the run, at most once a second.
     if (this.opts.live && this.report && Date.now() - this.lastWrite > 1000) {
@@ -38,7 +41,7 @@ export class BatchOutputs {
     await this.writing;
     if (this.opts.failures) {
       // Written even when empty, so a stale list from an earlier run never reruns fixed inputs.
-      const text = this.failed.length ? this.failed.join('\n') + '\n' : '';
+      const text = this.failed.size ? [...this.failed].join('\n') + '\n' : '';
       const path = resolve(this.opts.cwd, this.opts.failures);
       await mkdir(dirname(path), { recursive: true })
         .then(() => writeFileAtomic(path, text))

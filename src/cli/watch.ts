@@ -61,7 +61,10 @@ export async function runWatch(
   const runner = new TaskRunner(op, options, executor, settings, reporter, signal);
   const limit = pLimit(Math.max(1, settings.concurrency));
   const seen = new Map<string, Seen>();
-  const taken = new Set<string>();
+  // Path -> mtime when taken. A file that failed is tried again once it changes (re-uploaded);
+  // one that succeeded or was skipped is done.
+  const taken = new Map<string, number>();
+  const failed = new Set<string>();
   const inFlight = new Set<Promise<unknown>>();
   let index = 1;
   // A watch has no known total: plain lines even on a terminal.
@@ -76,19 +79,26 @@ export async function runWatch(
     const now = Date.now();
     const ready: BatchTask[] = [];
     for (const ref of refs) {
-      if (ref.kind !== 'file' || taken.has(ref.path) || insideOut(ref.path)) continue;
+      if (ref.kind !== 'file' || insideOut(ref.path)) continue;
+      if (taken.has(ref.path) && !failed.has(ref.path)) continue;
       const st = await stat(ref.path).catch(() => undefined);
-      if (!st) continue;
+      if (!st || taken.get(ref.path) === st.mtimeMs) continue;
       const before = seen.get(ref.path);
       seen.set(ref.path, { size: st.size, mtimeMs: st.mtimeMs });
       const unchanged = before && before.size === st.size && before.mtimeMs === st.mtimeMs;
-      if (unchanged && st.size > 0 && now - st.mtimeMs >= settings.settleMs) ready.push({ refs: { [spec.key]: ref } });
+      if (unchanged && st.size > 0 && now - st.mtimeMs >= settings.settleMs) {
+        ready.push({ refs: { [spec.key]: ref } });
+        taken.set(ref.path, st.mtimeMs);
+        failed.delete(ref.path);
+      }
     }
     for (const p of planTasks(op, ready, settings, index)) {
       index += 1;
       const ref = Object.values(p.task.refs)[0]!;
-      if (ref.kind === 'file') taken.add(ref.path);
-      const job = limit(() => runner.run(p));
+      const job = limit(async () => {
+        const record = await runner.run(p);
+        if (record?.status === 'failed' && ref.kind === 'file') failed.add(ref.path);
+      });
       inFlight.add(job);
       void job.finally(() => inFlight.delete(job));
     }

@@ -26,7 +26,7 @@ describe('imgtool watch', () => {
 
     const child = spawn(
       process.execPath,
-      [BIN, 'watch', 'upscale', 'in', '--scale', '2', '--model', 'slim', '-r', '-o', 'out', '--json', '--settle', '1500', '--concurrency', '2', '--report', 'out/report.html'],
+      [BIN, 'watch', 'upscale', 'in', '--scale', '2', '--model', 'slim', '-r', '-o', 'out', '--json', '--settle', '1500', '--concurrency', '2', '--report', 'out/report.html', '--failures', 'out/failed.txt'],
       { cwd, env: { ...process.env, IMGTOOL_HOME: home, CI: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let stdout = '';
@@ -65,6 +65,15 @@ describe('imgtool watch', () => {
     ]);
     expect((await sharp(join(cwd, 'out/slow.upscale.jpg')).metadata()).width).toBe(128);
 
+    // A broken upload fails; re-uploaded whole, the same file is taken again and succeeds.
+    writeFileSync(join(cwd, 'in/late.jpg'), 'half an upload');
+    await until('the broken file', () => records().some((r) => r.input === 'in/late.jpg'));
+    expect(records().find((r) => r.input === 'in/late.jpg')).toMatchObject({ status: 'failed', credits: 0 });
+    await sleep(50);
+    copyFileSync(small, join(cwd, 'in/late.jpg'));
+    await until('the fixed file', () => records().filter((r) => r.input === 'in/late.jpg').length === 2);
+    expect(records().filter((r) => r.input === 'in/late.jpg')[1]).toMatchObject({ status: 'ok', credits: 1 });
+
     // A burst of 1,000 files at once. 960 already have their output (skipped, free), 40 are new:
     // every one must be seen exactly once.
     mkdirSync(join(cwd, 'out/burst'), { recursive: true });
@@ -74,7 +83,7 @@ describe('imgtool watch', () => {
       if (i >= 40) writeFileSync(join(cwd, `out/burst/${name}.upscale.jpg`), 'done before');
       copyFileSync(small, join(cwd, `in/burst/${name}.jpg`));
     }
-    await until('the burst', () => records().length >= 1003, 200_000);
+    await until('the burst', () => records().length >= 1005, 200_000);
     const burst = records().filter((r) => r.input.startsWith('in/burst/'));
     expect(burst).toHaveLength(1000);
     expect(new Set(burst.map((r) => r.input)).size).toBe(1000);
@@ -87,7 +96,7 @@ describe('imgtool watch', () => {
     await sleep(3500);
     child.kill('SIGINT');
     expect(await exited).toBe(130);
-    expect(stderr).toMatch(/upscale: 43 ok, 960 skipped, 0 failed, 1 cancelled of 1004/);
+    expect(stderr).toMatch(/upscale: 44 ok, 960 skipped, 1 failed, 1 cancelled of 1006/);
     const all = records();
     const ok = all.filter((r) => r.status === 'ok');
     expect(all.find((r) => r.input === 'in/big.jpg')).toMatchObject({ status: 'cancelled', credits: 0, output: null });
@@ -103,5 +112,7 @@ describe('imgtool watch', () => {
     const html = readFileSync(join(cwd, 'out/report.html'), 'utf8');
     expect(html.match(/<tr data-status=/g)).toHaveLength(all.length);
     expect(html).not.toContain('http-equiv="refresh"');
+    // The file that failed and then succeeded is not left in the failures list.
+    expect(readFileSync(join(cwd, 'out/failed.txt'), 'utf8')).toBe('');
   }, 400_000);
 });
