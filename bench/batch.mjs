@@ -123,6 +123,8 @@ async function overlapBench() {
 async function watchBench() {
   const cwd = tmp('imgtool-bench-watch-');
   const home = tmp('imgtool-bench-home-');
+  // Enough credits for the whole burst (a new home starts with 100).
+  await run(['credits', 'set', String(BURST + 100)], cwd, home);
   const src = join(cwd, 'src.jpg');
   await small(src);
   mkdirSync(join(cwd, 'in'));
