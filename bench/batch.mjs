@@ -47,7 +47,7 @@ function run(args, cwd, home, { signalAfter } = {}) {
 
 const lines = (s) => s.split('\n').filter(Boolean).map((l) => JSON.parse(l));
 const tmp = (p) => mkdtempSync(join(tmpdir(), p));
-const history = (home) => (existsSync(join(home, 'credits-history.jsonl')) ? readFileSync(join(home, 'credits-history.jsonl'), 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : []);
+const history = (home) => (existsSync(join(home, 'credits-history.jsonl')) ? readFileSync(join(home, 'credits-history.jsonl'), 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((e) => e.kind === 'charge') : []);
 
 async function small(path, size = 64, src = 'images/fruits.jpg') {
   mkdirSync(dirname(path), { recursive: true });
