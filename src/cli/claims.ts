@@ -1,4 +1,7 @@
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { rm, unlink, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { basename, join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import type { OutputPlan } from './naming.js';
@@ -8,10 +11,14 @@ import type { OutputPlan } from './naming.js';
  * input is processed, its run takes a lock beside the output's temporary file. A run that finds
  * the claim held counts the input as skipped. proper-lockfile keeps a held claim fresh (mtime
  * touched every UPDATE_MS); a claim not touched for STALE_MS belongs to a dead process and is
- * taken over.
+ * taken over. A claim whose owner is a process on this machine that no longer exists (killed,
+ * crashed) is taken over at once, so a rerun right after a crash does the work instead of
+ * skipping it.
  */
 export const CLAIM_STALE_MS = 20_000;
 const UPDATE_MS = 4_000;
+/** Written inside the lock folder: who holds the claim. */
+const OWNER_FILE = 'owner.json';
 
 /**
  * The claim's path: hidden, beside the output, independent of the output's extension, and
@@ -26,18 +33,57 @@ export function claimPath(plan: OutputPlan, inputKey: string): string {
 
 export type Release = () => Promise<void>;
 
+function ownerIsDeadHere(lockDir: string): boolean {
+  let owner: { pid?: number; host?: string };
+  try {
+    owner = JSON.parse(readFileSync(join(lockDir, OWNER_FILE), 'utf8'));
+  } catch {
+    // No owner yet (a run between taking the lock and naming itself) or unreadable: alive.
+    return false;
+  }
+  if (owner.host !== hostname() || typeof owner.pid !== 'number' || owner.pid === process.pid) return false;
+  try {
+    process.kill(owner.pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+async function lock(path: string, onLost: (message: string) => void): Promise<Release> {
+  const lockDir = `${path}.lock`;
+  const release = await lockfile.lock(path, {
+    realpath: false,
+    stale: CLAIM_STALE_MS,
+    update: UPDATE_MS,
+    retries: 0,
+    // A claim whose refresh failed (the disk stalled for 20 s) may have been taken over; the
+    // output is still delivered atomically and charged once by this run, so it is a warning.
+    onCompromised: (err) => onLost(`claim lost (${err.message}); another run may redo this input`),
+  });
+  await writeFile(join(lockDir, OWNER_FILE), JSON.stringify({ pid: process.pid, host: hostname() })).catch(() => {});
+  return async () => {
+    // proper-lockfile removes its folder with rmdir, which needs it empty.
+    await unlink(join(lockDir, OWNER_FILE)).catch(() => {});
+    await release();
+  };
+}
+
 /** Returns a release function, or undefined when another live run holds the claim. */
 export async function tryClaim(plan: OutputPlan, inputKey: string, onLost: (message: string) => void): Promise<Release | undefined> {
+  const path = claimPath(plan, inputKey);
   try {
-    return await lockfile.lock(claimPath(plan, inputKey), {
-      realpath: false,
-      stale: CLAIM_STALE_MS,
-      update: UPDATE_MS,
-      retries: 0,
-      // A claim whose refresh failed (the disk stalled for 20 s) may have been taken over; the
-      // output is still delivered atomically and charged once by this run, so it is a warning.
-      onCompromised: (err) => onLost(`claim lost (${err.message}); another run may redo this input`),
-    });
+    return await lock(path, onLost);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
+  }
+  if (!ownerIsDeadHere(`${path}.lock`)) return undefined;
+  // Left by a killed run on this machine. If two runs clear it at once, one of them gets the
+  // lock and the other sees it held; in the worst case both run and the second delivery is
+  // refused by the output_exists check, never charged twice.
+  await rm(`${path}.lock`, { recursive: true, force: true });
+  try {
+    return await lock(path, onLost);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ELOCKED') return undefined;
     throw err;

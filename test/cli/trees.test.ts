@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import sharp from 'sharp';
 import { cli } from './harness.js';
@@ -151,6 +152,25 @@ describe('overlapping runs share the work', () => {
     expect((await cli([...UPSCALE, 'a.jpg', '-o', 'out'], { cwd, home })).stderr).toContain('skipped  a.jpg: being processed by another imgtool run');
     const old = new Date(Date.now() - 60_000);
     utimesSync(lock, old, old);
+    const taken = await cli([...UPSCALE, 'a.jpg', '-o', 'out', '--json'], { cwd, home });
+    expect(JSON.parse(taken.stdout)).toMatchObject({ status: 'ok', credits: 1 });
+    expect(walk(join(cwd, 'out'))).toEqual(['a.upscale.jpg']);
+  });
+
+  it('a fresh claim whose owner process on this machine is gone is taken over at once', async () => {
+    const cwd = tempDir();
+    const home = tempDir();
+    await photos(cwd, ['a.jpg']);
+    const plan = planOutput([{ kind: 'file', path: join(cwd, 'a.jpg'), display: 'a.jpg' }], 'upscale', { outDir: 'out', template: '{name}.{op}.{ext}', index: 1, cwd });
+    const lock = `${claimPath(plan, join(cwd, 'a.jpg'))}.lock`;
+    mkdirSync(lock, { recursive: true });
+    // A process that has exited: its pid names no one (a live pid, ours, keeps the claim).
+    const gone = spawn(process.execPath, ['-e', '0']);
+    await new Promise((r) => gone.on('exit', r));
+    writeFileSync(join(lock, 'owner.json'), JSON.stringify({ pid: process.pid, host: hostname() }));
+    const held = await cli([...UPSCALE, 'a.jpg', '-o', 'out', '--json'], { cwd, home });
+    expect(JSON.parse(held.stdout)).toMatchObject({ status: 'skipped', skip_reason: 'claimed' });
+    writeFileSync(join(lock, 'owner.json'), JSON.stringify({ pid: gone.pid, host: hostname() }));
     const taken = await cli([...UPSCALE, 'a.jpg', '-o', 'out', '--json'], { cwd, home });
     expect(JSON.parse(taken.stdout)).toMatchObject({ status: 'ok', credits: 1 });
     expect(walk(join(cwd, 'out'))).toEqual(['a.upscale.jpg']);
