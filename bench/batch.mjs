@@ -104,7 +104,9 @@ async function overlapBench() {
   const setup = async () => {
     const cwd = tmp('imgtool-bench-overlap-');
     for (const n of names) await small(join(cwd, n));
-    return { cwd, home: tmp('imgtool-bench-home-') };
+    const home = tmp('imgtool-bench-home-');
+    await run(['credits', 'set', String(N + 100)], cwd, home);
+    return { cwd, home };
   };
   const args = ['upscale', '--scale', '2', '--model', 'slim', '-r', 'in', '-o', 'out', '--json'];
   const one = await setup();
