@@ -5,7 +5,7 @@ import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import sharp from 'sharp';
 import { cli } from './harness.js';
-import { claimPath } from '../../src/cli/claims.js';
+import { CLAIM_STALE_MS, claimPath } from '../../src/cli/claims.js';
 import { planOutput } from '../../src/cli/naming.js';
 import { fixture, tempDir } from '../helpers.js';
 
@@ -137,7 +137,7 @@ describe('overlapping runs share the work', () => {
     expect(walk(join(cwd, 'out'))).toEqual(names.map((n) => n.replace(/^in\//, '').replace('.jpg', '.upscale.jpg')).sort());
   }, 240_000);
 
-  it('a claim left by a dead process is taken over once stale', async () => {
+  it('a claim left on another machine (no owner here) is taken over once stale', async () => {
     const cwd = tempDir();
     const home = tempDir();
     await photos(cwd, ['a.jpg']);
@@ -150,7 +150,7 @@ describe('overlapping runs share the work', () => {
     expect(fresh.code).toBe(0);
     expect(JSON.parse(fresh.stdout)).toMatchObject({ status: 'skipped', skip_reason: 'claimed', credits: 0 });
     expect((await cli([...UPSCALE, 'a.jpg', '-o', 'out'], { cwd, home })).stderr).toContain('skipped  a.jpg: being processed by another imgtool run');
-    const old = new Date(Date.now() - 60_000);
+    const old = new Date(Date.now() - CLAIM_STALE_MS - 60_000);
     utimesSync(lock, old, old);
     const taken = await cli([...UPSCALE, 'a.jpg', '-o', 'out', '--json'], { cwd, home });
     expect(JSON.parse(taken.stdout)).toMatchObject({ status: 'ok', credits: 1 });
