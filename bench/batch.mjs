@@ -45,9 +45,21 @@ function run(args, cwd, home, { signalAfter } = {}) {
   });
 }
 
-const lines = (s) => s.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+const lines = (s) =>
+  s
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 const tmp = (p) => mkdtempSync(join(tmpdir(), p));
-const history = (home) => (existsSync(join(home, 'credits-history.jsonl')) ? readFileSync(join(home, 'credits-history.jsonl'), 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((e) => e.kind === 'charge') : []);
+const history = (home) =>
+  existsSync(join(home, 'credits-history.jsonl'))
+    ? readFileSync(join(home, 'credits-history.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+        .filter((e) => e.kind === 'charge')
+    : [];
 
 async function small(path, size = 64, src = 'images/fruits.jpg') {
   mkdirSync(dirname(path), { recursive: true });
@@ -57,11 +69,17 @@ async function small(path, size = 64, src = 'images/fruits.jpg') {
 async function reportBench() {
   const cwd = tmp('imgtool-bench-report-');
   const home = tmp('imgtool-bench-home-');
-  const tree = { '2024': ['orange.jpg', 'plant.jpg', 'butterfly.jpg'], '2025': ['grace_hopper.jpg', 'squirrel_cls.jpg'], '2025/trip': ['chelsea.png', 'astronaut.png'] };
+  const tree = {
+    2024: ['orange.jpg', 'plant.jpg', 'butterfly.jpg'],
+    2025: ['grace_hopper.jpg', 'squirrel_cls.jpg'],
+    '2025/trip': ['chelsea.png', 'astronaut.png'],
+  };
   for (const [dir, files] of Object.entries(tree)) {
     for (const f of files) {
       mkdirSync(join(cwd, 'in', dir), { recursive: true });
-      await sharp(join(FIXTURES, 'images', f)).resize({ width: 320 }).toFile(join(cwd, 'in', dir, f));
+      await sharp(join(FIXTURES, 'images', f))
+        .resize({ width: 320 })
+        .toFile(join(cwd, 'in', dir, f));
     }
   }
   // Same names in different folders, litter, and a broken file.
@@ -72,7 +90,9 @@ async function reportBench() {
   writeFileSync(join(cwd, 'in/2025/scan-0042.jpg'), 'truncated upload');
   const r = await run(['remove-background', '-r', 'in', '-o', 'out', '--report', 'out/report.html', '--failures', 'out/failed.txt', '--json'], cwd, home);
   const recs = lines(r.stdout);
-  console.log(`report: ${recs.length} inputs (${recs.filter((x) => x.status === 'ok').length} ok, ${recs.filter((x) => x.status === 'failed').length} failed) in ${r.seconds.toFixed(1)} s, exit ${r.code}; failures file: ${JSON.stringify(readFileSync(join(cwd, 'out/failed.txt'), 'utf8'))}`);
+  console.log(
+    `report: ${recs.length} inputs (${recs.filter((x) => x.status === 'ok').length} ok, ${recs.filter((x) => x.status === 'failed').length} failed) in ${r.seconds.toFixed(1)} s, exit ${r.code}; failures file: ${JSON.stringify(readFileSync(join(cwd, 'out/failed.txt'), 'utf8'))}`,
+  );
   mkdirSync(OUT, { recursive: true });
   copyFileSync(join(cwd, 'out/report.html'), join(OUT, 'report.html'));
   if (!existsSync(CHROMIUM)) {
@@ -119,7 +139,9 @@ async function overlapBench() {
   const okB = lines(b.stdout).filter((x) => x.status === 'ok').length;
   const charges = history(two.home);
   const exact = okA + okB === N && charges.length === N && new Set(charges.map((c) => c.input)).size === N;
-  console.log(`overlap: ${N} inputs; one run ${single.seconds.toFixed(1)} s; two overlapping runs ${both.toFixed(1)} s (ratio ${(both / single.seconds).toFixed(2)}), split ${okA}+${okB}, exits ${a.code}/${b.code}, charged ${charges.length}: ${exact ? 'each input once' : 'NOT EXACT'}`);
+  console.log(
+    `overlap: ${N} inputs; one run ${single.seconds.toFixed(1)} s; two overlapping runs ${both.toFixed(1)} s (ratio ${(both / single.seconds).toFixed(2)}), split ${okA}+${okB}, exits ${a.code}/${b.code}, charged ${charges.length}: ${exact ? 'each input once' : 'NOT EXACT'}`,
+  );
 }
 
 async function watchBench() {
@@ -132,35 +154,50 @@ async function watchBench() {
   mkdirSync(join(cwd, 'in'));
   let dropped = 0;
   let done = 0;
-  const r = await run(['watch', 'upscale', 'in', '--scale', '2', '--model', 'slim', '-o', 'out', '--json', '--settle', '500', '--report', 'out/report.html'], cwd, home, {
-    signalAfter: (child, out) => {
-      const tick = setInterval(() => {
-        if (!dropped && out.length === 0 && child.stderr) {
-          // Drop the burst once the watcher is up.
-          for (let i = 0; i < BURST; i++) copyFileSync(src, join(cwd, 'in', `b${String(i).padStart(5, '0')}.jpg`));
-          dropped = Date.now();
-        }
-        done = out().split('\n').filter(Boolean).length;
-        if (done >= BURST) {
-          clearInterval(tick);
-          child.kill('SIGINT');
-        }
-      }, 200);
+  const r = await run(
+    ['watch', 'upscale', 'in', '--scale', '2', '--model', 'slim', '-o', 'out', '--json', '--settle', '500', '--report', 'out/report.html'],
+    cwd,
+    home,
+    {
+      signalAfter: (child, out) => {
+        const tick = setInterval(() => {
+          if (!dropped && out.length === 0 && child.stderr) {
+            // Drop the burst once the watcher is up.
+            for (let i = 0; i < BURST; i++) copyFileSync(src, join(cwd, 'in', `b${String(i).padStart(5, '0')}.jpg`));
+            dropped = Date.now();
+          }
+          done = out().split('\n').filter(Boolean).length;
+          if (done >= BURST) {
+            clearInterval(tick);
+            child.kill('SIGINT');
+          }
+        }, 200);
+      },
     },
-  });
+  );
   const recs = lines(r.stdout);
   const secs = (Date.now() - dropped) / 1000;
   const ok = recs.filter((x) => x.status === 'ok').length;
   const unique = new Set(recs.map((x) => x.input)).size;
   const charges = history(home).length;
   const outputs = readdirSync(join(cwd, 'out')).filter((f) => f.endsWith('.upscale.jpg')).length;
-  console.log(`watch: burst of ${BURST}: ${ok} ok, ${unique} distinct inputs, ${outputs} outputs, ${charges} charges in ${secs.toFixed(1)} s (${(BURST / secs).toFixed(1)} files/s); exit ${r.code} after Ctrl-C; ${ok === BURST && unique === BURST && charges === BURST && outputs === BURST ? 'each file once' : 'NOT EXACT'}`);
+  console.log(
+    `watch: burst of ${BURST}: ${ok} ok, ${unique} distinct inputs, ${outputs} outputs, ${charges} charges in ${secs.toFixed(1)} s (${(BURST / secs).toFixed(1)} files/s); exit ${r.code} after Ctrl-C; ${ok === BURST && unique === BURST && charges === BURST && outputs === BURST ? 'each file once' : 'NOT EXACT'}`,
+  );
   rmSync(cwd, { recursive: true, force: true });
 }
 
-console.log(`load average before: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log(
+  `load average before: ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
 const only = arg('only');
 if (!only || only === 'report') await reportBench();
 if (!only || only === 'overlap') await overlapBench();
 if (!only || only === 'watch') await watchBench();
-console.log(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log(
+  `load average after: ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);

@@ -65,7 +65,12 @@ export function outputExts(op: OperationDefinition, options: Record<string, unkn
 }
 
 /** Plans each task's output; `firstIndex` numbers them for {index} (watch mode keeps counting). */
-export function planTasks(op: OperationDefinition, tasks: BatchTask[], settings: Pick<BatchSettings, 'outDir' | 'template' | 'cwd'>, firstIndex = 1): PlannedTask[] {
+export function planTasks(
+  op: OperationDefinition,
+  tasks: BatchTask[],
+  settings: Pick<BatchSettings, 'outDir' | 'template' | 'cwd'>,
+  firstIndex = 1,
+): PlannedTask[] {
   return tasks.map((task, i) => ({
     task,
     name: taskName(task),
@@ -81,7 +86,10 @@ export function checkCollisions(planned: PlannedTask[], ext: string | undefined)
     const out = p.plan.pathFor(ext);
     const other = seen.get(out);
     if (other !== undefined) {
-      throw new ImgtoolError('invalid_parameter', `${other} and ${p.name} would both write ${out}; rename one, or add {index} to --name (e.g. --name '{name}-{index}.{op}.{ext}')`);
+      throw new ImgtoolError(
+        'invalid_parameter',
+        `${other} and ${p.name} would both write ${out}; rename one, or add {index} to --name (e.g. --name '{name}-{index}.{op}.{ext}')`,
+      );
     }
     seen.set(out, p.name);
   }
@@ -123,7 +131,16 @@ export class TaskRunner {
     if (this.stopNew || this.signal.aborted) return undefined;
     const { settings, executor, op, reporter, signal } = this;
     const t0 = Date.now();
-    const skipped = (output: string | null, reason?: 'claimed'): FileRecord => ({ input: p.name, output, status: 'skipped', error_code: null, error: null, credits: 0, seconds: 0, ...(reason ? { skip_reason: reason } : {}) });
+    const skipped = (output: string | null, reason?: 'claimed'): FileRecord => ({
+      input: p.name,
+      output,
+      status: 'skipped',
+      error_code: null,
+      error: null,
+      credits: 0,
+      seconds: 0,
+      ...(reason ? { skip_reason: reason } : {}),
+    });
     // Another run may have finished it since the batch was planned.
     const done = this.existing(p);
     if (done) return this.finish(skipped(done), p);
@@ -134,7 +151,18 @@ export class TaskRunner {
     } catch (err) {
       // An output folder that cannot be created or written is this input's failure, not the batch's.
       const e = toImgtoolError(err);
-      return this.finish({ input: p.name, output: null, status: 'failed', error_code: e.code, error: `${p.name}: cannot write to ${p.plan.dir}: ${e.message}`, credits: 0, seconds: 0 }, p);
+      return this.finish(
+        {
+          input: p.name,
+          output: null,
+          status: 'failed',
+          error_code: e.code,
+          error: `${p.name}: cannot write to ${p.plan.dir}: ${e.message}`,
+          credits: 0,
+          seconds: 0,
+        },
+        p,
+      );
     }
     if (!release) return this.finish(skipped(null, 'claimed'), p);
     const temps = new Set<string>();
@@ -158,7 +186,20 @@ export class TaskRunner {
         const result: OpResult & { jobId?: string } = await executor.run(op, p.task.refs, this.options, ctx);
         if (!result.data && !result.file) {
           // --no-wait: the job runs on the server; its id is the output.
-          return this.finish({ input: p.name, output: null, status: 'submitted', error_code: null, error: null, credits: 0, seconds: (Date.now() - t0) / 1000, job_id: result.jobId, meta: result.meta }, p);
+          return this.finish(
+            {
+              input: p.name,
+              output: null,
+              status: 'submitted',
+              error_code: null,
+              error: null,
+              credits: 0,
+              seconds: (Date.now() - t0) / 1000,
+              job_id: result.jobId,
+              meta: result.meta,
+            },
+            p,
+          );
         }
         const finalPath = settings.toStdout ? '-' : p.plan.pathFor(result.ext);
         let staged = result.file;
@@ -172,7 +213,10 @@ export class TaskRunner {
             return;
           }
           if (!settings.overwrite && existsSync(finalPath)) {
-            throw new ImgtoolError('output_exists', `${finalPath} appeared while ${p.name} was processed (another program writing there?); use --overwrite to replace it`);
+            throw new ImgtoolError(
+              'output_exists',
+              `${finalPath} appeared while ${p.name} was processed (another program writing there?); use --overwrite to replace it`,
+            );
           }
           await rename(staged!, finalPath);
           temps.delete(staged!);
@@ -194,7 +238,15 @@ export class TaskRunner {
       } catch (err) {
         const e = toImgtoolError(err);
         const cancelled = e.code === 'job_cancelled' && signal.aborted;
-        record = { input: p.name, output: null, status: cancelled ? 'cancelled' : 'failed', error_code: e.code, error: e.message, credits: 0, seconds: (Date.now() - t0) / 1000 };
+        record = {
+          input: p.name,
+          output: null,
+          status: cancelled ? 'cancelled' : 'failed',
+          error_code: e.code,
+          error: e.message,
+          credits: 0,
+          seconds: (Date.now() - t0) / 1000,
+        };
         // Out of credits: later inputs would fail the same way, so nothing further is processed.
         if (e.code === 'insufficient_api_credits' || settings.failFast) this.stopNew = true;
       }
@@ -261,7 +313,11 @@ export async function runBatch(
   const pending: PlannedTask[] = [];
   for (const p of planned) {
     const existing = runner.existing(p);
-    if (existing) skippedAtStart.push({ record: { input: p.name, output: existing, status: 'skipped', error_code: null, error: null, credits: 0, seconds: 0 }, task: p.task });
+    if (existing)
+      skippedAtStart.push({
+        record: { input: p.name, output: existing, status: 'skipped', error_code: null, error: null, credits: 0, seconds: 0 },
+        task: p.task,
+      });
     else pending.push(p);
   }
 
@@ -280,7 +336,15 @@ export async function runBatch(
     reporter.start(0, op.name);
     for (const s of skippedAtStart) reporter.fileDone(s.record);
     for (const p of pending) {
-      reporter.fileDone({ input: p.name, output: p.plan.pathFor(predicted ?? exts.join('|')), status: 'planned', error_code: null, error: null, credits: costs.get(p)!, seconds: 0 });
+      reporter.fileDone({
+        input: p.name,
+        output: p.plan.pathFor(predicted ?? exts.join('|')),
+        status: 'planned',
+        error_code: null,
+        error: null,
+        credits: costs.get(p)!,
+        seconds: 0,
+      });
     }
     const summary: BatchSummary = {
       operation: op.name,
@@ -305,7 +369,9 @@ export async function runBatch(
     throw new ImgtoolError(
       'insufficient_api_credits',
       `this batch needs ${estimate} credits (${pending.length} input${pending.length === 1 ? '' : 's'}) but the balance is ${balance}; nothing was run. ${
-        executor.mode === 'remote' ? `The server's operator can add ${estimate - balance} credits to this key` : `Add credits with: imgtool credits add ${estimate - balance}`
+        executor.mode === 'remote'
+          ? `The server's operator can add ${estimate - balance} credits to this key`
+          : `Add credits with: imgtool credits add ${estimate - balance}`
       }`,
     );
   }

@@ -72,7 +72,7 @@ async function lock(path: string, onLost: (message: string) => void): Promise<Re
     // A refresh that came too late. Only worth a word if another run has really taken the claim
     // over; either way the output is delivered atomically and charged once.
     onCompromised: () => {
-      if (ownedByOther(lockDir)) onLost('another imgtool run took over this input\'s claim; one of the two deliveries will be refused as output_exists');
+      if (ownedByOther(lockDir)) onLost("another imgtool run took over this input's claim; one of the two deliveries will be refused as output_exists");
     },
   });
   await writeFile(join(lockDir, OWNER_FILE), JSON.stringify({ pid: process.pid, host: hostname() })).catch(() => {});

@@ -61,7 +61,13 @@ export interface ExpandOptions {
 
 /** One matcher for --include/--exclude: a pattern without a slash matches by file (or folder) name at any depth. */
 function filterFor(opts: ExpandOptions): (relPath: string) => boolean {
-  const mk = (patterns: string[] | undefined) => (patterns?.length ? picomatch(patterns.map((p) => (p.includes('/') ? p.replace(/^\.\//, '') : `**/${p}`)), { nocase: true, dot: false }) : undefined);
+  const mk = (patterns: string[] | undefined) =>
+    patterns?.length
+      ? picomatch(
+          patterns.map((p) => (p.includes('/') ? p.replace(/^\.\//, '') : `**/${p}`)),
+          { nocase: true, dot: false },
+        )
+      : undefined;
   const inc = mk(opts.include);
   const exc = mk(opts.exclude);
   return (rel) => {
@@ -93,7 +99,7 @@ function splitMarker(arg: string): { path: string; rel?: string } {
   if (i < 0) return { path: arg };
   const tail = arg.slice(i + 3);
   const rel = dirname(tail);
-  return { path: arg.slice(0, i) + '/' + tail, rel: rel === '.' ? undefined : rel };
+  return { path: `${arg.slice(0, i)}/${tail}`, rel: rel === '.' ? undefined : rel };
 }
 
 /**
@@ -141,7 +147,10 @@ export async function expandInputs(args: readonly string[], kind: MediaKind, cwd
       if (!files.length) {
         const what = kind === 'video' ? 'videos' : 'images';
         const hint = opts.recursive ? '' : found.length || (await hasSubdirs(root)) ? '; add -r to look in subfolders' : '';
-        throw new ImgtoolError('input_not_found', `${arg} contains no ${what}${opts.include?.length || opts.exclude?.length ? ' matching --include/--exclude' : ''} (looked for ${exts.join(', ')}${hint})`);
+        throw new ImgtoolError(
+          'input_not_found',
+          `${arg} contains no ${what}${opts.include?.length || opts.exclude?.length ? ' matching --include/--exclude' : ''} (looked for ${exts.join(', ')}${hint})`,
+        );
       }
       const prefix = arg.replace(/\/+$/, '');
       for (const f of files) {

@@ -41,7 +41,7 @@ export class BatchOutputs {
     await this.writing;
     if (this.opts.failures) {
       // Written even when empty, so a stale list from an earlier run never reruns fixed inputs.
-      const text = this.failed.size ? [...this.failed].join('\n') + '\n' : '';
+      const text = this.failed.size ? `${[...this.failed].join('\n')}\n` : '';
       const path = resolve(this.opts.cwd, this.opts.failures);
       await mkdir(dirname(path), { recursive: true })
         .then(() => writeFileAtomic(path, text))

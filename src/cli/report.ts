@@ -60,9 +60,18 @@ export async function thumbnail(path: string): Promise<Thumb | undefined> {
     const video = isVideo(path);
     const source = video ? await posterFrame(path) : path;
     const meta = await sharp(source, { animated: false }).metadata();
-    const buf = await sharp(source, { animated: false }).rotate().resize(THUMB, THUMB, { fit: 'inside', withoutEnlargement: true }).webp({ quality: 75, alphaQuality: 90 }).toBuffer();
+    const buf = await sharp(source, { animated: false })
+      .rotate()
+      .resize(THUMB, THUMB, { fit: 'inside', withoutEnlargement: true })
+      .webp({ quality: 75, alphaQuality: 90 })
+      .toBuffer();
     const turned = (meta.orientation ?? 1) >= 5;
-    return { src: `data:image/webp;base64,${buf.toString('base64')}`, video, width: turned ? meta.height : meta.width, height: turned ? meta.width : meta.height };
+    return {
+      src: `data:image/webp;base64,${buf.toString('base64')}`,
+      video,
+      width: turned ? meta.height : meta.width,
+      height: turned ? meta.width : meta.height,
+    };
   } catch {
     return undefined;
   }
@@ -137,14 +146,22 @@ export class HtmlReport {
     const cell = (t: Thumb | undefined, href: string | undefined, cutout: boolean) => {
       if (!t) return `<td class="thumb"><span class="none">no preview</span></td>`;
       const img = `<img src="${t.src}" alt="" loading="eager"${cutout ? ' class="cutout"' : ''}>`;
-      const body = t.video && href ? `<a href="${href}" title="open the video">${img}<span class="play">&#9654; video</span></a>` : href ? `<a href="${href}">${img}</a>` : img;
+      const body =
+        t.video && href
+          ? `<a href="${href}" title="open the video">${img}<span class="play">&#9654; video</span></a>`
+          : href
+            ? `<a href="${href}">${img}</a>`
+            : img;
       const dims = t.width && t.height ? `<div class="dims">${t.width}&times;${t.height}</div>` : '';
       return `<td class="thumb">${body}${dims}</td>`;
     };
     const body = rows
       .map(({ record: r, before, after, inputHref, outputHref }) => {
         const err = r.error ? `<div class="err"><code>${esc(r.error_code ?? '')}</code> ${esc(r.error)}</div>` : '';
-        const note = r.status === 'skipped' ? `<div class="note">${r.skip_reason === 'claimed' ? 'processed by another imgtool run' : 'output already existed'}</div>` : '';
+        const note =
+          r.status === 'skipped'
+            ? `<div class="note">${r.skip_reason === 'claimed' ? 'processed by another imgtool run' : 'output already existed'}</div>`
+            : '';
         return `<tr data-status="${r.status}">${cell(before, inputHref, false)}${cell(after, outputHref, true)}<td class="name"><div>${esc(r.input)}</div>${r.output && r.output !== '-' ? `<div class="out">&rarr; ${esc(relative(this.cwd, r.output) || r.output)}</div>` : ''}${err}${note}</td><td><span class="badge st-${r.status}">${r.status}</span></td><td class="num">${r.credits}</td><td class="num">${r.seconds ? secs(r.seconds) : ''}</td></tr>`;
       })
       .join('\n');

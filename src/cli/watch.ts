@@ -69,7 +69,9 @@ export async function runWatch(
   let index = 1;
   // A watch has no known total: plain lines even on a terminal.
   reporter.start(0, op.name);
-  reporter.info(`watching ${settings.dir}${settings.expand.recursive ? ' and its subfolders' : ''} for new ${spec.kind === 'video' ? 'videos' : 'images'} (Ctrl-C to stop)`);
+  reporter.info(
+    `watching ${settings.dir}${settings.expand.recursive ? ' and its subfolders' : ''} for new ${spec.kind === 'video' ? 'videos' : 'images'} (Ctrl-C to stop)`,
+  );
 
   while (!signal.aborted && !runner.stopNew) {
     const refs = await expandInputs([settings.dir], spec.kind, cwd, settings.expand).catch((err: { code?: string }) => {

@@ -34,16 +34,27 @@ describe('closed pipes end quietly', () => {
   async function photos(): Promise<string> {
     const dir = tempDir('imgtool-pipe-in-');
     const names = ['butterfly.jpg', 'fruits.jpg', 'orange.jpg', 'plant.jpg', 'baboon.jpg', 'grace_hopper.jpg'];
-    for (const n of names) await sharp(fixture(`images/${n}`)).resize(160).jpeg().toFile(join(dir, n));
+    for (const n of names)
+      await sharp(fixture(`images/${n}`))
+        .resize(160)
+        .jpeg()
+        .toFile(join(dir, n));
     return dir;
   }
 
   /** Outputs, charges and temp files must agree after a run that was cut short. */
   function expectConsistent(out: string, home: string, stderr: string): number {
     const files = readdirSync(out);
-    expect(files.filter((f) => f.includes('imgtool-tmp')), 'no temp file survives').toEqual([]);
+    expect(
+      files.filter((f) => f.includes('imgtool-tmp')),
+      'no temp file survives',
+    ).toEqual([]);
     const outputs = files.filter((f) => f.endsWith('.remove-background.png'));
-    const history = readFileSync(join(home, 'credits-history.jsonl'), 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const history = readFileSync(join(home, 'credits-history.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     // Every output has exactly one charge and every charge has its output.
     expect(history.map((h) => h.output).sort()).toEqual(outputs.map((f) => join(out, f)).sort());
     expect(JSON.parse(readFileSync(join(home, 'credits.json'), 'utf8')).balance).toBe(100 - outputs.length);
@@ -80,7 +91,10 @@ describe('closed pipes end quietly', () => {
     const outputs = files.filter((f) => f.endsWith('.remove-background.png'));
     expect(outputs.length).toBeGreaterThanOrEqual(1);
     expect(outputs.length).toBeLessThan(6);
-    const history = readFileSync(join(home, 'credits-history.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const history = readFileSync(join(home, 'credits-history.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(history.map((h) => h.output).sort()).toEqual(outputs.map((f) => join(out, f)).sort());
     expect(JSON.parse(readFileSync(join(home, 'credits.json'), 'utf8')).balance).toBe(100 - outputs.length);
   }, 120_000);

@@ -40,7 +40,9 @@ async function open(browser: Browser, path: string) {
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
   await page.goto(`file://${path}`, { waitUntil: 'load' });
-  const images = await page.$$eval('img', (imgs) => imgs.map((i) => ({ complete: (i as HTMLImageElement).complete, w: (i as HTMLImageElement).naturalWidth, src: (i as HTMLImageElement).src.slice(0, 16) })));
+  const images = await page.$$eval('img', (imgs) =>
+    imgs.map((i) => ({ complete: (i as HTMLImageElement).complete, w: (i as HTMLImageElement).naturalWidth, src: (i as HTMLImageElement).src.slice(0, 16) })),
+  );
   expect(fetched).toEqual([]);
   expect(errors).toEqual([]);
   for (const img of images) {
@@ -55,7 +57,8 @@ async function open(browser: Browser, path: string) {
   return { page, images, shot };
 }
 
-const visibleStatuses = (page: import('playwright-core').Page) => page.$$eval('tbody tr', (rows) => rows.filter((r) => !(r as HTMLElement).hidden).map((r) => r.getAttribute('data-status')));
+const visibleStatuses = (page: import('playwright-core').Page) =>
+  page.$$eval('tbody tr', (rows) => rows.filter((r) => !(r as HTMLElement).hidden).map((r) => r.getAttribute('data-status')));
 
 describe.skipIf(!haveChromium && !required)('--report in Chromium', () => {
   beforeAll(() => {
@@ -65,7 +68,11 @@ describe.skipIf(!haveChromium && !required)('--report in Chromium', () => {
   it('a batch report: summary, thumbnails of cut-outs, an error row, and a working status filter', async () => {
     const cwd = tempDir();
     const home = tempDir();
-    for (const n of ['orange', 'plant']) await sharp(fixture(`images/${n}.jpg`)).resize(192).jpeg().toFile(join(cwd, `${n}.jpg`));
+    for (const n of ['orange', 'plant'])
+      await sharp(fixture(`images/${n}.jpg`))
+        .resize(192)
+        .jpeg()
+        .toFile(join(cwd, `${n}.jpg`));
     writeFileSync(join(cwd, 'broken.jpg'), 'not a jpeg');
     // One already done: reported as skipped with its existing output.
     await sharp(fixture('cutouts/apple.png')).toFile(join(cwd, 'apple.remove-background.png'));
@@ -101,10 +108,26 @@ describe.skipIf(!haveChromium && !required)('--report in Chromium', () => {
   it('videos show a poster frame that links to the file', async () => {
     const cwd = tempDir();
     const clip = join(cwd, 'clip.mp4');
-    const res = await runCapture(ffmpegPath(), ['-v', 'error', '-y', '-i', fixture('video/tree.avi'), '-t', '2', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', clip]);
+    const res = await runCapture(ffmpegPath(), [
+      '-v',
+      'error',
+      '-y',
+      '-i',
+      fixture('video/tree.avi'),
+      '-t',
+      '2',
+      '-c:v',
+      'libx264',
+      '-pix_fmt',
+      'yuv420p',
+      clip,
+    ]);
     expect(res.code, res.stderr).toBe(0);
     const report = new HtmlReport('report.html', 'video-remove-background', cwd);
-    report.add({ input: 'clip.mp4', output: join(cwd, 'clip.mp4'), status: 'ok', error_code: null, error: null, credits: 3, seconds: 12.5 }, { refs: { video: { kind: 'file', path: clip, display: 'clip.mp4' } } });
+    report.add(
+      { input: 'clip.mp4', output: join(cwd, 'clip.mp4'), status: 'ok', error_code: null, error: null, credits: 3, seconds: 12.5 },
+      { refs: { video: { kind: 'file', path: clip, display: 'clip.mp4' } } },
+    );
     await report.write(undefined);
     const browser = await launch();
     try {

@@ -18,14 +18,29 @@ function tree(files: string[]): string {
 
 const displays = (refs: InputRef[]) => refs.map((r) => (r.kind === 'file' ? r.display : r.kind));
 const PHOTOS = ['photos/a.jpg', 'photos/2024/a.jpg', 'photos/2024/b.png', 'photos/2025/a.jpg', 'photos/2025/drafts/c.jpg', 'photos/2025/a-small.jpg'];
-const LITTER = ['photos/.DS_Store', 'photos/._a.jpg', 'photos/2024/Thumbs.db', 'photos/2024/desktop.ini', 'photos/.thumbnails/a.jpg', 'photos/2024/.hidden.jpg', 'photos/2025/.imgtool-tmp-1234.png'];
+const LITTER = [
+  'photos/.DS_Store',
+  'photos/._a.jpg',
+  'photos/2024/Thumbs.db',
+  'photos/2024/desktop.ini',
+  'photos/.thumbnails/a.jpg',
+  'photos/2024/.hidden.jpg',
+  'photos/2025/.imgtool-tmp-1234.png',
+];
 
 describe('directory trees (-r)', () => {
-  it('without -r takes the top folder only; with -r the whole tree, sorted, with each file\'s folder', async () => {
+  it("without -r takes the top folder only; with -r the whole tree, sorted, with each file's folder", async () => {
     const cwd = tree(PHOTOS);
     expect(displays(await expandInputs(['photos'], 'image', cwd))).toEqual(['photos/a.jpg']);
     const refs = await expandInputs(['photos/'], 'image', cwd, { recursive: true });
-    expect(displays(refs)).toEqual(['photos/2024/a.jpg', 'photos/2024/b.png', 'photos/2025/a-small.jpg', 'photos/2025/a.jpg', 'photos/2025/drafts/c.jpg', 'photos/a.jpg']);
+    expect(displays(refs)).toEqual([
+      'photos/2024/a.jpg',
+      'photos/2024/b.png',
+      'photos/2025/a-small.jpg',
+      'photos/2025/a.jpg',
+      'photos/2025/drafts/c.jpg',
+      'photos/a.jpg',
+    ]);
     expect(refs.map((r) => (r.kind === 'file' ? (r.rel ?? '') : ''))).toEqual(['2024', '2024', '2025', '2025', '2025/drafts', '']);
   });
 
@@ -39,7 +54,9 @@ describe('directory trees (-r)', () => {
     expect(outs).toContain(join(cwd, 'out/2025/drafts/c.upscale.jpg'));
     expect(outs).toContain(join(cwd, 'out/a.upscale.jpg'));
     // Without --out-dir each output stays beside its input.
-    expect(planOutput([refs[4]!], 'upscale', { template: '{name}.{op}.{ext}', index: 1, cwd }).pathFor('jpg')).toBe(join(cwd, 'photos/2025/drafts/c.upscale.jpg'));
+    expect(planOutput([refs[4]!], 'upscale', { template: '{name}.{op}.{ext}', index: 1, cwd }).pathFor('jpg')).toBe(
+      join(cwd, 'photos/2025/drafts/c.upscale.jpg'),
+    );
   });
 
   it('mirrors recursive patterns relative to their fixed part', async () => {

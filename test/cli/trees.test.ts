@@ -27,7 +27,12 @@ function walk(dir: string, prefix = ''): string[] {
     .sort();
 }
 
-const jsonLines = (s: string) => s.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+const jsonLines = (s: string) =>
+  s
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 
 describe('folder trees', () => {
   it('-r mirrors the tree under --out-dir: same names in different folders do not collide; litter is left alone', async () => {
@@ -38,7 +43,11 @@ describe('folder trees', () => {
     writeFileSync(join(cwd, 'in/.DS_Store'), 'litter');
     const r = await cli([...UPSCALE, '-r', 'in', '-o', 'out', '--json'], { cwd, home });
     expect(r.code, r.stderr).toBe(0);
-    expect(jsonLines(r.stdout).map((x) => x.input).sort()).toEqual(['in/2024/a.jpg', 'in/2025/a.jpg', 'in/2025/trip/a.jpg', 'in/top.jpg']);
+    expect(
+      jsonLines(r.stdout)
+        .map((x) => x.input)
+        .sort(),
+    ).toEqual(['in/2024/a.jpg', 'in/2025/a.jpg', 'in/2025/trip/a.jpg', 'in/top.jpg']);
     expect(walk(join(cwd, 'out'))).toEqual(['2024/a.upscale.jpg', '2025/a.upscale.jpg', '2025/trip/a.upscale.jpg', 'top.upscale.jpg']);
     expect((await sharp(join(cwd, 'out/2025/trip/a.upscale.jpg')).metadata()).width).toBe(128);
     expect((await cli(['credits', '--json'], { home })).stdout).toBe('{"credits_remaining":96}\n');
@@ -48,7 +57,11 @@ describe('folder trees', () => {
     expect(jsonLines(again.stdout).map((x) => x.status)).toEqual(['skipped', 'skipped', 'skipped', 'skipped']);
     // --include/--exclude on the real command line.
     const only = await cli([...UPSCALE, '-r', 'in', '-o', 'out2', '--exclude', 'trip', '--include', 'a.jpg', '--dry-run', '--json'], { cwd, home });
-    expect(jsonLines(only.stdout).filter((x) => x.status === 'planned').map((x) => x.input)).toEqual(['in/2024/a.jpg', 'in/2025/a.jpg']);
+    expect(
+      jsonLines(only.stdout)
+        .filter((x) => x.status === 'planned')
+        .map((x) => x.input),
+    ).toEqual(['in/2024/a.jpg', 'in/2025/a.jpg']);
   });
 
   it('two inputs that would write the same file are refused before anything runs', async () => {
@@ -77,7 +90,11 @@ describe('--from-file and --failures', () => {
     await sharp(fixture('images/fruits.jpg')).resize(64, 64).png().toFile(join(cwd, 'in/broken.png'));
     const rerun = await cli([...UPSCALE, '--from-file', 'failed.txt', '-o', 'out', '--failures', 'failed.txt', '--json'], { cwd, home });
     expect(rerun.code, rerun.stderr).toBe(0);
-    expect(jsonLines(rerun.stdout).map((x) => [x.input, x.status]).sort()).toEqual([
+    expect(
+      jsonLines(rerun.stdout)
+        .map((x) => [x.input, x.status])
+        .sort(),
+    ).toEqual([
       ['in/2025/broken.jpg', 'ok'],
       ['in/broken.png', 'ok'],
     ]);
@@ -92,7 +109,11 @@ describe('--from-file and --failures', () => {
     await photos(cwd, ['a.jpg', 'b.jpg', 'c.jpg']);
     const r = await cli([...UPSCALE, '--from-file', '-', '--json'], { cwd, stdin: Buffer.from('# two of three\na.jpg\n\nc.jpg\n') });
     expect(r.code, r.stderr).toBe(0);
-    expect(jsonLines(r.stdout).map((x) => x.input).sort()).toEqual(['a.jpg', 'c.jpg']);
+    expect(
+      jsonLines(r.stdout)
+        .map((x) => x.input)
+        .sort(),
+    ).toEqual(['a.jpg', 'c.jpg']);
     expect(existsSync(join(cwd, 'b.upscale.jpg'))).toBe(false);
   });
 });
@@ -129,7 +150,10 @@ describe('overlapping runs share the work', () => {
     // Both really worked (the claims split the batch rather than one run doing everything).
     expect(okA.length).toBeGreaterThan(0);
     expect(okB.length).toBeGreaterThan(0);
-    const history = readFileSync(join(home, 'credits-history.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const history = readFileSync(join(home, 'credits-history.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(history).toHaveLength(40);
     expect(new Set(history.map((h) => h.input)).size).toBe(40);
     expect(JSON.parse(readFileSync(join(home, 'credits.json'), 'utf8')).balance).toBe(60);
@@ -141,7 +165,12 @@ describe('overlapping runs share the work', () => {
     const cwd = tempDir();
     const home = tempDir();
     await photos(cwd, ['a.jpg']);
-    const plan = planOutput([{ kind: 'file', path: join(cwd, 'a.jpg'), display: 'a.jpg' }], 'upscale', { outDir: 'out', template: '{name}.{op}.{ext}', index: 1, cwd });
+    const plan = planOutput([{ kind: 'file', path: join(cwd, 'a.jpg'), display: 'a.jpg' }], 'upscale', {
+      outDir: 'out',
+      template: '{name}.{op}.{ext}',
+      index: 1,
+      cwd,
+    });
     // What proper-lockfile leaves when its process is killed: the lock folder, no longer touched.
     const lock = `${claimPath(plan, join(cwd, 'a.jpg'))}.lock`;
     mkdirSync(lock, { recursive: true });
@@ -161,7 +190,12 @@ describe('overlapping runs share the work', () => {
     const cwd = tempDir();
     const home = tempDir();
     await photos(cwd, ['a.jpg']);
-    const plan = planOutput([{ kind: 'file', path: join(cwd, 'a.jpg'), display: 'a.jpg' }], 'upscale', { outDir: 'out', template: '{name}.{op}.{ext}', index: 1, cwd });
+    const plan = planOutput([{ kind: 'file', path: join(cwd, 'a.jpg'), display: 'a.jpg' }], 'upscale', {
+      outDir: 'out',
+      template: '{name}.{op}.{ext}',
+      index: 1,
+      cwd,
+    });
     const lock = `${claimPath(plan, join(cwd, 'a.jpg'))}.lock`;
     mkdirSync(lock, { recursive: true });
     // A process that has exited: its pid names no one (a live pid, ours, keeps the claim).

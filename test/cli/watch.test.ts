@@ -26,7 +26,28 @@ describe('imgtool watch', () => {
 
     const child = spawn(
       process.execPath,
-      [BIN, 'watch', 'upscale', 'in', '--scale', '2', '--model', 'slim', '-r', '-o', 'out', '--json', '--settle', '1500', '--concurrency', '2', '--report', 'out/report.html', '--failures', 'out/failed.txt'],
+      [
+        BIN,
+        'watch',
+        'upscale',
+        'in',
+        '--scale',
+        '2',
+        '--model',
+        'slim',
+        '-r',
+        '-o',
+        'out',
+        '--json',
+        '--settle',
+        '1500',
+        '--concurrency',
+        '2',
+        '--report',
+        'out/report.html',
+        '--failures',
+        'out/failed.txt',
+      ],
       { cwd, env: { ...process.env, IMGTOOL_HOME: home, CI: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let stdout = '';
@@ -34,7 +55,11 @@ describe('imgtool watch', () => {
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
     const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));
-    const records = () => stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { input: string; status: string; credits: number; output: string | null });
+    const records = () =>
+      stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { input: string; status: string; credits: number; output: string | null });
     const until = async (what: string, ok: () => boolean, ms = 120_000) => {
       const t0 = Date.now();
       while (!ok()) {
@@ -58,7 +83,11 @@ describe('imgtool watch', () => {
       appendFileSync(join(cwd, 'in/slow.jpg'), bytes.subarray(i * part, (i + 1) * part));
     }
     await until('the three arrivals', () => records().length >= 3);
-    expect(records().map((r) => [r.input, r.status]).sort()).toEqual([
+    expect(
+      records()
+        .map((r) => [r.input, r.status])
+        .sort(),
+    ).toEqual([
       ['in/a.jpg', 'ok'],
       ['in/slow.jpg', 'ok'],
       ['in/sub/b.jpg', 'ok'],

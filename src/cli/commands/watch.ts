@@ -45,9 +45,14 @@ export function registerWatchCommand(program: Command, io: CliIO): void {
       const st = await stat(resolve(io.cwd, dir)).catch(() => undefined);
       if (!st?.isDirectory()) throw new ImgtoolError('input_not_found', `${dir}: no such folder to watch`);
       const remote = Boolean(flags.remote ?? io.env.IMGTOOL_API_URL ?? config.remote);
-      const concurrency = positiveInt(flags.concurrency ?? (config.concurrency !== undefined ? String(config.concurrency) : undefined), '--concurrency', remote ? 4 : availableParallelism() + 1);
+      const concurrency = positiveInt(
+        flags.concurrency ?? (config.concurrency !== undefined ? String(config.concurrency) : undefined),
+        '--concurrency',
+        remote ? 4 : availableParallelism() + 1,
+      );
       const settleMs = flags.settle === undefined ? 1000 : Number(flags.settle);
-      if (!Number.isFinite(settleMs) || settleMs < 0) throw new ImgtoolError('invalid_parameter', `--settle must be a number of milliseconds >= 0, got ${JSON.stringify(flags.settle)}`);
+      if (!Number.isFinite(settleMs) || settleMs < 0)
+        throw new ImgtoolError('invalid_parameter', `--settle must be a number of milliseconds >= 0, got ${JSON.stringify(flags.settle)}`);
       const reporter = createReporter({ json: Boolean(flags.json), quiet: Boolean(flags.quiet), tty: false, stdout: io.stdout, stderr: io.stderr });
       const executor = await makeExecutor(flags, io, config, concurrency, concurrency);
       const extras = new BatchOutputs(op.name, { failures: flags.failures, report: flags.report, cwd: io.cwd, warn: (m) => reporter.warn(m), live: true });
