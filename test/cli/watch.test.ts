@@ -121,8 +121,9 @@ describe('imgtool watch', () => {
 
     // A big file, interrupted while it is processed.
     copyFileSync(big, join(cwd, 'in/big.jpg'));
-    // Settled after 1.5 s, then some seconds of ESRGAN on 1000x1000: interrupt in the middle.
-    await sleep(3500);
+    // Interrupt in the middle of its ESRGAN run: once it is claimed (settled and started), plus a second.
+    await until('the big file to be claimed', () => existsSync(join(cwd, 'out')) && readdirSync(join(cwd, 'out')).some((f) => f.startsWith('.big.upscale.')));
+    await sleep(1000);
     child.kill('SIGINT');
     expect(await exited).toBe(130);
     expect(stderr).toMatch(/upscale: 44 ok, 960 skipped, 1 failed, 1 cancelled of 1006/);
