@@ -219,7 +219,8 @@ ${count('cancelled') ? `<div class="card">cancelled<b>${count('cancelled')}</b><
 ${body}
 </tbody></table>
 <script>
-(function(){var bs=document.querySelectorAll('[data-filter]');bs.forEach(function(b){b.addEventListener('click',function(){var f=b.getAttribute('data-filter');bs.forEach(function(x){x.setAttribute('aria-pressed',String(x===b))});document.querySelectorAll('tbody tr').forEach(function(r){r.hidden=f!=='all'&&r.getAttribute('data-status')!==f})})})})();
+// The filter is kept in the URL's #hash, so a watch report's reload keeps it.
+(function(){var bs=document.querySelectorAll('[data-filter]');function show(f){var hit=false;bs.forEach(function(x){var on=x.getAttribute('data-filter')===f;hit=hit||on;x.setAttribute('aria-pressed',String(on))});if(!hit)return show('all');document.querySelectorAll('tbody tr').forEach(function(r){r.hidden=f!=='all'&&r.getAttribute('data-status')!==f})}bs.forEach(function(b){b.addEventListener('click',function(){var f=b.getAttribute('data-filter');history.replaceState(null,'',f==='all'?location.pathname:'#'+f);show(f)})});show(location.hash.slice(1)||'all')})();
 </script>
 </body></html>
 `;

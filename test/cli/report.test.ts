@@ -95,6 +95,9 @@ describe.skipIf(!haveChromium && !required)('--report in Chromium', () => {
       expect(await page.textContent('tr[data-status="failed"]')).toContain('invalid_image');
       await page.click('button[data-filter="ok"]');
       expect((await visibleStatuses(page)).sort()).toEqual(['ok', 'ok']);
+      // The filter survives a reload (a watch report refreshes itself).
+      await page.reload({ waitUntil: 'load' });
+      expect((await visibleStatuses(page)).sort()).toEqual(['ok', 'ok']);
       await page.click('button[data-filter="all"]');
       expect(await visibleStatuses(page)).toHaveLength(4);
       // Cut-outs sit on the checkerboard; the credits card says what was charged.
