@@ -10,6 +10,8 @@ export const EXIT = {
   usage: 2,
   insufficientCredits: 3,
   interrupted: 130,
+  /** stdout or stderr closed by its reader (`| head`): 128 + SIGPIPE, as shells report it. */
+  pipeClosed: 141,
 } as const;
 
 interface CodeInfo {

@@ -1,5 +1,6 @@
 import { CommanderError } from 'commander';
 import { EXIT, ImgtoolError, toImgtoolError } from '../errors.js';
+import { onClosedPipe } from './pipes.js';
 import { createProgram, type CliIO } from './program.js';
 
 /**
@@ -61,6 +62,18 @@ export async function main(argv: string[]): Promise<void> {
   process.removeAllListeners('SIGTERM');
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // A reader that closes our stdout or stderr (`| head -1`) stops the run like Ctrl-C does.
+  let pipeClosed = false;
+  onClosedPipe([process.stdout, process.stderr], () => {
+    pipeClosed = true;
+    controller.abort();
+  });
   const code = await runCli(argv.slice(2), { signal: controller.signal });
-  process.exitCode = controller.signal.aborted && !serving ? EXIT.interrupted : code;
+  // Help or a listing cut short by `| head` did all it had to do: its own code (0) stands.
+  // A batch that had to stop early says so with 141, the code a shell gives a SIGPIPE death.
+  if (pipeClosed && code === EXIT.interrupted) {
+    process.stderr.write('imgtool: stopped because the output pipe was closed; outputs in flight were discarded, a rerun resumes\n');
+    process.exitCode = EXIT.pipeClosed;
+  } else if (pipeClosed) process.exitCode = code;
+  else process.exitCode = controller.signal.aborted && !serving ? EXIT.interrupted : code;
 }

@@ -26,11 +26,13 @@ export interface OutputPlan {
   dir: string;
 }
 
-/** Where an input's output goes: beside the input, or inside --out-dir (URLs and stdin: cwd). */
+/** Where an input's output goes: beside the input, or inside --out-dir, mirroring its folder (URLs and stdin: cwd). */
 export function planOutput(refs: InputRef[], op: string, opts: { outDir?: string; template: string; index: number; cwd?: string }): OutputPlan {
   const primary = refs[0]!;
   const cwd = opts.cwd ?? process.cwd();
-  const dir = resolve(cwd, opts.outDir ?? (primary.kind === 'file' ? dirname(primary.path) : '.'));
+  // Inside --out-dir, files found in a folder tree keep their place in it (2024/a.jpg -> out/2024/).
+  const mirrored = primary.kind === 'file' && primary.rel ? primary.rel : '.';
+  const dir = opts.outDir !== undefined ? resolve(cwd, opts.outDir, mirrored) : resolve(cwd, primary.kind === 'file' ? dirname(primary.path) : '.');
   // Several inputs (try-on person + garment) name the output after all of them.
   const name = refs.map(stem).join('+');
   const pathFor = (ext: string) => {

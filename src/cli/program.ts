@@ -7,7 +7,8 @@ import { parseOptions } from '../ops/validate.js';
 import { imgtoolHome, loadUserConfig, type UserConfig } from '../config.js';
 import { Ledger } from '../credits/ledger.js';
 import { addOperationFlags, rawOptionsFrom } from './flags.js';
-import { expandInputs, type InputRef } from './inputs.js';
+import { expandInputs, readInputList, type InputRef } from './inputs.js';
+import { BatchOutputs } from './outputs.js';
 import { DEFAULT_TEMPLATE } from './naming.js';
 import { runBatch, type BatchTask } from './batch.js';
 import { createReporter } from './progress.js';
@@ -15,6 +16,7 @@ import { LocalExecutor, type Executor } from './executor.js';
 import { registerCreditsCommand } from './commands/credits.js';
 import { registerModelsCommand } from './commands/models.js';
 import { registerServeCommand } from './commands/serve.js';
+import { registerWatchCommand } from './commands/watch.js';
 import { costContextFor } from './cost-context.js';
 
 /** Everything a command touches outside itself, so tests can run the CLI in-process. */
@@ -38,7 +40,8 @@ Exit codes:
   1    some inputs failed (the summary lists each with its error code)
   2    usage error (unknown flag, invalid option value, input that matches nothing)
   3    insufficient credits (nothing further is processed)
-  130  interrupted (Ctrl-C); outputs in flight are discarded, a rerun resumes`;
+  130  interrupted (Ctrl-C); outputs in flight are discarded, a rerun resumes
+  141  stdout or stderr was closed by its reader (| head); handled like Ctrl-C`;
 
 const GLOBAL_HELP = `
 Environment:
@@ -61,37 +64,59 @@ export interface CommonFlags {
   apiKey?: string;
   bearerToken?: string;
   wait?: boolean;
+  recursive?: boolean;
+  include?: string[];
+  exclude?: string[];
+  fromFile?: string;
+  failures?: string;
+  report?: string;
 }
 
-function addCommonFlags(cmd: Command, op: OperationDefinition): void {
+/** Flags every operation command has; `watch` leaves out those that only make sense for a fixed list of inputs. */
+export function addCommonFlags(cmd: Command, op: OperationDefinition, mode: 'batch' | 'watch' = 'batch'): void {
+  const batch = mode === 'batch';
   cmd
-    .option('-o, --out-dir <dir>', 'write outputs into this directory (default: beside each input; "-" writes a single result to stdout)')
+    .option('-o, --out-dir <dir>', batch ? 'write outputs into this directory (default: beside each input; "-" writes a single result to stdout)' : 'write outputs into this directory (default: beside each input)')
     .option('--name <template>', `output file name template with {name} {op} {ext} {index} (default: ${DEFAULT_TEMPLATE})`)
     .option('--overwrite', 'redo inputs whose output already exists (default: skip them, so a rerun resumes)')
     .option('-c, --concurrency <n>', 'inputs processed at once (default: cores + 1 locally, 4 remotely)')
     .option('--json', 'print one JSON object per processed input on stdout')
-    .option('-q, --quiet', 'print errors only')
-    .option('--dry-run', 'list what would be done and the total credit cost, then stop')
+    .option('-q, --quiet', 'print errors only');
+  if (batch) cmd.option('--dry-run', 'list what would be done and the total credit cost, then stop');
+  cmd
     .option('--fail-fast', 'stop at the first failed input')
+    .option('-r, --recursive', batch ? 'descend into subfolders of directory inputs; with --out-dir the folder tree is mirrored there' : 'watch subfolders too; with --out-dir the folder tree is mirrored there')
+    .option('--include <glob...>', "only inputs matching one of these globs (no slash: by file name at any depth, e.g. '*.png')")
+    .option('--exclude <glob...>', "leave out inputs matching these globs, or whole folders by name (e.g. drafts '*-small.jpg')");
+  if (batch) cmd.option('--from-file <file>', 'read inputs from FILE, one per line ("-" for stdin; # comments and blank lines ignored)');
+  cmd
+    .option('--failures <file>', 'write the inputs that failed to FILE, one per line, for a rerun with --from-file FILE')
+    .option('--report <file.html>', batch ? 'write a self-contained HTML report of the run (thumbnails, status, errors, credits)' : 'keep a self-contained HTML report of the run, updated as files are processed')
     .option('--remote <url>', 'run on a v1 API server instead of locally (env IMGTOOL_API_URL)')
     .option('--api-key <key>', 'API key for --remote (env IMGTOOL_API_KEY)')
     .option('--bearer-token <jwt>', 'OAuth 2.0 bearer token for --remote (env IMGTOOL_BEARER_TOKEN)');
-  if (op.mode !== 'sync') cmd.option('--no-wait', 'remote mode: submit the job(s), print the job id(s) and exit');
+  if (batch && op.mode !== 'sync') cmd.option('--no-wait', 'remote mode: submit the job(s), print the job id(s) and exit');
 }
 
-function positiveInt(v: string | undefined, flag: string, fallback: number): number {
+export function positiveInt(v: string | undefined, flag: string, fallback: number): number {
   if (v === undefined) return fallback;
   const n = Number(v);
   if (!Number.isInteger(n) || n < 1) throw new ImgtoolError('invalid_parameter', `${flag} must be a positive integer, got ${JSON.stringify(v)}`);
   return n;
 }
 
+/** Recognises this operation's own outputs by name (photo.upscale.jpg). */
+export function ownOutputName(op: OperationDefinition): (name: string) => boolean {
+  const own = new RegExp(`\\.${op.name.replace(/[-]/g, '\\-')}\\.[a-z0-9]+$`, 'i');
+  return (n) => own.test(n);
+}
+
 /** Builds the input tasks: one per positional input, or persons x garments for try-on. */
-async function buildTasks(op: OperationDefinition, positional: string[], flags: Record<string, unknown>, cwd: string): Promise<BatchTask[]> {
+async function buildTasks(op: OperationDefinition, positional: string[], flags: CommonFlags & Record<string, unknown>, cwd: string): Promise<BatchTask[]> {
   // Directories and globs skip this operation's own outputs (photo.upscale.jpg), so running the
   // same command twice over '*.jpg' resumes instead of processing its results.
-  const own = new RegExp(`\\.${op.name.replace(/[-]/g, '\\-')}\\.[a-z0-9]+$`, 'i');
-  const expand = (args: string[], kind: 'image' | 'video') => expandInputs(args, kind, cwd, { skipName: (n) => own.test(n) });
+  const expand = (args: string[], kind: 'image' | 'video') =>
+    expandInputs(args, kind, cwd, { skipName: ownOutputName(op), recursive: flags.recursive, include: flags.include, exclude: flags.exclude });
   if (op.inputs.length === 1) {
     const spec = op.inputs[0]!;
     if (!positional.length) throw new ImgtoolError('invalid_parameter', `${op.name} needs at least one input (file, directory, glob, URL or -)`);
@@ -112,7 +137,7 @@ async function buildTasks(op: OperationDefinition, positional: string[], flags: 
   return combos.map((refs) => ({ refs }));
 }
 
-async function makeExecutor(flags: CommonFlags, io: CliIO, config: UserConfig, concurrency: number, tasksCount: number): Promise<Executor> {
+export async function makeExecutor(flags: CommonFlags, io: CliIO, config: UserConfig, concurrency: number, tasksCount: number): Promise<Executor> {
   const env = io.env;
   const remote = flags.remote ?? env.IMGTOOL_API_URL ?? config.remote;
   if (!remote) {
@@ -143,8 +168,13 @@ function addOperationCommand(program: Command, op: OperationDefinition, io: CliI
   if (op.jobPath) addJobCommands(cmd, op, io);
 
   cmd.action(async (...args: unknown[]) => {
-    const positional = single ? ((args[0] as string[] | undefined) ?? []) : [];
+    let positional = single ? ((args[0] as string[] | undefined) ?? []) : [];
     const flags = (single ? args[1] : args[0]) as CommonFlags & Record<string, unknown>;
+    if (flags.fromFile !== undefined) {
+      if (!single) throw new ImgtoolError('invalid_parameter', `--from-file works with single-input operations; ${op.name} takes ${op.inputs.map((i) => `--${i.key}`).join(' and ')}`);
+      positional = [...positional, ...(await readInputList(flags.fromFile, io.cwd, io.stdin))];
+      if (!positional.length) throw new ImgtoolError('invalid_parameter', `--from-file ${flags.fromFile} lists no inputs`);
+    }
     const config = loadUserConfig(io.env);
     const raw = rawOptionsFrom(flags, bindings, config.options?.[op.name] ?? {});
     const options = parseOptions(op, raw, 'flag') as Record<string, unknown>;
@@ -161,6 +191,7 @@ function addOperationCommand(program: Command, op: OperationDefinition, io: CliI
     if (toStdout && tasks.length !== 1) throw new ImgtoolError('invalid_parameter', `-o - (stdout) needs exactly one input, got ${tasks.length}`);
     const reporter = createReporter({ json: Boolean(flags.json), quiet: Boolean(flags.quiet) || toStdout, tty: io.isTTY, stdout: io.stdout, stderr: io.stderr });
     const executor = await makeExecutor(flags, io, config, concurrency, tasks.length);
+    const extras = new BatchOutputs(op.name, { failures: flags.failures, report: flags.report, cwd: io.cwd, warn: (m) => reporter.warn(m) });
     const summary = await runBatch(
       op,
       tasks,
@@ -176,10 +207,12 @@ function addOperationCommand(program: Command, op: OperationDefinition, io: CliI
         toStdout: toStdout ? io.stdout : undefined,
         cwd: io.cwd,
         costContext: (task) => costContextFor(op, task),
+        onRecord: (record, task) => extras.record(record, task),
       },
       reporter,
       io.signal,
     );
+    if (!summary.dryRun) await extras.finish(summary);
     io.exitCode = summary.exitCode;
   });
 }
@@ -236,6 +269,7 @@ export function createProgram(io: CliIO): Command {
   registerCreditsCommand(program, io);
   registerModelsCommand(program, io);
   registerServeCommand(program, io);
+  registerWatchCommand(program, io);
   return program;
 }
 

@@ -8,6 +8,8 @@ export interface FileRecord {
   inputs?: Record<string, string>;
   output: string | null;
   status: 'ok' | 'skipped' | 'failed' | 'cancelled' | 'planned' | 'submitted';
+  /** Only for inputs skipped because another imgtool run holds their claim. */
+  skip_reason?: 'claimed';
   error_code: string | null;
   error: string | null;
   credits: number;
@@ -67,6 +69,7 @@ export function recordLine(r: FileRecord): string {
     case 'ok':
       return `ok       ${r.input} -> ${r.output} (${credits(r.credits)}, ${secs(r.seconds)})`;
     case 'skipped':
+      if (r.skip_reason === 'claimed') return `skipped  ${r.input}: being processed by another imgtool run`;
       return `skipped  ${r.input}: ${r.output} exists (use --overwrite to redo it)`;
     case 'planned':
       return `would    ${r.input} -> ${r.output} (${credits(r.credits)})`;

@@ -6,8 +6,13 @@ import type { OperationDefinition, OpResult, RunContext } from './define.js';
  * (local executor) and the client (remote executor), so neither imports the other.
  */
 
-/** Where one input comes from, before it is read. File refs carry an absolute path and the name as the user wrote it (for messages and --json). */
-export type InputRef = { kind: 'file'; path: string; display: string } | { kind: 'url'; url: string } | { kind: 'stdin' };
+/**
+ * Where one input comes from, before it is read. File refs carry an absolute path, the name as
+ * the user wrote it (for messages and --json) and, for files found under a directory or a
+ * recursive pattern, `rel`: their folder relative to that root, mirrored under --out-dir so
+ * `2024/a.jpg` and `2025/a.jpg` do not collide.
+ */
+export type InputRef = { kind: 'file'; path: string; display: string; rel?: string } | { kind: 'url'; url: string } | { kind: 'stdin' };
 
 /**
  * Where a job runs. The batch runner does not know whether pixels are computed here or on a
