@@ -45,7 +45,11 @@ function cropToAlpha(img: RawImage): RawImage | null {
 export interface ChosenScene {
   spec: SceneSpec;
   source: 'preset' | 'prompt' | 'default';
+  family?: string;
   terms?: string[];
+  ignored?: string[];
+  /** Share of the prompt's content words the vocabulary understood, 0..1. */
+  understood?: number;
   negated?: string[];
 }
 
@@ -57,10 +61,13 @@ export function chooseScene(o: Pick<GenerateBackgroundOptions, 'scene' | 'prompt
   }
   if (o.prompt?.trim() || o.negative_prompt?.trim()) {
     const parsed = parsePrompt(o.prompt ?? '', o.negative_prompt, seed);
+    const understood = parsed.contentWords ? (parsed.contentWords - parsed.ignored.length) / parsed.contentWords : 1;
     if (o.prompt?.trim() && parsed.terms.length === 0) {
       warn(`prompt "${o.prompt.slice(0, 60)}" has no word imgtool's scene vocabulary knows; the scene is chosen from the seed (see docs/ops/generate-background.md for the words)`);
+    } else if (o.prompt?.trim() && understood < 0.5) {
+      warn(`prompt: only ${parsed.contentWords - parsed.ignored.length} of ${parsed.contentWords} words understood; ignored: ${parsed.ignored.slice(0, 8).join(', ')} (see docs/ops/generate-background.md for the vocabulary)`);
     }
-    return { spec: parsed.spec, source: 'prompt', terms: parsed.terms, negated: parsed.negated };
+    return { spec: parsed.spec, source: 'prompt', family: parsed.family, terms: parsed.terms, ignored: parsed.ignored, understood, negated: parsed.negated };
   }
   return { spec: cloneSpec(PRESETS.marble!), source: 'default' };
 }
@@ -103,7 +110,7 @@ export const run: Pipeline<GenerateBackgroundOptions> = async (job, ctx) => {
   const size = OUTPUT_SIZE;
   const placement = await placeLayer(layer, transform, size);
   if (!placement.bbox) ctx.warn(`the subject of ${input.name} lies entirely outside the canvas at this image_transform; the output is the scene alone`);
-  const layout = makeLayout(chosen.spec, size, placement.baseX, placement.baseY);
+  const layout = makeLayout(chosen.spec, size, placement.baseX, placement.baseY, placement.bbox ? placement.bbox.x1 - placement.bbox.x0 + 1 : size * 0.3);
 
   ctx.onProgress({ fraction: 0.45, stage: 'scene' });
   const scene = await renderScene(chosen.spec, layout, seed, ctx.signal);
@@ -125,7 +132,9 @@ export const run: Pipeline<GenerateBackgroundOptions> = async (job, ctx) => {
       scene: chosen.source === 'preset' ? o.scene : chosen.source,
       floor: chosen.spec.floor,
       wall: chosen.spec.wall,
-      ...(chosen.terms ? { prompt_terms: chosen.terms } : {}),
+      family: chosen.family ?? (chosen.spec.setting === 'room' ? 'tabletop' : chosen.spec.name),
+      setting: chosen.spec.setting,
+      ...(chosen.terms ? { prompt_terms: chosen.terms, prompt_ignored: chosen.ignored, prompt_understood: Math.round(chosen.understood! * 100) / 100 } : {}),
       ...(chosen.negated?.length ? { negated_terms: chosen.negated } : {}),
       background_removed: autoRemoved,
       image_transform: transform,

@@ -5,7 +5,7 @@ import sharp from 'sharp';
 import { bufferInput, fileInput, fixture, runOp } from '../../helpers.js';
 import { generateBackground } from '../../../src/ops/generate-background/index.js';
 import { decodeImage } from '../../../src/media/image.js';
-import { placeLayer } from '../../../src/ops/generate-background/compose.js';
+import { gradeTables, placeLayer, subjectGrade } from '../../../src/ops/generate-background/compose.js';
 import { makeLayout, renderScene } from '../../../src/ops/generate-background/render.js';
 import { PRESETS } from '../../../src/ops/generate-background/scenes.js';
 import { luma, rgbOf } from './stats.js';
@@ -23,13 +23,15 @@ async function sceneBehind(file: string, scene: string, seed: number, t: { scale
 }
 
 describe('generate-background placement', () => {
-  it('puts the subject where image_transform says, pixels unaltered apart from resampling', async () => {
+  it('puts the subject where image_transform says, pixels unaltered apart from resampling and the scene-light grade', async () => {
     const t = { scale: 0.5, x_center: 0.3, y_center: 0.6 };
     const { result } = await runOp('generate-background', { image: fixture('cutouts/handbag.png') }, { scene: 'wood', seed: 3, image_transform: t });
     const out = await rgbOf(result.data!);
     // Layer 256 px -> 512 px, centred at (307.2, 614.4): left 51, top 358.
     const w = 512, left = Math.round(0.3 * SIZE - w / 2), top = Math.round(0.6 * SIZE - w / 2);
     const ref = await sharp(fixture('cutouts/handbag.png')).resize(w, w, { kernel: 'cubic' }).raw().toBuffer();
+    // The subject takes the scene's light (warm for the wood preset): the documented per-channel grade.
+    const lut = gradeTables(subjectGrade(PRESETS.wood!));
     // Interior only: 12 px in from any transparent pixel (light wrap touches the rim on purpose).
     const alpha = await sharp(ref, { raw: { width: w, height: w, channels: 4 } }).extractChannel(3).blur(4).threshold(254).raw().toBuffer();
     const err = (dx: number, dy: number) => {
@@ -38,7 +40,7 @@ describe('generate-background placement', () => {
         for (let x = 16; x < w - 16; x += 2) {
           if (alpha[y * w + x]! < 255) continue;
           const o = ((top + y + dy) * SIZE + left + x + dx) * 3;
-          for (let c = 0; c < 3; c++) s += Math.abs(out.data[o + c]! - ref[(y * w + x) * 4 + c]!);
+          for (let c = 0; c < 3; c++) s += Math.abs(out.data[o + c]! - lut[c]![ref[(y * w + x) * 4 + c]!]!);
           n += 3;
         }
       }
