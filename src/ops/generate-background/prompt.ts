@@ -293,6 +293,7 @@ export function parsePrompt(prompt: string, negative: string | undefined, seed: 
   const places: FamilyId[] = [];
   let props: NonNullable<SceneSpec['props']>['kind'] | undefined;
   let bokeh = false;
+  let noBokeh = false;
   let gloss = false;
   let palms = false;
 
@@ -313,6 +314,7 @@ export function parsePrompt(prompt: string, negative: string | undefined, seed: 
     if (w === '|' || FILLER.has(w)) continue;
     contentWords++;
     if (neg.has(w)) { terms.push(`${w}->negated`); continue; }
+    if (w === 'tropical' && (neg.has('palm-trees') || neg.has('palms') || neg.has('palm'))) { places.push('beach'); terms.push(`${w}->beach`); continue; }
     let known = false;
     const mat = MATERIAL_WORDS[w];
     const next = tokens[i + 1];
@@ -370,9 +372,11 @@ export function parsePrompt(prompt: string, negative: string | undefined, seed: 
     const mat = MATERIAL_WORDS[w];
     if (mat) { excluded.add(mat); negated.push(w); continue; }
     if (COLOUR_WORDS[w]) { avoidColours.add(w); negated.push(w); continue; }
+    // Palms are a detail of the beach: "no palm trees" drops them, not the beach.
+    if (w === 'palm' || w === 'palms' || w === 'palm-trees') { palms = false; negated.push(w); continue; }
     if (PLACE_WORDS[w]) { avoidPlaces.add(PLACE_WORDS[w]!); negated.push(w); continue; }
     if (PROP_WORDS[w]) { props = undefined; negated.push(w); continue; }
-    if (BOKEH_WORDS.has(w)) { bokeh = false; negated.push(w); continue; }
+    if (BOKEH_WORDS.has(w)) { bokeh = false; noBokeh = true; negated.push(w); continue; }
     if (GLOSS_WORDS.has(w)) { gloss = false; negated.push(w); continue; }
     // Scenes never contain people, text or logos: asking for none of them is already met.
     if (NOTHING_TO_REMOVE.has(w)) { negated.push(w); continue; }
@@ -445,7 +449,7 @@ export function parsePrompt(prompt: string, negative: string | undefined, seed: 
       if (time.id === 'night' && spec.skyline !== 'city') spec.light = { ...spec.light, color: LIGHT_COLOURS.night, intensity: 0.6 };
       if (time.id === 'night' || time.id === 'dusk') {
         // After dark the street lights come on and the ground mirrors them.
-        if (spec.skyline === 'city') bokeh = true;
+        if (spec.skyline === 'city' && !noBokeh) bokeh = true;
       }
     } else {
       spec.light.color = time.color;
@@ -472,7 +476,7 @@ export function parsePrompt(prompt: string, negative: string | undefined, seed: 
   if (window !== undefined) spec.window = window;
 
   // Sunlight through leaves: a few warm out-of-focus discs in the tree line, when the sun is out.
-  if (!bokeh && (spec.skyline === 'forest' || spec.skyline === 'trees') && time && ['day', 'golden', 'morning'].includes(time.id) && (!weather || weather === 'clear')) {
+  if (!bokeh && !noBokeh && (spec.skyline === 'forest' || spec.skyline === 'trees') && time && ['day', 'golden', 'morning'].includes(time.id) && (!weather || weather === 'clear')) {
     spec.bokeh = { count: 14, colours: [[1, 0.93, 0.75], [1, 0.85, 0.6]], size: 16, strength: 0.3 };
   }
   if (bokeh) {

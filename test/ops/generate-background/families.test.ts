@@ -174,6 +174,21 @@ describe('generate-background scene families', () => {
   }, 120_000);
 });
 
+describe('generate-background prompt report', () => {
+  it('lists understood terms and ignored words in meta, and warns when under half were understood', async () => {
+    const good = await render('sunlit beach with sand and ocean');
+    expect(good.meta.prompt_ignored).toEqual([]);
+    expect(good.meta.prompt_understood).toBe(1);
+    expect(good.meta.prompt_terms).toEqual(expect.arrayContaining(['sunlit', 'beach->beach', 'ocean->beach']));
+    expect(good.warnings).toEqual([]);
+    const poor = await render('zorbly quux flimflam beach');
+    expect(poor.meta.prompt_ignored).toEqual(['zorbly', 'quux', 'flimflam']);
+    expect(poor.meta.prompt_understood).toBe(0.25);
+    expect(poor.warnings.join()).toMatch(/only 1 of 4 words understood; ignored: zorbly, quux, flimflam/);
+    expect(poor.meta.family).toBe('beach');
+  }, 60_000);
+});
+
 describe('generate-background: the subject belongs', () => {
   // A flat mid-grey square: any colour it takes on comes from the scene's light.
   const grey = async () => {
