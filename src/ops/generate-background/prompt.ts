@@ -163,7 +163,7 @@ export const PROP_WORDS: Record<string, NonNullable<SceneSpec['props']>['kind']>
 };
 
 /** Out-of-focus point lights. */
-const BOKEH_WORDS = new Set(['bokeh', 'neon', 'fairy-lights', 'string-lights', 'city-lights', 'sparkle', 'sparkles', 'sparkling', 'glitter', 'twinkle', 'festive', 'christmas', 'holiday']);
+export const BOKEH_WORDS = new Set(['bokeh', 'neon', 'fairy-lights', 'string-lights', 'city-lights', 'sparkle', 'sparkles', 'sparkling', 'glitter', 'twinkle', 'festive', 'christmas', 'holiday']);
 const GLOSS_WORDS = new Set(['glossy', 'shiny', 'polished', 'reflective', 'reflection', 'reflections', 'mirror', 'mirrored', 'lacquered']);
 
 /**
@@ -465,7 +465,10 @@ export function parsePrompt(prompt: string, negative: string | undefined, seed: 
     if (open && spec.sky) {
       const base = weather === 'storm' ? SKIES.storm : SKIES.overcast;
       const dark = time?.id === 'night' || time?.id === 'dusk';
-      spec.sky = dark ? { ...spec.sky, clouds: 0.85, cloudColour: mixRgb(spec.sky.zenith, [0.3, 0.3, 0.35], 0.3) } : structuredClone(base);
+      // After dark under cloud the glow of the sunset is gone: a low, grey-blue deck.
+      spec.sky = dark
+        ? { ...spec.sky, clouds: 0.85, glowAmount: 0, horizon: mixRgb(spec.sky.horizon, [0.3, 0.31, 0.36], 0.7), cloudColour: mixRgb(spec.sky.zenith, [0.3, 0.3, 0.35], 0.3) }
+        : structuredClone(base);
       spec.light.intensity *= weather === 'storm' ? 0.45 : 0.6;
       spec.ambient.intensity *= 1.3;
       spec.ambient.color = [0.9, 0.92, 0.96];

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { parsePrompt } from '../../../src/ops/generate-background/prompt.js';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { BOKEH_WORDS, COLOUR_WORDS, LIGHTING_TERMS, MATERIAL_WORDS, parsePrompt, PLACE_WORDS, PROP_WORDS } from '../../../src/ops/generate-background/prompt.js';
 
 // The interpreter's contract: places pick a family, words land on the surface they name,
 // negative prompts counter, and the report says honestly what was and was not understood.
@@ -85,5 +87,14 @@ describe('generate-background prompt interpreter', () => {
       ignored += r.ignored.length;
     }
     expect((content - ignored) / content).toBeGreaterThanOrEqual(0.9);
+  });
+});
+
+describe('generate-background vocabulary documentation', () => {
+  it('lists every word the interpreter knows in docs/ops/generate-background.md', () => {
+    const doc = readFileSync(resolve(__dirname, '../../../docs/ops/generate-background.md'), 'utf8').toLowerCase();
+    const words = [...Object.keys(PLACE_WORDS), ...Object.keys(PROP_WORDS), ...Object.keys(MATERIAL_WORDS), ...Object.keys(COLOUR_WORDS), ...LIGHTING_TERMS.flatMap((t) => t.words), ...BOKEH_WORDS];
+    const missing = words.filter((w) => !new RegExp(`\\b${w}\\b`).test(doc) && !new RegExp(`\\b${w.replace(/-/g, ' ')}\\b`).test(doc));
+    expect(missing).toEqual([]);
   });
 });
