@@ -100,6 +100,9 @@ const transform = { scale: 0.42, x_center: 0.5, y_center: 0.66 };
 const T = 220, LABEL = 22, COLS = 2;
 const tiles = [];
 const times = [];
+// CPU time (all threads of this process) next to wall time: on a shared, overloaded machine the
+// wall time mostly measures the queue for a core; CPU time is what one render costs.
+const cpu = [];
 const perRow = Math.ceil(rows.length / COLS);
 for (const [r, row] of rows.entries()) {
   const gx = Math.floor(r / perRow) * (cutouts.length * T + 10);
@@ -108,8 +111,11 @@ for (const [r, row] of rows.entries()) {
   for (const [c, file] of cutouts.entries()) {
     const options = parseOptions(op, { ...row.opts, seed: 7 + c, image_transform: transform }, 'field');
     const t0 = performance.now();
+    const c0 = process.cpuUsage();
     const res = await run({ operation: op.name, inputs: { image: { name: file, data: inputs[file], size: inputs[file].length } }, options }, ctx);
     times.push(performance.now() - t0);
+    const c = process.cpuUsage(c0);
+    cpu.push((c.user + c.system) / 1000);
     tiles.push({ input: await sharp(res.data).resize(T, T).png().toBuffer(), left: gx + c * T, top: gy + LABEL });
   }
   process.stderr.write('.');
@@ -118,8 +124,31 @@ process.stderr.write('\n');
 const sheet = join(outDir, 'generate-background-sheet.png');
 await sharp({ create: { width: COLS * (cutouts.length * T + 10), height: perRow * (T + LABEL), channels: 3, background: '#ffffff' } }).composite(tiles).png().toFile(sheet);
 const sorted = [...times].sort((a, b) => a - b);
-console.log(`render 1024x1024 (RGBA input, no cut-out): median ${Math.round(sorted[Math.floor(sorted.length / 2)])} ms, p90 ${Math.round(sorted[Math.floor(sorted.length * 0.9)])} ms, max ${Math.round(sorted.at(-1))} ms over ${times.length} renders`);
+const cpuSorted = [...cpu].sort((a, b) => a - b);
+const load = (await import('node:os')).loadavg()[0].toFixed(1);
+console.log(`render 1024x1024 (RGBA input, no cut-out), ${times.length} renders, load average ${load}:`);
+console.log(`  wall: median ${Math.round(sorted[Math.floor(sorted.length / 2)])} ms, p90 ${Math.round(sorted[Math.floor(sorted.length * 0.9)])} ms, max ${Math.round(sorted.at(-1))} ms`);
+console.log(`  CPU (user+system, all threads): median ${Math.round(cpuSorted[Math.floor(cpuSorted.length / 2)])} ms, p90 ${Math.round(cpuSorted[Math.floor(cpuSorted.length * 0.9)])} ms, max ${Math.round(cpuSorted.at(-1))} ms`);
 console.log(`contact sheet: ${sheet}`);
+
+// 2b. The other 24 prompts, one cut-out each, on a second sheet (to look at every prompt).
+if (!quick && !grep) {
+  const rest = PROMPTS.slice(20);
+  const S = 256, per = 6;
+  const more = [];
+  for (const [k, p] of rest.entries()) {
+    const file = cutouts[k % cutouts.length];
+    const options = parseOptions(op, { prompt: p, seed: 11, image_transform: transform }, 'field');
+    const res = await run({ operation: op.name, inputs: { image: { name: file, data: inputs[file], size: inputs[file].length } }, options }, ctx);
+    const gx = (k % per) * S, gy = Math.floor(k / per) * (S + 34);
+    const words = p.replace(/&/g, '&amp;');
+    more.push({ input: Buffer.from(`<svg width="${S}" height="34"><text x="3" y="13" font-family="sans-serif" font-size="11">${words.slice(0, 42)}</text><text x="3" y="28" font-family="sans-serif" font-size="11">${words.slice(42)}</text></svg>`), left: gx, top: gy });
+    more.push({ input: await sharp(res.data).resize(S, S).png().toBuffer(), left: gx, top: gy + 34 });
+  }
+  const moreSheet = join(outDir, 'generate-background-more.png');
+  await sharp({ create: { width: per * S, height: Math.ceil(rest.length / per) * (S + 34), channels: 3, background: '#ffffff' } }).composite(more).png().toFile(moreSheet);
+  console.log(`second sheet (prompts 21-${PROMPTS.length}, one cut-out each): ${moreSheet}`);
+}
 
 // 3. Preset distances on a held-out cut-out (the presets were tuned looking at apple/handbag/sneaker).
 const held = 'basketball.png';

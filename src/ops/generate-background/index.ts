@@ -18,7 +18,7 @@ export const imageTransform = z.object({
 export const generateBackgroundOptions = z.object({
   image_transform: objectField(imageTransform, 'Placement of the subject {scale, x_center, y_center}').default({ x_center: 0.5, y_center: 0.5 }),
   scene: choiceField(SCENES, 'Preset scene; when given, prompt and negative_prompt are ignored').optional(),
-  prompt: stringField('Description of the desired scene (materials, colours, lighting, mood)', 2000).optional(),
+  prompt: stringField('Description of the desired scene (places, surfaces, materials, colours, time of day, weather, mood; vocabulary in docs/ops/generate-background.md)', 2000).optional(),
   negative_prompt: stringField('Comma-separated attributes to discourage', 2000).optional(),
   seed: numberField({ min: 0, max: 2 ** 31 - 1, int: true, description: 'Random seed for reproducible scenes (imgtool extension)' })
     .optional()
@@ -35,7 +35,7 @@ export const generateBackground = defineOperation({
   name: 'generate-background',
   path: '/v1/generate-background',
   summary: 'Place the subject in a new scene (presets or a prompt), 1024x1024 JPEG',
-  description: 'RGB inputs get their background removed first; RGBA inputs keep their alpha as the cut-out. Scenes are rendered procedurally.',
+  description: 'RGB inputs get their background removed first; RGBA inputs keep their alpha as the cut-out. Scenes (tabletops, outdoor places, studio sweeps, podiums, interiors) are rendered procedurally and the subject is graded to their light.',
   mode: 'sync',
   bodies: ['json', 'multipart'],
   acceptsImageResponse: true,

@@ -296,6 +296,7 @@ export function parsePrompt(prompt: string, negative: string | undefined, seed: 
   let noBokeh = false;
   let gloss = false;
   let palms = false;
+  let pendingColour: Rgb | undefined;
 
   const apply = (t: LightingTerm, sign: number) => {
     for (const [k, v] of Object.entries(t.knobs ?? {})) knobs[k as keyof Knobs] += sign * (v as number);
@@ -325,6 +326,8 @@ export function parsePrompt(prompt: string, negative: string | undefined, seed: 
       if (where === 'podium') podiumMat ??= mat;
       else if (where === 'wall') wall ??= mat;
       else floor ??= mat;
+      if (pendingColour) (where === 'podium' ? podiumColours : where === 'wall' ? wallColours : floorColours).push(pendingColour);
+      pendingColour = undefined;
       terms.push(`${w}->${where}:${mat}`);
       known = true;
     } else if (mat) {
@@ -333,6 +336,12 @@ export function parsePrompt(prompt: string, negative: string | undefined, seed: 
     }
     const col = COLOUR_WORDS[w];
     if (!known && col && w !== 'golden' && !PLACE_WORDS[w]) {
+      // "black marble", "white tiles": the colour of the material that follows, wherever it goes.
+      if (next && MATERIAL_WORDS[next] && !neg.has(next)) {
+        pendingColour = col;
+        terms.push(`${w}->${next}`);
+        continue;
+      }
       const where = surfaceOf(tokens, i);
       (where === 'wall' ? wallColours : where === 'floor' ? floorColours : where === 'podium' ? podiumColours : where === 'props' ? propColours : freeColours).push(col);
       terms.push(`${w}->${where ?? 'colour'}`);
@@ -389,7 +398,9 @@ export function parsePrompt(prompt: string, negative: string | undefined, seed: 
   // The family: the first place named, unless it is only a thing to stand on (podium, drape),
   // which then goes into the place (a podium on the beach) or, alone, into the studio.
   const placeList = places.filter((p) => !avoidPlaces.has(p));
-  const mainPlace = placeList.find((p) => !MODIFIER_FAMILIES.has(p));
+  let mainPlace = placeList.find((p) => !MODIFIER_FAMILIES.has(p));
+  // "at the lake shore", "pebbles by the river": standing on the shore, the water behind.
+  if (mainPlace === 'water' && placeList.includes('beach')) mainPlace = 'beach';
   const wantsPodium = placeList.includes('podium');
   const wantsDrape = placeList.includes('drape');
   let family: FamilyId;
@@ -397,7 +408,7 @@ export function parsePrompt(prompt: string, negative: string | undefined, seed: 
   if (mainPlace) {
     family = mainPlace;
     spec = familySpec(mainPlace);
-  } else if (wantsPodium) {
+  } else if (wantsPodium && !wantsDrape) {
     family = 'podium';
     spec = familySpec('podium');
   } else if (wantsDrape) {
@@ -419,7 +430,9 @@ export function parsePrompt(prompt: string, negative: string | undefined, seed: 
   }
   spec.name = 'prompt';
   const open = spec.setting === 'open';
-  if (mainPlace && wantsPodium) spec.podium = { shape: 'cylinder', material: 'plaster' };
+  if ((mainPlace || wantsDrape) && wantsPodium) spec.podium = { shape: 'cylinder', material: 'plaster' };
+  // A mood's material for the table of an indoor place ("rustic cafe": a wooden table).
+  if (mainPlace && spec.setting === 'room' && suggested && !floor && PRESETS[suggested]) spec.floor = PRESETS[suggested]!.floor;
   if (mainPlace && wantsDrape && !open) { spec.wall = 'drape'; spec.floor = 'silk'; }
   if (spec.podium && podiumMat) spec.podium.material = podiumMat;
   if (spec.podium && (placeList.includes('podium') && tokens.some((t) => t === 'block' || t === 'cube'))) spec.podium.shape = 'block';

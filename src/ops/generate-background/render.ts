@@ -119,9 +119,9 @@ function tinted(out: Float32Array, tint: Tint | undefined) {
   if (!tint || tint.amount <= 0) return;
   const l = 0.2126 * out[0]! + 0.7152 * out[1]! + 0.0722 * out[2]!;
   const tl = Math.max(0.05, 0.2126 * tint.rgb[0] + 0.7152 * tint.rgb[1] + 0.0722 * tint.rgb[2]);
-  // Keep the material's luminance pattern but pull it towards the tint's own brightness a
-  // little, so "black marble" is dark and not a grey-tinted white.
-  const target = l * (0.55 + 0.45 * (tl / 0.75));
+  // Keep the material's luminance pattern but pull it towards the tint's own brightness, so
+  // "black marble" and "navy drapes" are dark and not a grey-tinted white.
+  const target = l * Math.min(1.1, 0.3 + 0.7 * (tl / 0.75));
   for (let c = 0; c < 3; c++) {
     const col = (tint.rgb[c]! / tl) * target;
     out[c] = clamp01(out[c]! + (col - out[c]!) * tint.amount);
@@ -183,6 +183,7 @@ export async function renderScene(spec: SceneSpec, layout: Layout, seed: number,
   const fpWall = WALL_DISTANCE / f;
   const blurMax = spec.blur;
   const sky = spec.sky;
+  const gapSky = sky && (spec.skyline === 'forest' || spec.skyline === 'trees') ? { ...sky, clouds: 0 } : undefined;
   const night = !!sky && sky.zenith[0] + sky.zenith[1] + sky.zenith[2] < 0.3;
   // Where the sun glows in the sky: only when it is in front of the camera (a backlight).
   const az = (key.azimuth * Math.PI) / 180;
@@ -312,7 +313,7 @@ export async function renderScene(spec: SceneSpec, layout: Layout, seed: number,
         const hl = Math.hypot(hx, hy, hz);
         spec_ = gloss * 0.35 * Math.pow(Math.max(0, hy / hl), shin) * fall;
         // Outdoors, glossy ground (water, wet street) mirrors the sky at grazing angles (Fresnel).
-        if (open && sky) refl = gloss * (0.02 + 0.98 * Math.pow(1 - vy / vl, 5));
+        if (open && sky) refl = gloss * 0.7 * (0.02 + 0.98 * Math.pow(1 - vy / vl, 5));
       }
       const keyIrr = direct;
       keyShare[i] = keyIrr / (keyIrr + spec.ambient.intensity * ao + 1e-6);
@@ -336,10 +337,11 @@ export async function renderScene(spec: SceneSpec, layout: Layout, seed: number,
   function shadeSky(i: number, x: number, y: number) {
     const h = (yv - (y + 0.5)) / size;
     const xn = (x + 0.5) / size;
-    if (sky) skyAt(sky, xn, h, sunX, seed, skyC);
+    const top = skyline[x]! / size;
+    // Through gaps in a canopy the sky shows as light, not as cloud shapes.
+    if (sky) skyAt(top > 0 && h < top && gapSky ? gapSky : sky, xn, h, sunX, seed, skyC);
     else { skyC[0] = 0.7; skyC[1] = 0.8; skyC[2] = 0.9; }
     let r = toLinear(skyC[0]!) * skyGain, g = toLinear(skyC[1]!) * skyGain, b = toLinear(skyC[2]!) * skyGain;
-    const top = skyline[x]! / size;
     if (top > 0 && h < top) {
       skylineAt(spec.skyline, xn, h, top, seed, night, sl);
       if (spec.skylineTint) { alb[0] = sl[0]!; alb[1] = sl[1]!; alb[2] = sl[2]!; tinted(alb, spec.skylineTint); sl[0] = alb[0]!; sl[1] = alb[1]!; sl[2] = alb[2]!; }

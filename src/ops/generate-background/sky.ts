@@ -69,10 +69,12 @@ export function skylineHeight(kind: Skyline, xn: number, seed: number): number {
       return best;
     }
     case 'palms': {
-      const base = 0.015;
-      const k = Math.floor(xn / 0.22);
-      const cx = (k + 0.5 + (hash2(k, 3, seed) - 0.5) * 0.5) * 0.22;
-      return hash2(k, 4, seed) > 0.55 && Math.abs(xn - cx) < 0.004 ? 0.2 + hash2(k, 5, seed) * 0.1 : base;
+      // A low shore line, and here and there a palm: the column reaches the top of its crown;
+      // skylineAt decides which pixels below are trunk, crown or sky.
+      const p = palmAt(xn, seed);
+      if (!p) return 0.015;
+      const dx = Math.abs(xn - p.cx);
+      return dx < 0.07 ? p.top + 0.025 * Math.sqrt(Math.max(0, 1 - (dx / 0.07) ** 2)) : 0.015;
     }
     case 'city': {
       const k = Math.floor(xn / 0.07 + hash2(0, 9, seed));
@@ -108,7 +110,23 @@ export function skylineAt(kind: Skyline, xn: number, h: number, top: number, see
     case 'hills': { const n = fbm(xn * 8, h * 8, seed + 24, 3, 0); r = 0.32 + n * 0.1; g = 0.45 + n * 0.1; b = 0.3; break; }
     case 'snowhills': { const n = fbm(xn * 8, h * 8, seed + 24, 3, 0); r = 0.86 + n * 0.08; g = 0.89 + n * 0.08; b = 0.95; break; }
     case 'pines': r = 0.12; g = 0.2; b = 0.16; break;
-    case 'palms': r = 0.2; g = 0.25; b = 0.15; break;
+    case 'palms': {
+      r = 0.16; g = 0.22; b = 0.12;
+      const p = palmAt(xn, seed);
+      if (p && h > 0.015) {
+        const dx = xn - p.cx;
+        // The trunk leans a little; the crown is a ragged star of fronds drooping from the top.
+        const lean = (h / p.top) * 0.012 * (p.cx > 0.5 ? 1 : -1);
+        const trunk = Math.abs(dx - lean) < 0.0045 && h < p.top;
+        const ang = Math.atan2(h - p.top, dx - lean);
+        const rad = Math.hypot(dx - lean, (h - p.top) * 1.4);
+        const fronds = 0.03 + 0.045 * Math.pow(Math.abs(Math.cos(ang * 3.5)), 0.6);
+        const crown = rad < fronds && h > p.top - 0.05;
+        cover = trunk || crown ? 1 : 0;
+        if (trunk) { r = 0.3; g = 0.24; b = 0.17; }
+      }
+      break;
+    }
     case 'city': {
       // Facades with a grid of windows; at night some windows glow.
       const k = Math.floor(xn / 0.07 + hash2(0, 9, seed));
@@ -131,6 +149,17 @@ export function skylineAt(kind: Skyline, xn: number, h: number, top: number, see
   const grain = (valueNoise(xn * 200, h * 200, seed + 40) - 0.5) * 0.04;
   out[0] = clamp01(r + grain); out[1] = clamp01(g + grain); out[2] = clamp01(b + grain);
   out[3] = e; out[4] = er; out[5] = eg; out[6] = eb; out[7] = cover;
+}
+
+/** The palm standing in this stretch of shore, if any: its column and crown height. */
+function palmAt(xn: number, seed: number): { cx: number; top: number } | undefined {
+  const k = Math.floor(xn / 0.22);
+  for (const j of [k, k - 1, k + 1]) {
+    if (hash2(j, 4, seed) <= 0.45) continue;
+    const cx = (j + 0.5 + (hash2(j, 3, seed) - 0.5) * 0.5) * 0.22;
+    if (Math.abs(xn - cx) < 0.08) return { cx, top: 0.2 + hash2(j, 5, seed) * 0.12 };
+  }
+  return undefined;
 }
 
 /** Linear-light colour triple helper for callers mixing Rgb values. */

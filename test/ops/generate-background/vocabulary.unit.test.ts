@@ -34,6 +34,16 @@ describe('generate-background prompt interpreter', () => {
     expect(parsePrompt('on concrete, against brick', undefined, 1).spec).toMatchObject({ floor: 'concrete', wall: 'brick' });
     // A material before a place names the place: no pine table in a pine forest.
     expect(parsePrompt('pine forest', undefined, 1).spec.floor).toBe('forestfloor');
+    // A colour right before a material is that material's colour, wherever the material goes.
+    const black = parsePrompt('luxury black marble with gold tones', undefined, 1).spec;
+    expect(black.floor).toBe('marble');
+    expect(black.floorTint!.rgb[0]).toBeLessThan(0.2);
+    // Places combine: a shore by a lake; drapes with a display podium; a rustic cafe's wooden table.
+    const shore = parsePrompt('on pebbles at the lake shore', undefined, 1);
+    expect([shore.family, shore.spec.far?.material, shore.spec.props?.kind]).toEqual(['beach', 'sea', 'pebbles']);
+    const drape = parsePrompt('navy velvet drapes, jewelry display', undefined, 1);
+    expect([drape.family, drape.spec.wall, drape.spec.podium?.shape]).toEqual(['drape', 'drape', 'cylinder']);
+    expect(parsePrompt('rustic cafe table by a window', undefined, 1).spec.floor).toBe('wood');
     // Props take the colour named with them.
     const petals = parsePrompt('red rose petals on linen', undefined, 1).spec;
     expect(petals.props?.kind).toBe('petals');
