@@ -114,8 +114,8 @@ for (const [r, row] of rows.entries()) {
     const c0 = process.cpuUsage();
     const res = await run({ operation: op.name, inputs: { image: { name: file, data: inputs[file], size: inputs[file].length } }, options }, ctx);
     times.push(performance.now() - t0);
-    const c = process.cpuUsage(c0);
-    cpu.push((c.user + c.system) / 1000);
+    const used = process.cpuUsage(c0);
+    cpu.push((used.user + used.system) / 1000);
     tiles.push({ input: await sharp(res.data).resize(T, T).png().toBuffer(), left: gx + c * T, top: gy + LABEL });
   }
   process.stderr.write('.');

@@ -398,7 +398,8 @@ export function parsePrompt(prompt: string, negative: string | undefined, seed: 
   // The family: the first place named, unless it is only a thing to stand on (podium, drape),
   // which then goes into the place (a podium on the beach) or, alone, into the studio.
   const placeList = places.filter((p) => !avoidPlaces.has(p));
-  let mainPlace = placeList.find((p) => !MODIFIER_FAMILIES.has(p));
+  // "Sky" is the weakest place: "stormy sky over the rocky coast" is a coast.
+  let mainPlace = placeList.find((p) => !MODIFIER_FAMILIES.has(p) && p !== 'sky') ?? placeList.find((p) => p === 'sky');
   // "at the lake shore", "pebbles by the river": standing on the shore, the water behind.
   if (mainPlace === 'water' && placeList.includes('beach')) mainPlace = 'beach';
   const wantsPodium = placeList.includes('podium');

@@ -183,7 +183,10 @@ export async function renderScene(spec: SceneSpec, layout: Layout, seed: number,
   const fpWall = WALL_DISTANCE / f;
   const blurMax = spec.blur;
   const sky = spec.sky;
-  const gapSky = sky && (spec.skyline === 'forest' || spec.skyline === 'trees') ? { ...sky, clouds: 0 } : undefined;
+  // Gaps in a canopy look up at the sky overhead: no cloud shapes, no sunset glow, the zenith's colour.
+  const gapSky = sky && (spec.skyline === 'forest' || spec.skyline === 'trees')
+    ? { ...sky, clouds: 0, glowAmount: 0, horizon: [0, 1, 2].map((c) => sky.horizon[c]! + (sky.zenith[c]! - sky.horizon[c]!) * 0.6) as Rgb }
+    : undefined;
   const night = !!sky && sky.zenith[0] + sky.zenith[1] + sky.zenith[2] < 0.3;
   // Where the sun glows in the sky: only when it is in front of the camera (a backlight).
   const az = (key.azimuth * Math.PI) / 180;
