@@ -88,7 +88,7 @@ export const LIGHTING_TERMS: LightingTerm[] = [
   { words: ['sunset', 'golden hour', 'sundown', 'sunsets'], time: { id: 'golden', color: LIGHT_COLOURS.sunset, azimuth: 125, elevation: 9, window: true, exposure: 1.1, ambient: 0.55 }, knobs: { warmth: 0.3, softness: -0.2, contrast: 0.08 } },
   { words: ['dusk', 'twilight', 'blue hour', 'evening'], time: { id: 'dusk', color: [1.0, 0.62, 0.45], azimuth: 140, elevation: 5, window: true, exposure: 0.85, ambient: 0.7 }, knobs: { warmth: 0.1, brightness: -0.2, contrast: 0.05 } },
   { words: ['sunrise', 'dawn', 'morning', 'daybreak'], time: { id: 'morning', color: LIGHT_COLOURS.morning, azimuth: -75, elevation: 18, window: true, exposure: 1.05 }, knobs: { softness: -0.1 } },
-  { words: ['noon', 'midday', 'daylight', 'daytime', 'sunny', 'sunlight', 'sunlit', 'sun', 'afternoon', 'summer', 'sunshine'], time: { id: 'day', color: LIGHT_COLOURS.neutral, azimuth: -50, elevation: 55, window: true, exposure: 1.1 }, knobs: { softness: -0.35, brightness: 0.15 } },
+  { words: ['noon', 'midday', 'day', 'daylight', 'daytime', 'sunny', 'sunlight', 'sunlit', 'sun', 'afternoon', 'summer', 'sunshine'], time: { id: 'day', color: LIGHT_COLOURS.neutral, azimuth: -50, elevation: 55, window: true, exposure: 1.1 }, knobs: { softness: -0.35, brightness: 0.15 } },
   { words: ['night', 'nighttime', 'moonlight', 'moonlit', 'midnight', 'nocturnal'], time: { id: 'night', color: LIGHT_COLOURS.night, azimuth: 60, elevation: 30, exposure: 0.7, ambient: 0.7 }, knobs: { brightness: -0.45, contrast: 0.1, vignette: 0.25 } },
   { words: ['candle', 'candles', 'candlelight', 'candlelit', 'firelight', 'fireplace'], time: { id: 'candle', color: LIGHT_COLOURS.candle, azimuth: -80, elevation: 12, exposure: 0.8, ambient: 0.6 }, knobs: { brightness: -0.35, warmth: 0.3, vignette: 0.3 } },
   { words: ['softbox', 'softboxes', 'lit', 'lighting', 'light', 'lights', 'illuminated', 'glow', 'glowing'], knobs: { brightness: 0.1 } },
@@ -104,6 +104,7 @@ export const LIGHTING_TERMS: LightingTerm[] = [
   { words: ['warm', 'golden', 'cozy', 'cosy', 'toasty', 'autumn', 'autumnal', 'fall', 'honey', 'sunkissed', 'sun-kissed'], knobs: { warmth: 0.65 } },
   { words: ['cool', 'cold', 'icy', 'clinical', 'winter', 'wintry', 'frosty', 'chilly'], knobs: { warmth: -0.65 } },
   { words: ['window', 'windowsill', 'windowlight', 'window-light'], window: true },
+  { words: ['lamp', 'lamps', 'lamplight', 'lamplit', 'tungsten', 'incandescent'], knobs: { warmth: 0.5, brightness: -0.1 }, window: false },
   { words: ['luxury', 'luxurious', 'elegant', 'premium', 'opulent', 'upscale', 'high-end', 'glamorous', 'sophisticated'], knobs: { contrast: 0.1, brightness: -0.1 }, suggests: 'marble' },
   { words: ['minimal', 'minimalist', 'clean', 'simple', 'scandinavian', 'nordic', 'uncluttered', 'plain'], knobs: { softness: 0.2, brightness: 0.2, saturation: -0.15, vignette: -0.1 }, suggests: 'linen' },
   { words: ['rustic', 'farmhouse', 'cabin', 'handmade', 'artisan', 'artisanal', 'boho', 'bohemian'], knobs: { warmth: 0.3 }, suggests: 'wood' },
@@ -163,6 +164,8 @@ export const PROP_WORDS: Record<string, NonNullable<SceneSpec['props']>['kind']>
 };
 
 /** Out-of-focus point lights. */
+/** Words that ask for more of the scattered props. */
+export const SCATTER_WORDS = new Set(['scattered', 'strewn', 'sprinkled', 'covered', 'carpet']);
 export const BOKEH_WORDS = new Set(['bokeh', 'neon', 'fairy-lights', 'string-lights', 'city-lights', 'sparkle', 'sparkles', 'sparkling', 'glitter', 'twinkle', 'festive', 'christmas', 'holiday']);
 const GLOSS_WORDS = new Set(['glossy', 'shiny', 'polished', 'reflective', 'reflection', 'reflections', 'mirror', 'mirrored', 'lacquered']);
 
@@ -207,7 +210,7 @@ const PHRASES: Record<string, string> = {
   'string lights': 'string-lights', 'colour paper': 'colour-paper', 'color paper': 'color-paper', 'palm trees': 'palm-trees',
   'rose petals': 'rose-petals', 'fallen leaves': 'fallen-leaves', 'white background': 'white-background', 'window light': 'window-light',
   'flat lay': 'flat-lay', 'grey sky': 'grey-sky', 'gray sky': 'gray-sky', 'after rain': 'after-rain', 'high end': 'high-end',
-  'sun kissed': 'sun-kissed', 'e commerce': 'e-commerce', 'backdrop paper': 'backdrop-paper',
+  'sun kissed': 'sun-kissed', 'e commerce': 'e-commerce', 'backdrop paper': 'backdrop-paper', 'early morning': 'morning',
 };
 
 function tokenize(text: string): string[] {
@@ -296,6 +299,7 @@ export function parsePrompt(prompt: string, negative: string | undefined, seed: 
   let noBokeh = false;
   let gloss = false;
   let palms = false;
+  let scatterMore = false;
   let pendingColour: Rgb | undefined;
 
   const apply = (t: LightingTerm, sign: number) => {
@@ -357,6 +361,7 @@ export function parsePrompt(prompt: string, negative: string | undefined, seed: 
     const prop = PROP_WORDS[w];
     if (prop) { props ??= prop; terms.push(`${w}->scatter:${prop}`); known = true; }
     if (BOKEH_WORDS.has(w)) { bokeh = true; terms.push(`${w}->bokeh`); known = true; }
+    if (SCATTER_WORDS.has(w)) { scatterMore = true; terms.push(`${w}->scatter`); known = true; }
     if (GLOSS_WORDS.has(w)) gloss = true;
     const lt = lightingIndex.get(w);
     if (lt && !(known && (col || mat))) {
@@ -446,7 +451,7 @@ export function parsePrompt(prompt: string, negative: string | undefined, seed: 
   if (palms && spec.skyline === 'none') spec.skyline = 'palms';
   // "rocks by the sea", "meadow by the lake": a second, watery place becomes the far ground.
   if (open && !spec.far && mainPlace !== 'water' && placeList.some((p) => p === 'beach' || p === 'water')) spec.far = { material: 'sea', from: 260, shore: spec.floor === 'sand' };
-  if (props) spec.props = { kind: props, density: props === 'leaves' ? 0.5 : 0.42 };
+  if (props) spec.props = { kind: props, density: (props === 'leaves' ? 0.5 : 0.42) * (scatterMore ? 1.5 : 1) };
   if (gloss) spec.reflect = Math.max(spec.reflect, 0.3);
 
   const neon = tokens.includes('neon') && !neg.has('neon');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { BOKEH_WORDS, COLOUR_WORDS, LIGHTING_TERMS, MATERIAL_WORDS, parsePrompt, PLACE_WORDS, PROP_WORDS } from '../../../src/ops/generate-background/prompt.js';
+import { BOKEH_WORDS, SCATTER_WORDS, COLOUR_WORDS, LIGHTING_TERMS, MATERIAL_WORDS, parsePrompt, PLACE_WORDS, PROP_WORDS } from '../../../src/ops/generate-background/prompt.js';
 
 // The interpreter's contract: places pick a family, words land on the surface they name,
 // negative prompts counter, and the report says honestly what was and was not understood.
@@ -48,6 +48,7 @@ describe('generate-background prompt interpreter', () => {
     const petals = parsePrompt('red rose petals on linen', undefined, 1).spec;
     expect(petals.props?.kind).toBe('petals');
     expect(petals.props?.colour?.[0]).toBeGreaterThan(0.7);
+    expect(parsePrompt('scattered rose petals on linen', undefined, 1).spec.props!.density).toBeGreaterThan(petals.props!.density);
   });
 
   it('sets time of day and weather on the sky and the light', () => {
@@ -103,7 +104,7 @@ describe('generate-background prompt interpreter', () => {
 describe('generate-background vocabulary documentation', () => {
   it('lists every word the interpreter knows in docs/ops/generate-background.md', () => {
     const doc = readFileSync(resolve(__dirname, '../../../docs/ops/generate-background.md'), 'utf8').toLowerCase();
-    const words = [...Object.keys(PLACE_WORDS), ...Object.keys(PROP_WORDS), ...Object.keys(MATERIAL_WORDS), ...Object.keys(COLOUR_WORDS), ...LIGHTING_TERMS.flatMap((t) => t.words), ...BOKEH_WORDS];
+    const words = [...Object.keys(PLACE_WORDS), ...Object.keys(PROP_WORDS), ...Object.keys(MATERIAL_WORDS), ...Object.keys(COLOUR_WORDS), ...LIGHTING_TERMS.flatMap((t) => t.words), ...BOKEH_WORDS, ...SCATTER_WORDS];
     const missing = words.filter((w) => !new RegExp(`\\b${w}\\b`).test(doc) && !new RegExp(`\\b${w.replace(/-/g, ' ')}\\b`).test(doc));
     expect(missing).toEqual([]);
   });
