@@ -8,7 +8,7 @@
 //    difference between every pair of presets on a cut-out none of the presets was tuned on.
 // Usage: npx tsc -p tsconfig.json && node bench/generate-background.mjs [--quick] [--grep WORD]
 //   --quick renders 6 sheet rows instead of 26 (development runs); --grep keeps prompts containing WORD.
-import { mkdirSync, readdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
@@ -75,10 +75,18 @@ export const PROMPTS = [
 
 const op = getOperation('generate-background');
 const run = await op.load();
-const ctx = { signal: new AbortController().signal, onProgress: () => {}, warn: () => {}, tempPath: () => { throw new Error('unused'); } };
+const ctx = {
+  signal: new AbortController().signal,
+  onProgress: () => {},
+  warn: () => {},
+  tempPath: () => {
+    throw new Error('unused');
+  },
+};
 
 // 1. Vocabulary coverage.
-let content = 0, understood = 0;
+let content = 0,
+  understood = 0;
 const ignoredAll = [];
 for (const p of PROMPTS) {
   const r = parsePrompt(p, undefined, 1);
@@ -97,7 +105,9 @@ let rows = [...PROMPTS.slice(0, 20).map((p) => ({ label: p, opts: { prompt: p } 
 if (grep) rows = rows.filter((r) => r.label.includes(grep));
 if (quick) rows = rows.filter((_, i) => i % 5 === 0);
 const transform = { scale: 0.42, x_center: 0.5, y_center: 0.66 };
-const T = 220, LABEL = 22, COLS = 2;
+const T = 220,
+  LABEL = 22,
+  COLS = 2;
 const tiles = [];
 const times = [];
 // CPU time (all threads of this process) next to wall time: on a shared, overloaded machine the
@@ -107,7 +117,13 @@ const perRow = Math.ceil(rows.length / COLS);
 for (const [r, row] of rows.entries()) {
   const gx = Math.floor(r / perRow) * (cutouts.length * T + 10);
   const gy = (r % perRow) * (T + LABEL);
-  tiles.push({ input: Buffer.from(`<svg width="${cutouts.length * T}" height="${LABEL}"><text x="4" y="16" font-family="sans-serif" font-size="14">${row.label.replace(/&/g, '&amp;')}</text></svg>`), left: gx, top: gy });
+  tiles.push({
+    input: Buffer.from(
+      `<svg width="${cutouts.length * T}" height="${LABEL}"><text x="4" y="16" font-family="sans-serif" font-size="14">${row.label.replace(/&/g, '&amp;')}</text></svg>`,
+    ),
+    left: gx,
+    top: gy,
+  });
   for (const [c, file] of cutouts.entries()) {
     const options = parseOptions(op, { ...row.opts, seed: 7 + c, image_transform: transform }, 'field');
     const t0 = performance.now();
@@ -122,31 +138,49 @@ for (const [r, row] of rows.entries()) {
 }
 process.stderr.write('\n');
 const sheet = join(outDir, 'generate-background-sheet.png');
-await sharp({ create: { width: COLS * (cutouts.length * T + 10), height: perRow * (T + LABEL), channels: 3, background: '#ffffff' } }).composite(tiles).png().toFile(sheet);
+await sharp({ create: { width: COLS * (cutouts.length * T + 10), height: perRow * (T + LABEL), channels: 3, background: '#ffffff' } })
+  .composite(tiles)
+  .png()
+  .toFile(sheet);
 const sorted = [...times].sort((a, b) => a - b);
 const cpuSorted = [...cpu].sort((a, b) => a - b);
 const load = (await import('node:os')).loadavg()[0].toFixed(1);
 console.log(`render 1024x1024 (RGBA input, no cut-out), ${times.length} renders, load average ${load}:`);
-console.log(`  wall: median ${Math.round(sorted[Math.floor(sorted.length / 2)])} ms, p90 ${Math.round(sorted[Math.floor(sorted.length * 0.9)])} ms, max ${Math.round(sorted.at(-1))} ms`);
-console.log(`  CPU (user+system, all threads): median ${Math.round(cpuSorted[Math.floor(cpuSorted.length / 2)])} ms, p90 ${Math.round(cpuSorted[Math.floor(cpuSorted.length * 0.9)])} ms, max ${Math.round(cpuSorted.at(-1))} ms`);
+console.log(
+  `  wall: median ${Math.round(sorted[Math.floor(sorted.length / 2)])} ms, p90 ${Math.round(sorted[Math.floor(sorted.length * 0.9)])} ms, max ${Math.round(sorted.at(-1))} ms`,
+);
+console.log(
+  `  CPU (user+system, all threads): median ${Math.round(cpuSorted[Math.floor(cpuSorted.length / 2)])} ms, p90 ${Math.round(cpuSorted[Math.floor(cpuSorted.length * 0.9)])} ms, max ${Math.round(cpuSorted.at(-1))} ms`,
+);
 console.log(`contact sheet: ${sheet}`);
 
 // 2b. The other 24 prompts, one cut-out each, on a second sheet (to look at every prompt).
 if (!quick && !grep) {
   const rest = PROMPTS.slice(20);
-  const S = 256, per = 6;
+  const S = 256,
+    per = 6;
   const more = [];
   for (const [k, p] of rest.entries()) {
     const file = cutouts[k % cutouts.length];
     const options = parseOptions(op, { prompt: p, seed: 11, image_transform: transform }, 'field');
     const res = await run({ operation: op.name, inputs: { image: { name: file, data: inputs[file], size: inputs[file].length } }, options }, ctx);
-    const gx = (k % per) * S, gy = Math.floor(k / per) * (S + 34);
+    const gx = (k % per) * S,
+      gy = Math.floor(k / per) * (S + 34);
     const words = p.replace(/&/g, '&amp;');
-    more.push({ input: Buffer.from(`<svg width="${S}" height="34"><text x="3" y="13" font-family="sans-serif" font-size="11">${words.slice(0, 42)}</text><text x="3" y="28" font-family="sans-serif" font-size="11">${words.slice(42)}</text></svg>`), left: gx, top: gy });
+    more.push({
+      input: Buffer.from(
+        `<svg width="${S}" height="34"><text x="3" y="13" font-family="sans-serif" font-size="11">${words.slice(0, 42)}</text><text x="3" y="28" font-family="sans-serif" font-size="11">${words.slice(42)}</text></svg>`,
+      ),
+      left: gx,
+      top: gy,
+    });
     more.push({ input: await sharp(res.data).resize(S, S).png().toBuffer(), left: gx, top: gy + 34 });
   }
   const moreSheet = join(outDir, 'generate-background-more.png');
-  await sharp({ create: { width: per * S, height: Math.ceil(rest.length / per) * (S + 34), channels: 3, background: '#ffffff' } }).composite(more).png().toFile(moreSheet);
+  await sharp({ create: { width: per * S, height: Math.ceil(rest.length / per) * (S + 34), channels: 3, background: '#ffffff' } })
+    .composite(more)
+    .png()
+    .toFile(moreSheet);
   console.log(`second sheet (prompts 21-${PROMPTS.length}, one cut-out each): ${moreSheet}`);
 }
 
@@ -159,17 +193,24 @@ for (const s of presets) {
   const res = await run({ operation: op.name, inputs: { image: { name: held, data: heldData, size: heldData.length } }, options }, ctx);
   px[s] = await sharp(res.data).raw().toBuffer();
 }
-let minD = Infinity, minPair = '';
+let minD = Infinity,
+  minPair = '';
 const table = {};
 for (const a of presets) {
   table[a] = {};
   for (const b of presets) {
-    if (a === b) { table[a][b] = '-'; continue; }
+    if (a === b) {
+      table[a][b] = '-';
+      continue;
+    }
     let d = 0;
     for (let i = 0; i < px[a].length; i++) d += Math.abs(px[a][i] - px[b][i]);
     d /= px[a].length;
     table[a][b] = d.toFixed(1);
-    if (d < minD) { minD = d; minPair = `${a}/${b}`; }
+    if (d < minD) {
+      minD = d;
+      minPair = `${a}/${b}`;
+    }
   }
 }
 console.log(`preset distances on held-out ${held} (mean |difference| of 255):`);

@@ -24,7 +24,10 @@ function hasTransparency(img: DecodedImage): boolean {
 /** Crops an RGBA image to its alpha's bounding box, so scale means the subject's size. */
 function cropToAlpha(img: RawImage): RawImage | null {
   const { width: w, height: h, data } = img;
-  let x0 = w, y0 = h, x1 = -1, y1 = -1;
+  let x0 = w,
+    y0 = h,
+    x1 = -1,
+    y1 = -1;
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
       if (data[(y * w + x) * 4 + 3]! > 8) {
@@ -36,7 +39,8 @@ function cropToAlpha(img: RawImage): RawImage | null {
     }
   }
   if (x1 < 0) return null;
-  const cw = x1 - x0 + 1, ch = y1 - y0 + 1;
+  const cw = x1 - x0 + 1,
+    ch = y1 - y0 + 1;
   const out = Buffer.alloc(cw * ch * 4);
   for (let y = 0; y < ch; y++) data.copy(out, y * cw * 4, ((y + y0) * w + x0) * 4, ((y + y0) * w + x1 + 1) * 4);
   return { data: out, width: cw, height: ch, channels: 4 };
@@ -63,9 +67,13 @@ export function chooseScene(o: Pick<GenerateBackgroundOptions, 'scene' | 'prompt
     const parsed = parsePrompt(o.prompt ?? '', o.negative_prompt, seed);
     const understood = parsed.contentWords ? (parsed.contentWords - parsed.ignored.length) / parsed.contentWords : 1;
     if (o.prompt?.trim() && parsed.terms.length === 0) {
-      warn(`prompt "${o.prompt.slice(0, 60)}" has no word imgtool's scene vocabulary knows; the scene is chosen from the seed (see docs/ops/generate-background.md for the words)`);
+      warn(
+        `prompt "${o.prompt.slice(0, 60)}" has no word imgtool's scene vocabulary knows; the scene is chosen from the seed (see docs/ops/generate-background.md for the words)`,
+      );
     } else if (o.prompt?.trim() && understood < 0.5) {
-      warn(`prompt: only ${parsed.contentWords - parsed.ignored.length} of ${parsed.contentWords} words understood; ignored: ${parsed.ignored.slice(0, 8).join(', ')} (see docs/ops/generate-background.md for the vocabulary)`);
+      warn(
+        `prompt: only ${parsed.contentWords - parsed.ignored.length} of ${parsed.contentWords} words understood; ignored: ${parsed.ignored.slice(0, 8).join(', ')} (see docs/ops/generate-background.md for the vocabulary)`,
+      );
     }
     return { spec: parsed.spec, source: 'prompt', family: parsed.family, terms: parsed.terms, ignored: parsed.ignored, understood, negated: parsed.negated };
   }
@@ -93,7 +101,8 @@ export const run: Pipeline<GenerateBackgroundOptions> = async (job, ctx) => {
     ctx.onProgress({ fraction: 0.1, stage: 'cutout' });
     const cut = await cutoutSubject(img, { signal: ctx.signal });
     const cropped = cropToAlpha(cut.rgba);
-    if (!cropped) throw new ImgtoolError('invalid_image', `${input.name}: no subject was found to place in a scene; give a photo with a clear product, or an RGBA cut-out`);
+    if (!cropped)
+      throw new ImgtoolError('invalid_image', `${input.name}: no subject was found to place in a scene; give a photo with a clear product, or an RGBA cut-out`);
     layer = cropped;
     autoRemoved = true;
   }

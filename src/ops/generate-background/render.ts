@@ -95,7 +95,14 @@ export function makeLayout(spec: SceneSpec, size: number, baseX: number, baseY: 
   if (!Number.isFinite(lz)) lz = zs;
   const d = Math.hypot(lx - xs, ly, lz - zs);
   return {
-    size, f, cx: size / 2, yv, yj, zs, baseX, baseY,
+    size,
+    f,
+    cx: size / 2,
+    yv,
+    yj,
+    zs,
+    baseX,
+    baseY,
     light: [lx, ly, lz],
     lightDir: [(lx - xs) / d, ly / d, (lz - zs) / d],
     podium,
@@ -106,11 +113,11 @@ const LUT = 4096;
 // Transfer curves by table: two pow() per channel per pixel were a third of the render time.
 const LIN_LUT = Float32Array.from({ length: LUT + 1 }, (_, i) => {
   const c = i / LUT;
-  return c <= 0.04045 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4);
+  return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
 });
 const SRGB_LUT = Float32Array.from({ length: LUT + 1 }, (_, i) => {
   const c = i / LUT;
-  return c <= 0.0031308 ? c * 12.92 : 1.055 * Math.pow(c, 1 / 2.4) - 0.055;
+  return c <= 0.0031308 ? c * 12.92 : 1.055 * c ** (1 / 2.4) - 0.055;
 });
 const toLinear = (c: number) => LIN_LUT[Math.round(clamp01(c) * LUT)]!;
 const toSrgb = (c: number) => SRGB_LUT[Math.round(clamp01(c) * LUT)]!;
@@ -143,7 +150,19 @@ function windowLight(X: number, Y: number, cxWin: number, softness: number): num
 }
 
 /** Relative distance of each skyline, for haze (1 = on the horizon). */
-const SKYLINE_DISTANCE: Record<SceneSpec['skyline'], number> = { none: 1, trees: 0.45, forest: 0.2, hedge: 0.25, dunes: 1, city: 0.6, rocks: 0.9, hills: 1, snowhills: 1, pines: 0.8, palms: 0.5 };
+const SKYLINE_DISTANCE: Record<SceneSpec['skyline'], number> = {
+  none: 1,
+  trees: 0.45,
+  forest: 0.2,
+  hedge: 0.25,
+  dunes: 1,
+  city: 0.6,
+  rocks: 0.9,
+  hills: 1,
+  snowhills: 1,
+  pines: 0.8,
+  palms: 0.5,
+};
 
 /** Blur levels of the depth-of-field stack (Gaussian sigma, px). */
 const DOF_LEVELS = [0, 1.2, 2.6, 4.8, 8, 12.5];
@@ -184,9 +203,10 @@ export async function renderScene(spec: SceneSpec, layout: Layout, seed: number,
   const blurMax = spec.blur;
   const sky = spec.sky;
   // Gaps in a canopy look up at the sky overhead: no cloud shapes, no sunset glow, the zenith's colour.
-  const gapSky = sky && (spec.skyline === 'forest' || spec.skyline === 'trees')
-    ? { ...sky, clouds: 0, glowAmount: 0, horizon: [0, 1, 2].map((c) => sky.horizon[c]! + (sky.zenith[c]! - sky.horizon[c]!) * 0.6) as Rgb }
-    : undefined;
+  const gapSky =
+    sky && (spec.skyline === 'forest' || spec.skyline === 'trees')
+      ? { ...sky, clouds: 0, glowAmount: 0, horizon: [0, 1, 2].map((c) => sky.horizon[c]! + (sky.zenith[c]! - sky.horizon[c]!) * 0.6) as Rgb }
+      : undefined;
   const night = !!sky && sky.zenith[0] + sky.zenith[1] + sky.zenith[2] < 0.3;
   // Where the sun glows in the sky: only when it is in front of the camera (a backlight).
   const az = (key.azimuth * Math.PI) / 180;
@@ -229,7 +249,9 @@ export async function renderScene(spec: SceneSpec, layout: Layout, seed: number,
     for (let x = 0; x < size; x++) {
       const i = y * size + x;
       if (coarse && (x & 1) === 1) {
-        lin[i * 3] = lin[i * 3 - 3]!; lin[i * 3 + 1] = lin[i * 3 - 2]!; lin[i * 3 + 2] = lin[i * 3 - 1]!;
+        lin[i * 3] = lin[i * 3 - 3]!;
+        lin[i * 3 + 1] = lin[i * 3 - 2]!;
+        lin[i * 3 + 2] = lin[i * 3 - 1]!;
         keyShare[i] = keyShare[i - 1]!;
         coc[i] = rowCoc;
         continue;
@@ -250,42 +272,71 @@ export async function renderScene(spec: SceneSpec, layout: Layout, seed: number,
           // The far zone's edge wanders a little (a shoreline, a pool's lip seen from low).
           // A negative distance is measured behind the subject (a pool's edge right behind the product).
           const edge = (spec.far.from < 0 ? zs - spec.far.from : spec.far.from) + (spec.far.shore ? (fbm(X * 0.004, 0.5, seed + 61, 3, 0) - 0.5) * 120 : 0);
-          if (z > edge) { mat = farMat; tint = spec.far.tint; }
-          else if (spec.far.shore && z > edge - 90) foam = 1 - (edge - z) / 90;
+          if (z > edge) {
+            mat = farMat;
+            tint = spec.far.tint;
+          } else if (spec.far.shore && z > edge - 90) foam = 1 - (edge - z) / 90;
         }
         mat(X, z, fp, floorSeed, alb);
         tinted(alb, tint);
         if (foam > 0) {
           // Wet sand darkens towards the water; a line of foam where the wave ends.
           const wetK = 1 - 0.3 * foam;
-          alb[0] *= wetK; alb[1] *= wetK; alb[2] *= wetK;
-          const line = Math.exp(-Math.pow((1 - foam) * 14, 2)) * 0.9;
-          alb[0] += (0.95 - alb[0]!) * line; alb[1] += (0.96 - alb[1]!) * line; alb[2] += (0.96 - alb[2]!) * line;
+          alb[0] *= wetK;
+          alb[1] *= wetK;
+          alb[2] *= wetK;
+          const line = Math.exp(-(((1 - foam) * 14) ** 2)) * 0.9;
+          alb[0] += (0.95 - alb[0]!) * line;
+          alb[1] += (0.96 - alb[1]!) * line;
+          alb[2] += (0.96 - alb[2]!) * line;
         }
         if (spec.props && z < 600) scatter(X, z, fp, alb);
-        if (spec.wet) { alb[0] *= 0.7; alb[1] *= 0.7; alb[2] *= 0.72; alb[3] = Math.max(alb[3]!, 0.55); }
-        Px = X; Py = 0; Pz = z; nx = 0; ny = 1; nz = 0;
+        if (spec.wet) {
+          alb[0] *= 0.7;
+          alb[1] *= 0.7;
+          alb[2] *= 0.72;
+          alb[3] = Math.max(alb[3]!, 0.55);
+        }
+        Px = X;
+        Py = 0;
+        Pz = z;
+        nx = 0;
+        ny = 1;
+        nz = 0;
       } else {
         const Y = CAMERA_HEIGHT - ((y + 0.5 - yv) * WALL_DISTANCE) / f;
         wallMat(X, Y, fpWall, wallSeed, alb);
         tinted(alb, spec.wallTint);
-        Px = X; Py = Y; Pz = WALL_DISTANCE; nx = 0; ny = 0; nz = -1;
+        Px = X;
+        Py = Y;
+        Pz = WALL_DISTANCE;
+        nx = 0;
+        ny = 0;
+        nz = -1;
       }
       if (sweep && Math.abs(y + 0.5 - yj) < sweepBand) {
         // A paper sweep curves from floor to wall: the normal turns gradually, no corner.
         const t = smoothstep(yj - sweepBand, yj + sweepBand, y + 0.5);
         const nl = Math.hypot(t, 1 - t);
-        nx = 0; ny = t / nl; nz = -(1 - t) / nl;
+        nx = 0;
+        ny = t / nl;
+        nz = -(1 - t) / nl;
       }
       let lx: number, ly: number, lz: number, dl: number, fall: number;
       if (open) {
-        lx = dLx; ly = dLy; lz = dLz; dl = 1; fall = 1;
+        lx = dLx;
+        ly = dLy;
+        lz = dLz;
+        dl = 1;
+        fall = 1;
       } else {
-        lx = Lx - Px; ly = Ly - Py; lz = Lz - Pz;
+        lx = Lx - Px;
+        ly = Ly - Py;
+        lz = Lz - Pz;
         const d2 = lx * lx + ly * ly + lz * lz;
         dl = Math.sqrt(d2);
         // A large source flattens the inverse-square falloff.
-        fall = Math.pow(R2 / d2, 1 - key.softness * 0.45);
+        fall = (R2 / d2) ** (1 - key.softness * 0.45);
       }
       const cosT = Math.max(0, (lx * nx + ly * ny + lz * nz) / dl);
       let direct = cosT * fall;
@@ -296,12 +347,13 @@ export async function renderScene(spec: SceneSpec, layout: Layout, seed: number,
       // Ambient occlusion of the corner where the table meets the wall (none in a sweep or outdoors).
       let ao = 1;
       if (spec.setting === 'room') {
-        const distCorner = onFloor ? WALL_DISTANCE - z : (CAMERA_HEIGHT - ((y + 0.5 - yv) * WALL_DISTANCE) / f);
+        const distCorner = onFloor ? WALL_DISTANCE - z : CAMERA_HEIGHT - ((y + 0.5 - yv) * WALL_DISTANCE) / f;
         ao = 1 - 0.38 * Math.exp(-Math.max(0, distCorner) / 9);
       }
       if (pod && onFloor) {
         // The podium's own contact shadow on the floor.
-        const ex = (x + 0.5 - pod.cx) / (pod.rx * 1.08), ey = (y + 0.5 - pod.bottomY) / (pod.ry * 1.6);
+        const ex = (x + 0.5 - pod.cx) / (pod.rx * 1.08),
+          ey = (y + 0.5 - pod.bottomY) / (pod.ry * 1.6);
         const dd = Math.sqrt(ex * ex + ey * ey);
         if (dd < 2.2) ao *= 1 - 0.45 * Math.max(0, Math.min(1, (2.2 - dd) / 1.2));
       }
@@ -310,13 +362,17 @@ export async function renderScene(spec: SceneSpec, layout: Layout, seed: number,
       let refl = 0;
       if (gloss > 0 && onFloor) {
         // Blinn-Phong half vector between light and camera (camera at (0, H, 0)).
-        const vx = -Px, vy = CAMERA_HEIGHT - Py, vz = -Pz;
+        const vx = -Px,
+          vy = CAMERA_HEIGHT - Py,
+          vz = -Pz;
         const vl = Math.hypot(vx, vy, vz);
-        const hx = lx / dl + vx / vl, hy = ly / dl + vy / vl, hz = lz / dl + vz / vl;
+        const hx = lx / dl + vx / vl,
+          hy = ly / dl + vy / vl,
+          hz = lz / dl + vz / vl;
         const hl = Math.hypot(hx, hy, hz);
-        spec_ = gloss * 0.35 * Math.pow(Math.max(0, hy / hl), shin) * fall;
+        spec_ = gloss * 0.35 * Math.max(0, hy / hl) ** shin * fall;
         // Outdoors, glossy ground (water, wet street) mirrors the sky at grazing angles (Fresnel).
-        if (open && sky) refl = gloss * 0.7 * (0.02 + 0.98 * Math.pow(1 - vy / vl, 5));
+        if (open && sky) refl = gloss * 0.7 * (0.02 + 0.98 * (1 - vy / vl) ** 5);
       }
       const keyIrr = direct;
       keyShare[i] = keyIrr / (keyIrr + spec.ambient.intensity * ao + 1e-6);
@@ -329,7 +385,9 @@ export async function renderScene(spec: SceneSpec, layout: Layout, seed: number,
       if (spec.gradient && !onFloor) {
         // A graded backdrop: darker towards the top of the frame.
         const g = 1 - spec.gradient * (1 - (y + 0.5) / Math.max(1, yj));
-        lin[i * 3] *= g; lin[i * 3 + 1] *= g; lin[i * 3 + 2] *= g;
+        lin[i * 3] *= g;
+        lin[i * 3 + 1] *= g;
+        lin[i * 3 + 2] *= g;
       }
       coc[i] = rowCoc;
     }
@@ -343,11 +401,25 @@ export async function renderScene(spec: SceneSpec, layout: Layout, seed: number,
     const top = skyline[x]! / size;
     // Through gaps in a canopy the sky shows as light, not as cloud shapes.
     if (sky) skyAt(top > 0 && h < top && gapSky ? gapSky : sky, xn, h, sunX, seed, skyC);
-    else { skyC[0] = 0.7; skyC[1] = 0.8; skyC[2] = 0.9; }
-    let r = toLinear(skyC[0]!) * skyGain, g = toLinear(skyC[1]!) * skyGain, b = toLinear(skyC[2]!) * skyGain;
+    else {
+      skyC[0] = 0.7;
+      skyC[1] = 0.8;
+      skyC[2] = 0.9;
+    }
+    let r = toLinear(skyC[0]!) * skyGain,
+      g = toLinear(skyC[1]!) * skyGain,
+      b = toLinear(skyC[2]!) * skyGain;
     if (top > 0 && h < top) {
       skylineAt(spec.skyline, xn, h, top, seed, night, sl);
-      if (spec.skylineTint) { alb[0] = sl[0]!; alb[1] = sl[1]!; alb[2] = sl[2]!; tinted(alb, spec.skylineTint); sl[0] = alb[0]!; sl[1] = alb[1]!; sl[2] = alb[2]!; }
+      if (spec.skylineTint) {
+        alb[0] = sl[0]!;
+        alb[1] = sl[1]!;
+        alb[2] = sl[2]!;
+        tinted(alb, spec.skylineTint);
+        sl[0] = alb[0]!;
+        sl[1] = alb[1]!;
+        sl[2] = alb[2]!;
+      }
       const cover = sl[7]!;
       const lit = Math.max(0.25, dLy) * 0.7;
       // Aerial perspective grows with distance: trees at the edge of a clearing barely fade, hills on the horizon do.
@@ -357,29 +429,40 @@ export async function renderScene(spec: SceneSpec, layout: Layout, seed: number,
         v += (horizonLin[c]! * skyGain - v) * hz * (sl[3]! > 0 ? 0.2 : 1);
         const s = c === 0 ? r : c === 1 ? g : b;
         const m = s + (v - s) * cover;
-        if (c === 0) r = m; else if (c === 1) g = m; else b = m;
+        if (c === 0) r = m;
+        else if (c === 1) g = m;
+        else b = m;
       }
     }
-    lin[i * 3] = r * spec.exposure; lin[i * 3 + 1] = g * spec.exposure; lin[i * 3 + 2] = b * spec.exposure;
+    lin[i * 3] = r * spec.exposure;
+    lin[i * 3 + 1] = g * spec.exposure;
+    lin[i * 3 + 2] = b * spec.exposure;
     keyShare[i] = 0;
   }
 
   /** A podium under the subject: a cylinder or block, in focus, lit by the key. */
   function shadePodium(x: number, y: number): boolean {
     const p = pod!;
-    const px = x + 0.5, py = y + 0.5;
+    const px = x + 0.5,
+      py = y + 0.5;
     const u = (px - p.cx) / p.rx;
     if (Math.abs(u) > 1) return false;
     const i = y * size + x;
-    let nx = 0, ny = 0, nz = -1;
+    let nx = 0,
+      ny = 0,
+      nz = -1;
     const curve = p.shape === 'cylinder' ? Math.sqrt(1 - u * u) : 1;
     const topFace = p.shape === 'cylinder' ? Math.hypot(u, (py - p.topY) / p.ry) <= 1 : Math.abs(py - p.topY) <= p.ry;
-    if (topFace) ny = 1, nz = 0;
-    else if (py > p.topY && py <= p.bottomY + p.ry * curve) {
-      if (p.shape === 'cylinder') { nx = u; nz = -curve; }
-      else if (py > p.bottomY + p.ry) return false;
+    if (topFace) {
+      ny = 1;
+      nz = 0;
+    } else if (py > p.topY && py <= p.bottomY + p.ry * curve) {
+      if (p.shape === 'cylinder') {
+        nx = u;
+        nz = -curve;
+      } else if (py > p.bottomY + p.ry) return false;
     } else return false;
-    podMat!(u * 30, topFace ? (py - p.topY) / p.ry * 5 : (py - p.topY) * 0.1, 0.05, seed + 77, alb);
+    podMat!(u * 30, topFace ? ((py - p.topY) / p.ry) * 5 : (py - p.topY) * 0.1, 0.05, seed + 77, alb);
     tinted(alb, spec.podium!.tint);
     const [lx, ly, lz] = layout.lightDir;
     const cosT = Math.max(0, lx * nx + ly * ny + lz * nz);
@@ -395,14 +478,20 @@ export async function renderScene(spec: SceneSpec, layout: Layout, seed: number,
   function scatter(X: number, z: number, fp: number, out: Float32Array) {
     const props = spec.props!;
     const cs = 9;
-    const ci = Math.floor(X / cs), cj = Math.floor(z / cs);
+    const ci = Math.floor(X / cs),
+      cj = Math.floor(z / cs);
     if (hash2(ci, cj, seed + 101) > props.density) return;
-    const h1 = hash2(ci, cj, seed + 102), h2 = hash2(ci, cj, seed + 103), h3 = hash2(ci, cj, seed + 104);
+    const h1 = hash2(ci, cj, seed + 102),
+      h2 = hash2(ci, cj, seed + 103),
+      h3 = hash2(ci, cj, seed + 104);
     const r = (props.kind === 'leaves' ? 3.2 : props.kind === 'flowers' ? 2.6 : props.kind === 'petals' ? 2.2 : 1.6) * (0.75 + 0.5 * h3);
-    const ox = (ci + 0.5 + (h1 - 0.5) * 0.5) * cs, oz = (cj + 0.5 + (h2 - 0.5) * 0.5) * cs;
+    const ox = (ci + 0.5 + (h1 - 0.5) * 0.5) * cs,
+      oz = (cj + 0.5 + (h2 - 0.5) * 0.5) * cs;
     const th = h3 * Math.PI * 2;
-    const dx = X - ox, dz = z - oz;
-    const lu = dx * Math.cos(th) + dz * Math.sin(th), lv = -dx * Math.sin(th) + dz * Math.cos(th);
+    const dx = X - ox,
+      dz = z - oz;
+    const lu = dx * Math.cos(th) + dz * Math.sin(th),
+      lv = -dx * Math.sin(th) + dz * Math.cos(th);
     let inside: number;
     const soft = Math.max(fp, 0.1);
     if (props.kind === 'flowers') {
@@ -411,7 +500,11 @@ export async function renderScene(spec: SceneSpec, layout: Layout, seed: number,
       inside = clamp01((rr - Math.hypot(lu, lv)) / soft);
       if (inside <= 0) return;
       const centre = Math.hypot(lu, lv) < r * 0.25;
-      const pal: Rgb[] = [[0.97, 0.96, 0.94], [0.95, 0.75, 0.82], [0.96, 0.85, 0.3]];
+      const pal: Rgb[] = [
+        [0.97, 0.96, 0.94],
+        [0.95, 0.75, 0.82],
+        [0.96, 0.85, 0.3],
+      ];
       const col: Rgb = centre ? [0.95, 0.72, 0.15] : pal[Math.floor(h1 * pal.length)]!;
       mixInto(out, col, inside);
       return;
@@ -419,20 +512,37 @@ export async function renderScene(spec: SceneSpec, layout: Layout, seed: number,
     const a = props.kind === 'leaves' ? r : props.kind === 'shells' ? r * 0.8 : r;
     const b = props.kind === 'leaves' ? r * 0.45 : props.kind === 'pebbles' ? r * 0.7 : r * 0.6;
     const e = Math.hypot(lu / a, lv / b);
-    inside = clamp01((1 - e) * Math.min(a, b) / soft);
+    inside = clamp01(((1 - e) * Math.min(a, b)) / soft);
     if (inside <= 0) return;
     const palettes: Record<string, Rgb[]> = {
-      petals: [[0.96, 0.7, 0.78], [0.98, 0.9, 0.92], [0.85, 0.25, 0.32], [0.97, 0.82, 0.86]],
-      leaves: [[0.72, 0.42, 0.14], [0.82, 0.6, 0.2], [0.45, 0.55, 0.2], [0.6, 0.25, 0.12]],
-      pebbles: [[0.62, 0.6, 0.57], [0.45, 0.44, 0.43], [0.75, 0.72, 0.67]],
-      shells: [[0.96, 0.9, 0.84], [0.93, 0.8, 0.72]],
+      petals: [
+        [0.96, 0.7, 0.78],
+        [0.98, 0.9, 0.92],
+        [0.85, 0.25, 0.32],
+        [0.97, 0.82, 0.86],
+      ],
+      leaves: [
+        [0.72, 0.42, 0.14],
+        [0.82, 0.6, 0.2],
+        [0.45, 0.55, 0.2],
+        [0.6, 0.25, 0.12],
+      ],
+      pebbles: [
+        [0.62, 0.6, 0.57],
+        [0.45, 0.44, 0.43],
+        [0.75, 0.72, 0.67],
+      ],
+      shells: [
+        [0.96, 0.9, 0.84],
+        [0.93, 0.8, 0.72],
+      ],
     };
     const pal = palettes[props.kind]!;
     let col = pal[Math.floor(h2 * pal.length)]!;
     // "red rose petals": the named colour, varied a little by the palette's own light and dark.
     if (props.colour) col = [props.colour[0] * (0.85 + 0.3 * h1), props.colour[1] * (0.85 + 0.3 * h1), props.colour[2] * (0.85 + 0.3 * h1)];
     // A midrib on leaves, a soft gradient on petals: enough to read as objects when sharp.
-    const shade = props.kind === 'leaves' ? 1 - 0.25 * Math.exp(-Math.pow(lv / (b * 0.12), 2)) : 0.9 + 0.1 * (1 - e);
+    const shade = props.kind === 'leaves' ? 1 - 0.25 * Math.exp(-((lv / (b * 0.12)) ** 2)) : 0.9 + 0.1 * (1 - e);
     mixInto(out, [col[0] * shade, col[1] * shade, col[2] * shade], inside);
   }
 
@@ -444,16 +554,25 @@ export async function renderScene(spec: SceneSpec, layout: Layout, seed: number,
   for (let y = 0; y < size; y++) {
     for (let x = 0; x < size; x++) {
       const i = y * size + x;
-      const dx = (x - cx) / size, dy = (y - size / 2) / size;
+      const dx = (x - cx) / size,
+        dy = (y - size / 2) / size;
       const vig = 1 - spec.vignette * Math.min(1, (dx * dx + dy * dy) * 2.2);
-      let r = lin[i * 3]! * vig, g = lin[i * 3 + 1]! * vig, b = lin[i * 3 + 2]! * vig;
+      let r = lin[i * 3]! * vig,
+        g = lin[i * 3 + 1]! * vig,
+        b = lin[i * 3 + 2]! * vig;
       r = (r * (1 + r / white2)) / (1 + r);
       g = (g * (1 + g / white2)) / (1 + g);
       b = (b * (1 + b / white2)) / (1 + b);
-      let sr = toSrgb(r), sg = toSrgb(g), sb = toSrgb(b);
+      let sr = toSrgb(r),
+        sg = toSrgb(g),
+        sb = toSrgb(b);
       const l = 0.299 * sr + 0.587 * sg + 0.114 * sb;
-      sr = l + (sr - l) * sat; sg = l + (sg - l) * sat; sb = l + (sb - l) * sat;
-      sr = 0.5 + (sr - 0.5) * con; sg = 0.5 + (sg - 0.5) * con; sb = 0.5 + (sb - 0.5) * con;
+      sr = l + (sr - l) * sat;
+      sg = l + (sg - l) * sat;
+      sb = l + (sb - l) * sat;
+      sr = 0.5 + (sr - 0.5) * con;
+      sg = 0.5 + (sg - 0.5) * con;
+      sb = 0.5 + (sb - 0.5) * con;
       rgb[i * 3] = Math.round(clamp01(sr) * 255);
       rgb[i * 3 + 1] = Math.round(clamp01(sg) * 255);
       rgb[i * 3 + 2] = Math.round(clamp01(sb) * 255);
@@ -483,12 +602,14 @@ function addBokeh(rgb: Buffer, size: number, b: NonNullable<SceneSpec['bokeh']>,
   for (let k = 0; k < b.count; k++) {
     const cx = rand() * size;
     // Most lights sit near the horizon (street level), fewer higher up.
-    const cy = horizon - Math.pow(rand(), 1.6) * horizon * 0.95 + (rand() - 0.3) * 0.08 * size;
+    const cy = horizon - rand() ** 1.6 * horizon * 0.95 + (rand() - 0.3) * 0.08 * size;
     const r = b.size * (0.55 + rand() * 0.9) * scale;
     const col = b.colours[Math.floor(rand() * b.colours.length)]!;
     const amt = b.strength * (0.45 + rand() * 0.55);
-    const x0 = Math.max(0, Math.floor(cx - r - 1)), x1 = Math.min(size - 1, Math.ceil(cx + r + 1));
-    const y0 = Math.max(0, Math.floor(cy - r - 1)), y1 = Math.min(size - 1, Math.ceil(cy + r + 1));
+    const x0 = Math.max(0, Math.floor(cx - r - 1)),
+      x1 = Math.min(size - 1, Math.ceil(cx + r + 1));
+    const y0 = Math.max(0, Math.floor(cy - r - 1)),
+      y1 = Math.min(size - 1, Math.ceil(cy + r + 1));
     for (let y = y0; y <= y1; y++) {
       for (let x = x0; x <= x1; x++) {
         const d = Math.hypot(x + 0.5 - cx, y + 0.5 - cy) / r;
@@ -497,7 +618,8 @@ function addBokeh(rgb: Buffer, size: number, b: NonNullable<SceneSpec['bokeh']>,
         const i = (y * size + x) * 3;
         for (let c = 0; c < 3; c++) {
           // Screen blend: light adds, never darkens, never clips harshly.
-          const v = rgb[i + c]! / 255, l = col[c]! * amt * disc;
+          const v = rgb[i + c]! / 255,
+            l = col[c]! * amt * disc;
           rgb[i + c] = Math.round((1 - (1 - v) * (1 - l)) * 255);
         }
       }
@@ -508,9 +630,7 @@ function addBokeh(rgb: Buffer, size: number, b: NonNullable<SceneSpec['bokeh']>,
 /** Per-pixel blur by circle of confusion, interpolated between a stack of Gaussian blurs. */
 async function depthOfField(rgb: Buffer, size: number, coc: Float32Array): Promise<Buffer> {
   const raw = { raw: { width: size, height: size, channels: 3 as const } };
-  const levels = await Promise.all(
-    DOF_LEVELS.map((s) => (s === 0 ? Promise.resolve(rgb) : sharp(rgb, raw).blur(s).raw().toBuffer())),
-  );
+  const levels = await Promise.all(DOF_LEVELS.map((s) => (s === 0 ? Promise.resolve(rgb) : sharp(rgb, raw).blur(s).raw().toBuffer())));
   const out = Buffer.alloc(rgb.length);
   const last = DOF_LEVELS.length - 1;
   for (let i = 0; i < size * size; i++) {
@@ -518,7 +638,8 @@ async function depthOfField(rgb: Buffer, size: number, coc: Float32Array): Promi
     let k = 0;
     while (k < last - 1 && DOF_LEVELS[k + 1]! < s) k++;
     const t = Math.min(1, Math.max(0, (s - DOF_LEVELS[k]!) / (DOF_LEVELS[k + 1]! - DOF_LEVELS[k]!)));
-    const a = levels[k]!, b = levels[k + 1]!;
+    const a = levels[k]!,
+      b = levels[k + 1]!;
     for (let c = 0; c < 3; c++) out[i * 3 + c] = Math.round(a[i * 3 + c]! + (b[i * 3 + c]! - a[i * 3 + c]!) * t);
   }
   return out;

@@ -117,7 +117,10 @@ const base = (name: string, floor: MaterialId, wall: MaterialId, over: Partial<S
 });
 
 export const PRESETS: Record<string, SceneSpec> = {
-  marble: base('marble', 'marble', 'plaster', { light: { azimuth: -35, elevation: 45, color: LIGHT_COLOURS.neutral, intensity: 1.15, softness: 0.7 }, junction: 0.48 }),
+  marble: base('marble', 'marble', 'plaster', {
+    light: { azimuth: -35, elevation: 45, color: LIGHT_COLOURS.neutral, intensity: 1.15, softness: 0.7 },
+    junction: 0.48,
+  }),
   wood: base('wood', 'wood', 'plaster', {
     light: { azimuth: -60, elevation: 30, color: LIGHT_COLOURS.warm, intensity: 1.25, softness: 0.4 },
     wallTint: { rgb: [0.86, 0.78, 0.66], amount: 0.5 },

@@ -28,7 +28,9 @@ export function skyAt(sky: Sky, xn: number, h: number, sunX: number, seed: numbe
   if (sky.glowAmount > 0) {
     const d = Math.hypot((xn - sunX) * 0.8, h * 1.6);
     const gl = sky.glowAmount * Math.exp(-d * 4);
-    r += (sky.glow[0] - r) * gl; g += (sky.glow[1] - g) * gl; b += (sky.glow[2] - b) * gl;
+    r += (sky.glow[0] - r) * gl;
+    g += (sky.glow[1] - g) * gl;
+    b += (sky.glow[2] - b) * gl;
   }
   if (sky.clouds > 0) {
     // Clouds flatten towards the horizon (perspective of a cloud deck).
@@ -36,9 +38,13 @@ export function skyAt(sky: Sky, xn: number, h: number, sunX: number, seed: numbe
     const n = fbm(xn * 3 * cy * 0.25 + 5, cy * 1.2, seed + 91, 5, 0);
     const c = smoothstep(1 - sky.clouds * 0.75 - 0.2, 1 - sky.clouds * 0.75 + 0.15, n) * (sky.clouds > 0.8 ? 1 : 0.9);
     const shade = 0.85 + 0.3 * (n - 0.5);
-    r += (sky.cloudColour[0] * shade - r) * c; g += (sky.cloudColour[1] * shade - g) * c; b += (sky.cloudColour[2] * shade - b) * c;
+    r += (sky.cloudColour[0] * shade - r) * c;
+    g += (sky.cloudColour[1] * shade - g) * c;
+    b += (sky.cloudColour[2] * shade - b) * c;
   }
-  out[0] = clamp01(r); out[1] = clamp01(g); out[2] = clamp01(b);
+  out[0] = clamp01(r);
+  out[1] = clamp01(g);
+  out[2] = clamp01(b);
 }
 
 /**
@@ -47,13 +53,21 @@ export function skyAt(sky: Sky, xn: number, h: number, sunX: number, seed: numbe
  */
 export function skylineHeight(kind: Skyline, xn: number, seed: number): number {
   switch (kind) {
-    case 'none': return 0;
-    case 'trees': return 0.16 + 0.12 * fbm(xn * 6, 0.5, seed + 11, 4, 0) + 0.06 * Math.abs(Math.sin(xn * 17 + seed));
-    case 'forest': return 0.75;
-    case 'hedge': return 0.1 + 0.015 * fbm(xn * 20, 0.5, seed + 12, 3, 0);
-    case 'dunes': return 0.03 + 0.05 * Math.pow(Math.abs(Math.sin(xn * 2.3 + (seed % 7))), 1.5) + 0.02 * Math.sin(xn * 5.1 + 1);
-    case 'rocks': return 0.05 + 0.14 * Math.pow(fbm(xn * 4, 0.5, seed + 13, 5, 0), 1.6);
-    case 'hills': case 'snowhills': return 0.03 + 0.06 * fbm(xn * 2.2, 0.5, seed + 14, 3, 0);
+    case 'none':
+      return 0;
+    case 'trees':
+      return 0.16 + 0.12 * fbm(xn * 6, 0.5, seed + 11, 4, 0) + 0.06 * Math.abs(Math.sin(xn * 17 + seed));
+    case 'forest':
+      return 0.75;
+    case 'hedge':
+      return 0.1 + 0.015 * fbm(xn * 20, 0.5, seed + 12, 3, 0);
+    case 'dunes':
+      return 0.03 + 0.05 * Math.abs(Math.sin(xn * 2.3 + (seed % 7))) ** 1.5 + 0.02 * Math.sin(xn * 5.1 + 1);
+    case 'rocks':
+      return 0.05 + 0.14 * fbm(xn * 4, 0.5, seed + 13, 5, 0) ** 1.6;
+    case 'hills':
+    case 'snowhills':
+      return 0.03 + 0.06 * fbm(xn * 2.2, 0.5, seed + 14, 3, 0);
     case 'pines': {
       // Rows of conifers: triangles of random height over a low ridge.
       const w = 0.035;
@@ -85,33 +99,83 @@ export function skylineHeight(kind: Skyline, xn: number, seed: number): number {
 
 /** Albedo (sRGB) and an emissive part (lit windows, lamp glow) of the skyline at (xn, h). */
 export function skylineAt(kind: Skyline, xn: number, h: number, top: number, seed: number, night: boolean, out: Float32Array): void {
-  let r = 0.3, g = 0.3, b = 0.3, e = 0, er = 0, eg = 0, eb = 0, cover = 1;
+  let r = 0.3,
+    g = 0.3,
+    b = 0.3,
+    e = 0,
+    er = 0,
+    eg = 0,
+    eb = 0,
+    cover = 1;
   switch (kind) {
-    case 'trees': case 'forest': case 'hedge': {
+    case 'trees':
+    case 'forest':
+    case 'hedge': {
       // Foliage: clumps of leaves, lighter where the sun catches them, with gaps of sky in the canopy.
       const n = fbm(xn * 18, h * 18, seed + 21, 4, 0);
       const lit = smoothstep(0.5, 0.7, fbm(xn * 9 + 3, h * 9, seed + 22, 3, 0));
-      r = 0.1 + lit * 0.22 + (n - 0.5) * 0.1; g = 0.24 + lit * 0.34 + (n - 0.5) * 0.15; b = 0.06 + lit * 0.06;
+      r = 0.1 + lit * 0.22 + (n - 0.5) * 0.1;
+      g = 0.24 + lit * 0.34 + (n - 0.5) * 0.15;
+      b = 0.06 + lit * 0.06;
       // Gaps where the sky shows through, more of them near the top of the canopy.
       // A forest's canopy is denser than a garden's tree line.
       const gapAt = kind === 'forest' ? 0.68 : 0.58;
-      if (kind !== 'hedge') cover = 1 - smoothstep(gapAt, gapAt + 0.08, fbm(xn * 7 + 11, h * 7, seed + 25, 4, 0) + smoothstep(0.3, 0.9, h / Math.max(top, 1e-3)) * 0.2);
+      if (kind !== 'hedge')
+        cover = 1 - smoothstep(gapAt, gapAt + 0.08, fbm(xn * 7 + 11, h * 7, seed + 25, 4, 0) + smoothstep(0.3, 0.9, h / Math.max(top, 1e-3)) * 0.2);
       if (kind === 'forest') {
         // Trunks: vertical dark bands of varying width.
         const k = Math.floor(xn / 0.09);
         const cx = (k + 0.5 + (hash2(k, 7, seed) - 0.5) * 0.6) * 0.09;
         const wdt = 0.006 + hash2(k, 8, seed) * 0.018;
-        if (Math.abs(xn - cx) < wdt && h < 0.55) { r = 0.2; g = 0.15; b = 0.11; }
+        if (Math.abs(xn - cx) < wdt && h < 0.55) {
+          r = 0.2;
+          g = 0.15;
+          b = 0.11;
+        }
       }
       break;
     }
-    case 'dunes': r = 0.9; g = 0.62; b = 0.38; { const s = (h / Math.max(top, 1e-3)); r *= 0.85 + s * 0.2; g *= 0.85 + s * 0.2; b *= 0.85 + s * 0.2; } break;
-    case 'rocks': { const n = fbm(xn * 12, h * 12, seed + 23, 4, 0); r = g = 0.42 + (n - 0.5) * 0.3; b = r * 0.95; r *= 1.04; break; }
-    case 'hills': { const n = fbm(xn * 8, h * 8, seed + 24, 3, 0); r = 0.32 + n * 0.1; g = 0.45 + n * 0.1; b = 0.3; break; }
-    case 'snowhills': { const n = fbm(xn * 8, h * 8, seed + 24, 3, 0); r = 0.86 + n * 0.08; g = 0.89 + n * 0.08; b = 0.95; break; }
-    case 'pines': r = 0.12; g = 0.2; b = 0.16; break;
+    case 'dunes':
+      r = 0.9;
+      g = 0.62;
+      b = 0.38;
+      {
+        const s = h / Math.max(top, 1e-3);
+        r *= 0.85 + s * 0.2;
+        g *= 0.85 + s * 0.2;
+        b *= 0.85 + s * 0.2;
+      }
+      break;
+    case 'rocks': {
+      const n = fbm(xn * 12, h * 12, seed + 23, 4, 0);
+      r = g = 0.42 + (n - 0.5) * 0.3;
+      b = r * 0.95;
+      r *= 1.04;
+      break;
+    }
+    case 'hills': {
+      const n = fbm(xn * 8, h * 8, seed + 24, 3, 0);
+      r = 0.32 + n * 0.1;
+      g = 0.45 + n * 0.1;
+      b = 0.3;
+      break;
+    }
+    case 'snowhills': {
+      const n = fbm(xn * 8, h * 8, seed + 24, 3, 0);
+      r = 0.86 + n * 0.08;
+      g = 0.89 + n * 0.08;
+      b = 0.95;
+      break;
+    }
+    case 'pines':
+      r = 0.12;
+      g = 0.2;
+      b = 0.16;
+      break;
     case 'palms': {
-      r = 0.16; g = 0.22; b = 0.12;
+      r = 0.16;
+      g = 0.22;
+      b = 0.12;
       const p = palmAt(xn, seed);
       if (p && h > 0.015) {
         const dx = xn - p.cx;
@@ -120,10 +184,14 @@ export function skylineAt(kind: Skyline, xn: number, h: number, top: number, see
         const trunk = Math.abs(dx - lean) < 0.0045 && h < p.top;
         const ang = Math.atan2(h - p.top, dx - lean);
         const rad = Math.hypot(dx - lean, (h - p.top) * 1.4);
-        const fronds = 0.03 + 0.045 * Math.pow(Math.abs(Math.cos(ang * 3.5)), 0.6);
+        const fronds = 0.03 + 0.045 * Math.abs(Math.cos(ang * 3.5)) ** 0.6;
         const crown = rad < fronds && h > p.top - 0.05;
         cover = trunk || crown ? 1 : 0;
-        if (trunk) { r = 0.3; g = 0.24; b = 0.17; }
+        if (trunk) {
+          r = 0.3;
+          g = 0.24;
+          b = 0.17;
+        }
       }
       break;
     }
@@ -131,24 +199,47 @@ export function skylineAt(kind: Skyline, xn: number, h: number, top: number, see
       // Facades with a grid of windows; at night some windows glow.
       const k = Math.floor(xn / 0.07 + hash2(0, 9, seed));
       const tone = hash2(k, 10, seed);
-      r = 0.45 + tone * 0.25; g = 0.43 + tone * 0.22; b = 0.42 + tone * 0.2;
-      const wx = xn * 90, wy = h * 70;
+      r = 0.45 + tone * 0.25;
+      g = 0.43 + tone * 0.22;
+      b = 0.42 + tone * 0.2;
+      const wx = xn * 90,
+        wy = h * 70;
       const inWin = Math.abs(wx - Math.round(wx)) < 0.28 && Math.abs(wy - Math.round(wy)) < 0.3;
       if (inWin) {
         if (night) {
           const on = hash2(Math.round(wx), Math.round(wy), seed + 30) > 0.55;
           r = g = b = 0.05;
-          if (on) { e = 1; er = 1.0; eg = 0.75; eb = 0.45; }
-        } else { r *= 0.6; g *= 0.66; b *= 0.75; }
+          if (on) {
+            e = 1;
+            er = 1.0;
+            eg = 0.75;
+            eb = 0.45;
+          }
+        } else {
+          r *= 0.6;
+          g *= 0.66;
+          b *= 0.75;
+        }
       }
-      if (night) { r *= 0.25; g *= 0.25; b *= 0.3; }
+      if (night) {
+        r *= 0.25;
+        g *= 0.25;
+        b *= 0.3;
+      }
       break;
     }
-    case 'none': break;
+    case 'none':
+      break;
   }
   const grain = (valueNoise(xn * 200, h * 200, seed + 40) - 0.5) * 0.04;
-  out[0] = clamp01(r + grain); out[1] = clamp01(g + grain); out[2] = clamp01(b + grain);
-  out[3] = e; out[4] = er; out[5] = eg; out[6] = eb; out[7] = cover;
+  out[0] = clamp01(r + grain);
+  out[1] = clamp01(g + grain);
+  out[2] = clamp01(b + grain);
+  out[3] = e;
+  out[4] = er;
+  out[5] = eg;
+  out[6] = eb;
+  out[7] = cover;
 }
 
 /** The palm standing in this stretch of shore, if any: its column and crown height. */

@@ -29,7 +29,8 @@ const sat = (c: number[]) => (Math.max(...c) - Math.min(...c)) / Math.max(1, Mat
 
 /** Connected bright blobs (luma > thr) in a row range; returns their pixel areas. */
 function blobs(img: Img, y0: number, y1: number, thr: number): number[] {
-  const w = SIZE, h = y1 - y0;
+  const w = SIZE,
+    h = y1 - y0;
   const seen = new Uint8Array(w * h);
   const areas: number[] = [];
   for (let i = 0; i < w * h; i++) {
@@ -40,12 +41,22 @@ function blobs(img: Img, y0: number, y1: number, thr: number): number[] {
     while (stack.length) {
       const j = stack.pop()!;
       area++;
-      const x = j % w, y = (j / w) | 0;
-      for (const [dx, dy] of [[1, 0], [-1, 0], [0, 1], [0, -1]] as const) {
-        const nx = x + dx, ny = y + dy;
+      const x = j % w,
+        y = (j / w) | 0;
+      for (const [dx, dy] of [
+        [1, 0],
+        [-1, 0],
+        [0, 1],
+        [0, -1],
+      ] as const) {
+        const nx = x + dx,
+          ny = y + dy;
         if (nx < 0 || ny < 0 || nx >= w || ny >= h) continue;
         const k = ny * w + nx;
-        if (!seen[k] && luma(img.data, y0 * w + k) > thr) { seen[k] = 1; stack.push(k); }
+        if (!seen[k] && luma(img.data, y0 * w + k) > thr) {
+          seen[k] = 1;
+          stack.push(k);
+        }
       }
     }
     areas.push(area);
@@ -63,7 +74,10 @@ describe('generate-background scene families', () => {
       expect(lum(c)).toBeGreaterThan(140);
     }
     // The sea: a band, bluer than the sand and darker than the sky, just below the horizon.
-    const seaRows = [...Array(300).keys()].map((k) => 300 + k).map((y) => patch(img, 8, y, 8)).filter((c) => c[2] > c[0] + 30 && lum(c) < 170);
+    const seaRows = [...Array(300).keys()]
+      .map((k) => 300 + k)
+      .map((y) => patch(img, 8, y, 8))
+      .filter((c) => c[2] > c[0] + 30 && lum(c) < 170);
     expect(seaRows.length).toBeGreaterThan(15);
   }, 60_000);
 
@@ -99,8 +113,14 @@ describe('generate-background scene families', () => {
   it('forest: foliage and trunks behind, earth in front; rocks: grey, textured ground', async () => {
     const forest = (await render('forest trail')).img;
     // The canopy fills most of the backdrop: green over blue across the upper rows.
-    let green = 0, n = 0;
-    for (let y = 40; y < 480; y += 24) for (let x = 0; x < SIZE; x += 24) { const c = patch(forest, x, y, 8); n++; if (c[1] > c[2] && c[1] > c[0]) green++; }
+    let green = 0,
+      n = 0;
+    for (let y = 40; y < 480; y += 24)
+      for (let x = 0; x < SIZE; x += 24) {
+        const c = patch(forest, x, y, 8);
+        n++;
+        if (c[1] > c[2] && c[1] > c[0]) green++;
+      }
     expect(green / n).toBeGreaterThan(0.5);
     for (const c of lower(forest)) expect(c[0] - c[2], `earth ${c}`).toBeGreaterThan(10);
     const rocks = (await render('on rocks')).img;
@@ -122,11 +142,16 @@ describe('generate-background scene families', () => {
   it('sky: most of the frame is sky; studio sweep: no floor/wall seam', async () => {
     const sky = (await render('against a blue sky with white clouds')).img;
     let blue = 0;
-    for (let y = 0; y < 640; y += 32) for (let x = 0; x < SIZE; x += 32) { const c = patch(sky, x, y, 8); if (c[2] > c[0] + 15) blue++; }
+    for (let y = 0; y < 640; y += 32)
+      for (let x = 0; x < SIZE; x += 32) {
+        const c = patch(sky, x, y, 8);
+        if (c[2] > c[0] + 15) blue++;
+      }
     expect(blue / ((640 / 32) * (SIZE / 32))).toBeGreaterThan(0.5);
     const studio = (await render('white studio sweep')).img;
     // Row means in a column strip away from the subject change smoothly top to bottom.
-    let maxStep = 0, prev = -1;
+    let maxStep = 0,
+      prev = -1;
     for (let y = 0; y < SIZE; y += 4) {
       const m = lum(patch(studio, 20, y, 4));
       if (prev >= 0) maxStep = Math.max(maxStep, Math.abs(m - prev));
@@ -149,17 +174,27 @@ describe('generate-background scene families', () => {
 
   it('drapes fold vertically; petals scatter; the time of day and weather change the sky', async () => {
     const drape = (await render('draped silk curtain')).img;
-    let gx = 0, gy = 0;
-    for (let y = 50; y < 300; y++) for (let x = 0; x < SIZE - 1; x++) {
-      const i = y * SIZE + x;
-      gx += Math.abs(luma(drape.data, i + 1) - luma(drape.data, i));
-      gy += Math.abs(luma(drape.data, i + SIZE) - luma(drape.data, i));
-    }
+    let gx = 0,
+      gy = 0;
+    for (let y = 50; y < 300; y++)
+      for (let x = 0; x < SIZE - 1; x++) {
+        const i = y * SIZE + x;
+        gx += Math.abs(luma(drape.data, i + 1) - luma(drape.data, i));
+        gy += Math.abs(luma(drape.data, i + SIZE) - luma(drape.data, i));
+      }
     expect(gx).toBeGreaterThan(gy * 1.5);
 
     const plain = (await render('white linen')).img;
     const petals = (await render('red rose petals on white linen')).img;
-    const reds = (img: Img) => { let n = 0; for (let i = SIZE * 700; i < SIZE * SIZE; i++) { const r = img.data[i * 3]!, g = img.data[i * 3 + 1]!; if (r - g > 50) n++; } return n; };
+    const reds = (img: Img) => {
+      let n = 0;
+      for (let i = SIZE * 700; i < SIZE * SIZE; i++) {
+        const r = img.data[i * 3]!,
+          g = img.data[i * 3 + 1]!;
+        if (r - g > 50) n++;
+      }
+      return n;
+    };
     // The apple is red too: count against the same apple on plain linen.
     expect(reds(petals)).toBeGreaterThan(reds(plain) + 2000);
 
@@ -192,16 +227,24 @@ describe('generate-background prompt report', () => {
 describe('generate-background: the subject belongs', () => {
   // A flat mid-grey square: any colour it takes on comes from the scene's light.
   const grey = async () => {
-    const s = 160, px = Buffer.alloc(s * s * 4);
-    for (let i = 0; i < s * s; i++) { px[i * 4] = px[i * 4 + 1] = px[i * 4 + 2] = 128; px[i * 4 + 3] = 255; }
-    const png = await sharp(px, { raw: { width: s, height: s, channels: 4 } }).extend({ top: 20, bottom: 20, left: 20, right: 20, background: { r: 0, g: 0, b: 0, alpha: 0 } }).png().toBuffer();
+    const s = 160,
+      px = Buffer.alloc(s * s * 4);
+    for (let i = 0; i < s * s; i++) {
+      px[i * 4] = px[i * 4 + 1] = px[i * 4 + 2] = 128;
+      px[i * 4 + 3] = 255;
+    }
+    const png = await sharp(px, { raw: { width: s, height: s, channels: 4 } })
+      .extend({ top: 20, bottom: 20, left: 20, right: 20, background: { r: 0, g: 0, b: 0, alpha: 0 } })
+      .png()
+      .toBuffer();
     return bufferInput('grey.png', png);
   };
   const centre = (img: Img) => patch(img, 512 - 16, Math.round(0.78 * SIZE) - 16, 32);
 
   it('takes the colour temperature and brightness of the scene light', async () => {
     const input = await grey();
-    const run = async (prompt: string) => centre(await rgbOf((await runOp('generate-background', { image: input }, { prompt, seed: 2, image_transform: small })).result.data!));
+    const run = async (prompt: string) =>
+      centre(await rgbOf((await runOp('generate-background', { image: input }, { prompt, seed: 2, image_transform: small })).result.data!));
     const day = await run('beach at noon');
     const sunset = await run('beach at sunset');
     const night = await run('beach at night');
@@ -221,7 +264,7 @@ describe('generate-background: the subject belongs', () => {
       const cx = Math.round((box.x0 + box.x1) / 2);
       const below = patch(img, cx - 20, box.y1 + 6, 40);
       const beside = patch(img, 40, box.y1 + 6, 40);
-      return (below[0] - below[2]) - (beside[0] - beside[2]);
+      return below[0] - below[2] - (beside[0] - beside[2]);
     };
     expect(await redBelow('on calm water')).toBeGreaterThan(20);
     expect(await redBelow('black glass surface')).toBeGreaterThan(20);
@@ -233,12 +276,17 @@ describe('generate-background presets', () => {
   it('are pairwise at least 10/255 apart on a held-out cut-out', async () => {
     const px: Record<string, Buffer> = {};
     for (const scene of SCENES) {
-      const { result } = await runOp('generate-background', { image: fixture('cutouts/basketball.png') }, { scene, seed: 3, image_transform: { scale: 0.5, x_center: 0.5, y_center: 0.62 } });
+      const { result } = await runOp(
+        'generate-background',
+        { image: fixture('cutouts/basketball.png') },
+        { scene, seed: 3, image_transform: { scale: 0.5, x_center: 0.5, y_center: 0.62 } },
+      );
       px[scene] = (await rgbOf(result.data!)).data;
     }
     for (let a = 0; a < SCENES.length; a++) {
       for (let b = a + 1; b < SCENES.length; b++) {
-        const A = px[SCENES[a]!]!, B = px[SCENES[b]!]!;
+        const A = px[SCENES[a]!]!,
+          B = px[SCENES[b]!]!;
         let d = 0;
         for (let i = 0; i < A.length; i++) d += Math.abs(A[i]! - B[i]!);
         expect(d / A.length, `${SCENES[a]} vs ${SCENES[b]}`).toBeGreaterThanOrEqual(10);

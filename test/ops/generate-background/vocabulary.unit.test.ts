@@ -1,7 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { BOKEH_WORDS, SCATTER_WORDS, COLOUR_WORDS, LIGHTING_TERMS, MATERIAL_WORDS, parsePrompt, PLACE_WORDS, PROP_WORDS } from '../../../src/ops/generate-background/prompt.js';
+import {
+  BOKEH_WORDS,
+  SCATTER_WORDS,
+  COLOUR_WORDS,
+  LIGHTING_TERMS,
+  MATERIAL_WORDS,
+  parsePrompt,
+  PLACE_WORDS,
+  PROP_WORDS,
+} from '../../../src/ops/generate-background/prompt.js';
 
 // The interpreter's contract: places pick a family, words land on the surface they name,
 // negative prompts counter, and the report says honestly what was and was not understood.
@@ -18,10 +27,21 @@ describe('generate-background prompt interpreter', () => {
     expect(forest.spec.light.elevation).toBeLessThan(10);
     expect(forest.ignored).toEqual([]);
     const cases: [string, string][] = [
-      ['green grass in the garden', 'garden'], ['fresh snow', 'snow'], ['by the pool', 'pool'], ['on the lake', 'water'],
-      ['rocky cliff', 'rocks'], ['sahara dunes', 'desert'], ['downtown street', 'city'], ['blue sky and clouds', 'sky'],
-      ['seamless paper sweep', 'studio'], ['on a pedestal', 'podium'], ['kitchen counter', 'kitchen'], ['spa bathroom', 'bathroom'],
-      ['living room shelf', 'interior'], ['silk drapes', 'drape'], ['walnut table', 'tabletop'],
+      ['green grass in the garden', 'garden'],
+      ['fresh snow', 'snow'],
+      ['by the pool', 'pool'],
+      ['on the lake', 'water'],
+      ['rocky cliff', 'rocks'],
+      ['sahara dunes', 'desert'],
+      ['downtown street', 'city'],
+      ['blue sky and clouds', 'sky'],
+      ['seamless paper sweep', 'studio'],
+      ['on a pedestal', 'podium'],
+      ['kitchen counter', 'kitchen'],
+      ['spa bathroom', 'bathroom'],
+      ['living room shelf', 'interior'],
+      ['silk drapes', 'drape'],
+      ['walnut table', 'tabletop'],
     ];
     for (const [p, fam] of cases) expect(parsePrompt(p, undefined, 1).family, p).toBe(fam);
   });
@@ -84,14 +104,24 @@ describe('generate-background prompt interpreter', () => {
 
   it('understands at least 90% of the content words of prompts written like sellers write them', () => {
     const prompts = [
-      'minimal white marble countertop with soft morning light', 'sunny beach with turquoise sea and white sand',
-      'rustic oak table in a cozy cabin, warm candlelight', 'on a concrete ledge against a clear blue sky',
-      'snowy pine forest, cold winter morning', 'pastel blue podium with soft shadows, studio', 'rainy night street with neon bokeh',
-      'dried flowers scattered on beige linen', 'luxury black velvet drape, dramatic spotlight', 'poolside at golden hour, summer vibes',
-      'moss and ferns in a misty forest', 'sage green colour paper backdrop', 'bathroom shelf with white tiles and plants',
-      'desert rocks under harsh noon sun', 'autumn leaves on a wooden bench in the park',
+      'minimal white marble countertop with soft morning light',
+      'sunny beach with turquoise sea and white sand',
+      'rustic oak table in a cozy cabin, warm candlelight',
+      'on a concrete ledge against a clear blue sky',
+      'snowy pine forest, cold winter morning',
+      'pastel blue podium with soft shadows, studio',
+      'rainy night street with neon bokeh',
+      'dried flowers scattered on beige linen',
+      'luxury black velvet drape, dramatic spotlight',
+      'poolside at golden hour, summer vibes',
+      'moss and ferns in a misty forest',
+      'sage green colour paper backdrop',
+      'bathroom shelf with white tiles and plants',
+      'desert rocks under harsh noon sun',
+      'autumn leaves on a wooden bench in the park',
     ];
-    let content = 0, ignored = 0;
+    let content = 0,
+      ignored = 0;
     for (const p of prompts) {
       const r = parsePrompt(p, undefined, 1);
       content += r.contentWords;
@@ -104,7 +134,15 @@ describe('generate-background prompt interpreter', () => {
 describe('generate-background vocabulary documentation', () => {
   it('lists every word the interpreter knows in docs/ops/generate-background.md', () => {
     const doc = readFileSync(resolve(__dirname, '../../../docs/ops/generate-background.md'), 'utf8').toLowerCase();
-    const words = [...Object.keys(PLACE_WORDS), ...Object.keys(PROP_WORDS), ...Object.keys(MATERIAL_WORDS), ...Object.keys(COLOUR_WORDS), ...LIGHTING_TERMS.flatMap((t) => t.words), ...BOKEH_WORDS, ...SCATTER_WORDS];
+    const words = [
+      ...Object.keys(PLACE_WORDS),
+      ...Object.keys(PROP_WORDS),
+      ...Object.keys(MATERIAL_WORDS),
+      ...Object.keys(COLOUR_WORDS),
+      ...LIGHTING_TERMS.flatMap((t) => t.words),
+      ...BOKEH_WORDS,
+      ...SCATTER_WORDS,
+    ];
     const missing = words.filter((w) => !new RegExp(`\\b${w}\\b`).test(doc) && !new RegExp(`\\b${w.replace(/-/g, ' ')}\\b`).test(doc));
     expect(missing).toEqual([]);
   });
