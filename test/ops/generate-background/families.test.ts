@@ -209,6 +209,34 @@ describe('generate-background scene families', () => {
   }, 120_000);
 });
 
+describe('generate-background interiors', () => {
+  it('hint the room: tiles in a kitchen, shelves in a living room, cool tile in a bathroom', async () => {
+    // Horizontal structure on the wall (grout lines, shelf boards), even out of focus: row means
+    // of the wall (rows 40..320) minus their local average, against a plain plaster wall.
+    const wallTexture = (img: Img) => {
+      const row = (y: number) => {
+        let m = 0;
+        for (let x = 0; x < SIZE; x++) m += luma(img.data, y * SIZE + x);
+        return m / SIZE;
+      };
+      const means = Array.from({ length: SIZE }, (_, y) => (y < 340 ? row(y) : 0));
+      let h = 0;
+      for (let y = 40; y < 320; y++) h += Math.abs(means[y]! - (means[y - 12]! + means[y + 12]!) / 2);
+      return h / 280;
+    };
+    const plain = wallTexture((await render('plaster wall, linen table')).img);
+    const kitchen = await render('kitchen counter');
+    const shelves = await render('living room shelf');
+    expect(kitchen.meta.family).toBe('kitchen');
+    expect(shelves.meta.family).toBe('interior');
+    expect(wallTexture(kitchen.img)).toBeGreaterThan(plain * 5);
+    expect(wallTexture(shelves.img)).toBeGreaterThan(plain * 5);
+    const bath = (await render('bathroom')).img;
+    const wall = patch(bath, 8, 60, 200);
+    expect(wall[2]).toBeGreaterThan(wall[0]);
+  }, 90_000);
+});
+
 describe('generate-background prompt report', () => {
   it('lists understood terms and ignored words in meta, and warns when under half were understood', async () => {
     const good = await render('sunlit beach with sand and ocean');
