@@ -1,94 +1,218 @@
-// Bench for generate-background: renders every fixture cut-out on every preset scene and
-// three prompts, writes a contact sheet to bench/out/generate-background-sheet.png, and prints
-// per-scene timing and image statistics next to a baseline (the cut-out pasted on a flat
-// colour with sharp: what a non-scene "background" costs and looks like, numerically).
-// Usage: npx tsc -p tsconfig.json && node bench/generate-background.mjs
-import { mkdirSync, readdirSync } from 'node:fs';
+// Bench for generate-background.
+// 1. Vocabulary: 44 prompts written the way sellers write product-photo prompts (places,
+//    surfaces, moods, colours); prints the share of content words the interpreter understood
+//    and the words it ignored.
+// 2. Contact sheet: 3 cut-outs x 20 of those prompts + the 6 presets, written to
+//    bench/out/generate-background-sheet.png (each row: one scene, its label, three cut-outs).
+// 3. Render time at 1024x1024 (median, p90) and the preset distances: mean absolute pixel
+//    difference between every pair of presets on a cut-out none of the presets was tuned on.
+// Usage: npx tsc -p tsconfig.json && node bench/generate-background.mjs [--quick] [--grep WORD]
+//   --quick renders 6 sheet rows instead of 26 (development runs); --grep keeps prompts containing WORD.
+import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { getOperation } from '../dist/ops/registry.js';
 import { parseOptions } from '../dist/ops/validate.js';
+import { parsePrompt } from '../dist/ops/generate-background/prompt.js';
 import { FIXTURES } from './fixtures.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const fixtures = resolve(FIXTURES, 'cutouts');
 const outDir = join(here, 'out');
 mkdirSync(outDir, { recursive: true });
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const grep = args.includes('--grep') ? args[args.indexOf('--grep') + 1] : undefined;
+
+/** Prompts in the style sellers write them; the first 20 go on the contact sheet. */
+export const PROMPTS = [
+  'sunlit beach with sand and ocean',
+  'forest trail at dusk',
+  'on fresh snow in a winter forest',
+  'city street at night with bokeh lights',
+  'green grass in a sunny garden',
+  'by the pool edge on a sunny day',
+  'on dark rocks by the sea',
+  'desert sand dunes at golden hour',
+  'against a blue sky with white clouds',
+  'white studio sweep with soft light',
+  'pastel pink podium on a pink backdrop',
+  'marble plinth against a sage green wall',
+  'kitchen counter with white tiles and window light',
+  'bathroom vanity, spa mood, cool light',
+  'draped cream silk fabric, elegant',
+  'scattered rose petals on white linen',
+  'autumn leaves on a rustic wooden table',
+  'floating on calm water with reflection',
+  'rainy city street, wet asphalt, neon lights',
+  'foggy morning meadow',
+  'tropical beach with palm trees at sunset',
+  'terracotta colour paper backdrop, hard shadows',
+  'concrete pedestal in a minimalist studio',
+  'moody dark marble surface, dramatic spotlight',
+  'cozy living room shelf with warm lamp light',
+  'walnut table against a brick wall at golden hour',
+  'mossy forest floor with ferns',
+  'snowy mountain slope, clear blue sky',
+  'poolside travertine tiles, summer resort',
+  'on pebbles at the lake shore',
+  'black glass surface with reflections',
+  'luxury black marble with gold tones',
+  'scandinavian interior, bright and airy, oak shelf',
+  'flat lay on beige linen with dried flowers',
+  'urban rooftop at sunset with city skyline',
+  'misty pine forest in the early morning',
+  'stormy sky over the rocky coast',
+  'warm beige gradient backdrop, soft shadows',
+  'navy blue velvet drapes, luxury jewelry display',
+  'spring garden with flowers and soft sunlight',
+  'desert canyon rocks under a harsh midday sun',
+  'clean white bathroom counter with marble',
+  'rustic cafe table with coffee beans by a window',
+  'lavender colour paper, pastel, minimal',
+];
 
 const op = getOperation('generate-background');
 const run = await op.load();
-const cutouts = readdirSync(fixtures).filter((f) => f.endsWith('.png')).sort();
-const columns = [
-  ...['marble', 'wood', 'industrial', 'linen', 'brick', 'counter'].map((scene) => ({ label: scene, opts: { scene } })),
-  { label: 'p:sunny wood', opts: { prompt: 'warm wooden table by a sunny window' } },
-  { label: 'p:dark sunset', opts: { prompt: 'dark moody sunset, black marble table' } },
-  { label: 'p:sage linen', opts: { prompt: 'sage green linen, soft studio light', negative_prompt: 'warm' } },
-];
-const transform = { scale: 0.55, x_center: 0.5, y_center: 0.62 };
-const ctx = { signal: new AbortController().signal, onProgress: () => {}, warn: (m) => console.warn('warn:', m), tempPath: () => { throw new Error('unused'); } };
+const ctx = {
+  signal: new AbortController().signal,
+  onProgress: () => {},
+  warn: () => {},
+  tempPath: () => {
+    throw new Error('unused');
+  },
+};
 
-const T = 200;
+// 1. Vocabulary coverage.
+let content = 0,
+  understood = 0;
+const ignoredAll = [];
+for (const p of PROMPTS) {
+  const r = parsePrompt(p, undefined, 1);
+  content += r.contentWords;
+  understood += r.contentWords - r.ignored.length;
+  if (r.ignored.length) ignoredAll.push(`"${p}": ${r.ignored.join(', ')}`);
+}
+console.log(`vocabulary: ${PROMPTS.length} prompts, ${understood}/${content} content words understood (${((100 * understood) / content).toFixed(1)}%)`);
+for (const line of ignoredAll) console.log(`  ignored in ${line}`);
+
+// 2. Contact sheet.
+const cutouts = ['apple.png', 'handbag.png', 'sneaker.png'];
+const inputs = Object.fromEntries(await Promise.all(cutouts.map(async (f) => [f, await sharp(join(fixtures, f)).toBuffer()])));
+const presets = ['marble', 'wood', 'industrial', 'linen', 'brick', 'counter'];
+let rows = [...PROMPTS.slice(0, 20).map((p) => ({ label: p, opts: { prompt: p } })), ...presets.map((s) => ({ label: `preset: ${s}`, opts: { scene: s } }))];
+if (grep) rows = rows.filter((r) => r.label.includes(grep));
+if (quick) rows = rows.filter((_, i) => i % 5 === 0);
+const transform = { scale: 0.42, x_center: 0.5, y_center: 0.66 };
+const T = 220,
+  LABEL = 22,
+  COLS = 2;
 const tiles = [];
-const times = new Map();
-const stats = new Map();
-for (const [row, file] of cutouts.entries()) {
-  const data = await sharp(join(fixtures, file)).toBuffer();
-  for (const [col, c] of columns.entries()) {
-    const options = parseOptions(op, { ...c.opts, seed: 100 + row, image_transform: transform }, 'field');
+const times = [];
+// CPU time (all threads of this process) next to wall time: on a shared, overloaded machine the
+// wall time mostly measures the queue for a core; CPU time is what one render costs.
+const cpu = [];
+const perRow = Math.ceil(rows.length / COLS);
+for (const [r, row] of rows.entries()) {
+  const gx = Math.floor(r / perRow) * (cutouts.length * T + 10);
+  const gy = (r % perRow) * (T + LABEL);
+  tiles.push({
+    input: Buffer.from(
+      `<svg width="${cutouts.length * T}" height="${LABEL}"><text x="4" y="16" font-family="sans-serif" font-size="14">${row.label.replace(/&/g, '&amp;')}</text></svg>`,
+    ),
+    left: gx,
+    top: gy,
+  });
+  for (const [c, file] of cutouts.entries()) {
+    const options = parseOptions(op, { ...row.opts, seed: 7 + c, image_transform: transform }, 'field');
     const t0 = performance.now();
-    const res = await run({ operation: op.name, inputs: { image: { name: file, data, size: data.length } }, options }, ctx);
-    const ms = performance.now() - t0;
-    (times.get(c.label) ?? times.set(c.label, []).get(c.label)).push(ms);
-    const { data: px } = await sharp(res.data).resize(256, 256).raw().toBuffer({ resolveWithObject: true });
-    (stats.get(c.label) ?? stats.set(c.label, []).get(c.label)).push(imageStats(px, 256));
-    tiles.push({ input: await sharp(res.data).resize(T, T).png().toBuffer(), left: col * T, top: 24 + row * T });
+    const c0 = process.cpuUsage();
+    const res = await run({ operation: op.name, inputs: { image: { name: file, data: inputs[file], size: inputs[file].length } }, options }, ctx);
+    times.push(performance.now() - t0);
+    const used = process.cpuUsage(c0);
+    cpu.push((used.user + used.system) / 1000);
+    tiles.push({ input: await sharp(res.data).resize(T, T).png().toBuffer(), left: gx + c * T, top: gy + LABEL });
   }
+  process.stderr.write('.');
 }
-
-// Baseline: flat colour + sharp composite (no scene, no shadow).
-const baseTimes = [];
-const baseStats = [];
-for (const file of cutouts) {
-  const t0 = performance.now();
-  const layer = await sharp(join(fixtures, file)).resize(563, 563).png().toBuffer();
-  const jpg = await sharp({ create: { width: 1024, height: 1024, channels: 3, background: '#e8e6e1' } })
-    .composite([{ input: layer, left: 230, top: 353 }]).jpeg({ quality: 92 }).toBuffer();
-  baseTimes.push(performance.now() - t0);
-  baseStats.push(imageStats((await sharp(jpg).resize(256, 256).raw().toBuffer()), 256));
-}
-
-const labels = columns.map((c) => ({ input: Buffer.from(`<svg width="${T}" height="24"><text x="6" y="17" font-family="sans-serif" font-size="14">${c.label}</text></svg>`), left: columns.indexOf(c) * T, top: 0 }));
+process.stderr.write('\n');
 const sheet = join(outDir, 'generate-background-sheet.png');
-await sharp({ create: { width: columns.length * T, height: 24 + cutouts.length * T, channels: 3, background: '#ffffff' } })
-  .composite([...labels, ...tiles]).png().toFile(sheet);
-
-const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
-const avg = (a, k) => a.reduce((s, v) => s + v[k], 0) / a.length;
-const rows = [...times.keys()].map((label) => ({
-  scene: label,
-  'median ms': Math.round(median(times.get(label))),
-  'mean luma': avg(stats.get(label), 'luma').toFixed(1),
-  'R-B': avg(stats.get(label), 'warm').toFixed(1),
-  'texture (grad)': avg(stats.get(label), 'grad').toFixed(2),
-  'bg luma spread': avg(stats.get(label), 'spread').toFixed(1),
-}));
-rows.push({ scene: 'baseline: flat + sharp composite', 'median ms': Math.round(median(baseTimes)), 'mean luma': avg(baseStats, 'luma').toFixed(1), 'R-B': avg(baseStats, 'warm').toFixed(1), 'texture (grad)': avg(baseStats, 'grad').toFixed(2), 'bg luma spread': avg(baseStats, 'spread').toFixed(1) });
-console.log(`generate-background: ${cutouts.length} cut-outs x ${columns.length} scenes/prompts at 1024x1024, subject scale ${transform.scale}`);
-console.table(rows);
+await sharp({ create: { width: COLS * (cutouts.length * T + 10), height: perRow * (T + LABEL), channels: 3, background: '#ffffff' } })
+  .composite(tiles)
+  .png()
+  .toFile(sheet);
+const sorted = [...times].sort((a, b) => a - b);
+const cpuSorted = [...cpu].sort((a, b) => a - b);
+const load = (await import('node:os')).loadavg()[0].toFixed(1);
+console.log(`render 1024x1024 (RGBA input, no cut-out), ${times.length} renders, load average ${load}:`);
+console.log(
+  `  wall: median ${Math.round(sorted[Math.floor(sorted.length / 2)])} ms, p90 ${Math.round(sorted[Math.floor(sorted.length * 0.9)])} ms, max ${Math.round(sorted.at(-1))} ms`,
+);
+console.log(
+  `  CPU (user+system, all threads): median ${Math.round(cpuSorted[Math.floor(cpuSorted.length / 2)])} ms, p90 ${Math.round(cpuSorted[Math.floor(cpuSorted.length * 0.9)])} ms, max ${Math.round(cpuSorted.at(-1))} ms`,
+);
 console.log(`contact sheet: ${sheet}`);
 
-/** Mean luma, warmth, mean gradient (texture), and std of luma in the top quarter (backdrop light falloff). */
-function imageStats(px, s) {
-  let l = 0, w = 0, g = 0, tl = 0, tl2 = 0, tn = 0;
-  const Y = (i) => 0.299 * px[i * 3] + 0.587 * px[i * 3 + 1] + 0.114 * px[i * 3 + 2];
-  for (let y = 0; y < s; y++) for (let x = 0; x < s; x++) {
-    const i = y * s + x;
-    const v = Y(i);
-    l += v; w += px[i * 3] - px[i * 3 + 2];
-    if (x < s - 1 && y < s - 1) g += Math.abs(Y(i + 1) - v) + Math.abs(Y(i + s) - v);
-    if (y < s / 4) { tl += v; tl2 += v * v; tn++; }
+// 2b. The other 24 prompts, one cut-out each, on a second sheet (to look at every prompt).
+if (!quick && !grep) {
+  const rest = PROMPTS.slice(20);
+  const S = 256,
+    per = 6;
+  const more = [];
+  for (const [k, p] of rest.entries()) {
+    const file = cutouts[k % cutouts.length];
+    const options = parseOptions(op, { prompt: p, seed: 11, image_transform: transform }, 'field');
+    const res = await run({ operation: op.name, inputs: { image: { name: file, data: inputs[file], size: inputs[file].length } }, options }, ctx);
+    const gx = (k % per) * S,
+      gy = Math.floor(k / per) * (S + 34);
+    const words = p.replace(/&/g, '&amp;');
+    more.push({
+      input: Buffer.from(
+        `<svg width="${S}" height="34"><text x="3" y="13" font-family="sans-serif" font-size="11">${words.slice(0, 42)}</text><text x="3" y="28" font-family="sans-serif" font-size="11">${words.slice(42)}</text></svg>`,
+      ),
+      left: gx,
+      top: gy,
+    });
+    more.push({ input: await sharp(res.data).resize(S, S).png().toBuffer(), left: gx, top: gy + 34 });
   }
-  const n = s * s;
-  return { luma: l / n, warm: w / n, grad: g / n, spread: Math.sqrt(Math.max(0, tl2 / tn - (tl / tn) ** 2)) };
+  const moreSheet = join(outDir, 'generate-background-more.png');
+  await sharp({ create: { width: per * S, height: Math.ceil(rest.length / per) * (S + 34), channels: 3, background: '#ffffff' } })
+    .composite(more)
+    .png()
+    .toFile(moreSheet);
+  console.log(`second sheet (prompts 21-${PROMPTS.length}, one cut-out each): ${moreSheet}`);
 }
+
+// 3. Preset distances on a held-out cut-out (the presets were tuned looking at apple/handbag/sneaker).
+const held = 'basketball.png';
+const heldData = await sharp(join(fixtures, held)).toBuffer();
+const px = {};
+for (const s of presets) {
+  const options = parseOptions(op, { scene: s, seed: 3, image_transform: { scale: 0.5, x_center: 0.5, y_center: 0.62 } }, 'field');
+  const res = await run({ operation: op.name, inputs: { image: { name: held, data: heldData, size: heldData.length } }, options }, ctx);
+  px[s] = await sharp(res.data).raw().toBuffer();
+}
+let minD = Infinity,
+  minPair = '';
+const table = {};
+for (const a of presets) {
+  table[a] = {};
+  for (const b of presets) {
+    if (a === b) {
+      table[a][b] = '-';
+      continue;
+    }
+    let d = 0;
+    for (let i = 0; i < px[a].length; i++) d += Math.abs(px[a][i] - px[b][i]);
+    d /= px[a].length;
+    table[a][b] = d.toFixed(1);
+    if (d < minD) {
+      minD = d;
+      minPair = `${a}/${b}`;
+    }
+  }
+}
+console.log(`preset distances on held-out ${held} (mean |difference| of 255):`);
+console.table(table);
+console.log(`closest pair: ${minPair} ${minD.toFixed(1)}/255`);

@@ -4,12 +4,14 @@ import type { RawImage } from '../../media/image.js';
 import { throwIfAborted } from '../../errors.js';
 import type { Layout } from './render.js';
 import type { SceneSpec } from './scenes.js';
+import { MATERIAL_REFLECT } from './prompt.js';
 
 /**
  * Puts the cut-out into the scene: placement by image_transform, a cast shadow sheared away
  * from the key light, contact occlusion where the subject meets the table, and light wrap
  * (the blurred background bleeding over the outermost edge pixels) so the edge does not look
- * pasted. Pixels inside the subject, away from its edge, are the resampled input unchanged.
+ * pasted. The subject's colour and brightness follow the scene light (subjectGrade); a glossy
+ * ground mirrors it.
  */
 
 export interface Placement {
@@ -45,14 +47,23 @@ export async function placeLayer(layer: RawImage, t: Transform, size: number): P
   const height = Math.max(1, Math.round(layer.height * k));
   const left = Math.round(t.x_center * size - width / 2);
   const top = Math.round(t.y_center * size - height / 2);
-  const src = layer.channels === 4 ? layer.data : await sharp(layer.data, { raw: { width: layer.width, height: layer.height, channels: 3 } }).ensureAlpha().raw().toBuffer();
+  const src =
+    layer.channels === 4
+      ? layer.data
+      : await sharp(layer.data, { raw: { width: layer.width, height: layer.height, channels: 3 } })
+          .ensureAlpha()
+          .raw()
+          .toBuffer();
   // sharp premultiplies alpha while resampling, so edge colours do not pick up the hidden background.
   const resized = await sharp(src, { raw: { width: layer.width, height: layer.height, channels: 4 } })
     .resize(width, height, { kernel: k < 1 ? 'lanczos3' : 'mitchell', fit: 'fill' })
     .raw()
     .toBuffer();
   const rgba = Buffer.alloc(size * size * 4);
-  let x0 = size, y0 = size, x1 = -1, y1 = -1;
+  let x0 = size,
+    y0 = size,
+    x1 = -1,
+    y1 = -1;
   for (let y = Math.max(0, top); y < Math.min(size, top + height); y++) {
     const sy = y - top;
     for (let x = Math.max(0, left); x < Math.min(size, left + width); x++) {
@@ -79,8 +90,14 @@ export async function placeLayer(layer: RawImage, t: Transform, size: number): P
     baseY = bbox.y1;
     // The footprint: columns opaque in the lowest 4% of the subject.
     const band = Math.max(2, Math.round((bbox.y1 - bbox.y0) * 0.04));
-    let sx = 0, n = 0;
-    for (let y = bbox.y1 - band; y <= bbox.y1; y++) for (let x = bbox.x0; x <= bbox.x1; x++) if (rgba[(y * size + x) * 4 + 3]! > 128) { sx += x; n++; }
+    let sx = 0,
+      n = 0;
+    for (let y = bbox.y1 - band; y <= bbox.y1; y++)
+      for (let x = bbox.x0; x <= bbox.x1; x++)
+        if (rgba[(y * size + x) * 4 + 3]! > 128) {
+          sx += x;
+          n++;
+        }
     baseX = n ? sx / n : (bbox.x0 + bbox.x1) / 2;
   }
   return { rgba, size, left, top, width, height, bbox, baseX, baseY };
@@ -107,7 +124,7 @@ export function shadowMap(p: Placement, layout: Layout, spec: SceneSpec): Float3
   // Per pixel of height above the base: sideways shift, and vertical shift of a table point
   // moved in depth (rows per cm of depth at the base are (baseY - yv) / zs; heights are zs / f cm per px).
   let kx = -dx / hd / tanEl;
-  let ky = ((dz / hd) / tanEl) * ((p.baseY - layout.yv) / layout.f);
+  let ky = (dz / hd / tanEl) * ((p.baseY - layout.yv) / layout.f);
   kx = Math.max(-2, Math.min(2, kx));
   ky = Math.max(-1, Math.min(1, ky));
 
@@ -139,7 +156,10 @@ export function shadowMap(p: Placement, layout: Layout, spec: SceneSpec): Float3
       const ty = Math.round(p.baseY + ky * hp) - ry0;
       if (tx >= 0 && tx < rw && ty >= 0 && ty < rh) {
         const j = ty * rw + tx;
-        if (a > cast[j]!) { cast[j] = a; castH[j] = hp; }
+        if (a > cast[j]!) {
+          cast[j] = a;
+          castH[j] = hp;
+        }
       }
       // Contact occlusion: the silhouette squashed almost flat onto its footprint.
       const cy = Math.round(p.baseY - hp * 0.04) - ry0;
@@ -153,7 +173,12 @@ export function shadowMap(p: Placement, layout: Layout, spec: SceneSpec): Float3
   }
   const near = gaussianBlur(cast, rw, rh, sNear);
   const far = gaussianBlur(cast, rw, rh, sFar);
-  const hBlur = gaussianBlur(castH.map((h, i) => h * cast[i]!), rw, rh, sFar);
+  const hBlur = gaussianBlur(
+    castH.map((h, i) => h * cast[i]!),
+    rw,
+    rh,
+    sFar,
+  );
   const ao = gaussianBlur(contact, rw, rh, sAo);
   const aoWide = gaussianBlur(contact, rw, rh, sAoWide);
   // Darkness of the key-light shadow: a hard, strong key casts a dark one; a huge soft source
@@ -178,14 +203,111 @@ export interface ComposeResult {
   shadow: Float32Array;
 }
 
-/** Shadow onto the scene, then the subject over it with light wrap. */
-export async function compose(scene: Buffer, keyShare: Float32Array, p: Placement, layout: Layout, spec: SceneSpec, signal?: AbortSignal): Promise<ComposeResult> {
+/**
+ * How the scene's light changes the subject, per sRGB channel: a product photographed under a
+ * neutral studio light and put in a sunset must turn warmer and a little darker, at night bluer
+ * and much darker. The gain is the scene's light (key + fill, in its colour) relative to the
+ * neutral reference light of the presets, applied in part (the subject was lit once already,
+ * and a full re-light would need its 3D shape).
+ */
+export function subjectGrade(spec: SceneSpec): [number, number, number] {
+  const lum = (c: readonly number[]) => 0.2126 * c[0]! + 0.7152 * c[1]! + 0.0722 * c[2]!;
+  const keyCos = Math.max(0.35, Math.sin((Math.max(3, spec.light.elevation) * Math.PI) / 180) * 0.6 + 0.4);
+  const light = [0, 1, 2].map((c) => spec.light.color[c]! * spec.light.intensity * keyCos + spec.ambient.color[c]! * spec.ambient.intensity);
+  const ref = 1.1 * 0.85 * 0.97 + 0.42 * 0.95;
+  const l = lum(light);
+  const bright = Math.min(1.12, Math.max(0.5, ((l * spec.exposure) / ref) ** 0.6));
+  // Chromatic part relative to the light's own luminance, at 60%, capped.
+  return light.map((v) => Math.min(1.35, Math.max(0.55, bright * (1 + (v / l - 1) * 0.6)))) as [number, number, number];
+}
+
+/** sRGB 8-bit -> gained sRGB 8-bit through linear light, by table per channel. */
+export function gradeTables(gain: [number, number, number]): Uint8Array[] {
+  return gain.map((g) => {
+    const t = new Uint8Array(256);
+    for (let v = 0; v < 256; v++) {
+      const c = v / 255;
+      const l = (c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4) * g;
+      const s = l <= 0.0031308 ? l * 12.92 : 1.055 * Math.min(1, l) ** (1 / 2.4) - 0.055;
+      t[v] = Math.round(Math.min(1, Math.max(0, s)) * 255);
+    }
+    return t;
+  });
+}
+
+/**
+ * The subject mirrored in a glossy ground (water, marble, glass, a wet street): flipped about
+ * its base, fading with distance from the contact, softened, and rippled on water.
+ */
+function addReflection(bg: Buffer, p: Placement, strength: number, ripple: boolean, lut: Uint8Array[]) {
+  if (!p.bbox || strength <= 0) return;
   const { size } = p;
+  const { x0, y0, x1, y1 } = p.bbox;
+  const h = y1 - y0 + 1;
+  const reach = Math.min(size - 1, p.baseY + Math.round(h * 0.8));
+  const w = x1 - x0 + 1 + 16;
+  const rh = reach - p.baseY + 1;
+  if (rh <= 1) return;
+  const ox = x0 - 8;
+  const planes = [0, 1, 2, 3].map(() => new Float32Array(w * rh));
+  for (let ry = 0; ry < rh; ry++) {
+    const sy = p.baseY - ry;
+    if (sy < y0) break;
+    const dx = ripple ? Math.round(Math.sin(ry * 0.35) * (1 + ry * 0.04)) : 0;
+    for (let rx = 0; rx < w; rx++) {
+      const sx = ox + rx + dx;
+      if (sx < 0 || sx >= size) continue;
+      const s = (sy * size + sx) * 4;
+      const a = p.rgba[s + 3]! / 255;
+      if (a <= 0) continue;
+      const j = ry * w + rx;
+      planes[3]![j] = a;
+      for (let c = 0; c < 3; c++) planes[c]![j] = lut[c]![p.rgba[s + c]!]! * a;
+    }
+  }
+  const sigma = ripple ? 2.5 : 1.2;
+  const bl = planes.map((pl) => gaussianBlur(pl, w, rh, sigma));
+  for (let ry = 0; ry < rh; ry++) {
+    const y = p.baseY + ry;
+    const fade = strength * Math.exp(-ry / (h * 0.28));
+    for (let rx = 0; rx < w; rx++) {
+      const x = ox + rx;
+      if (x < 0 || x >= size) continue;
+      const j = ry * w + rx;
+      const a = bl[3]![j]!;
+      if (a < 1e-3) continue;
+      const i = (y * size + x) * 3;
+      for (let c = 0; c < 3; c++) {
+        const col = bl[c]![j]! / a;
+        bg[i + c] = Math.round(bg[i + c]! + (col - bg[i + c]!) * a * fade);
+      }
+    }
+  }
+}
+
+/** Reflection, shadow onto the scene, then the subject (graded to the scene light) with light wrap. */
+export async function compose(
+  scene: Buffer,
+  keyShare: Float32Array,
+  p: Placement,
+  layout: Layout,
+  spec: SceneSpec,
+  signal?: AbortSignal,
+): Promise<ComposeResult> {
+  const { size } = p;
+  const lut = gradeTables(subjectGrade(spec));
+  const bg = Buffer.from(scene);
+  addReflection(
+    bg,
+    p,
+    Math.max(spec.reflect, spec.podium ? 0 : (MATERIAL_REFLECT[spec.floor] ?? 0)),
+    spec.far?.material === 'sea' || spec.far?.material === 'pool' || spec.floor === 'sea' || spec.floor === 'pool',
+    lut,
+  );
   const shadow = shadowMap(p, layout, spec);
   throwIfAborted(signal);
   const amb = spec.ambient.color;
   const ambMax = Math.max(...amb);
-  const bg = Buffer.from(scene);
   for (let i = 0; i < size * size; i++) {
     const s = shadow[i]!;
     if (s < 1e-3) continue;
@@ -204,26 +326,33 @@ export async function compose(scene: Buffer, keyShare: Float32Array, p: Placemen
   const aBlur = new Float32Array(size * size).fill(1);
   if (p.bbox) {
     const pad = Math.ceil(wrapR * 3) + 2;
-    const wx0 = Math.max(0, p.bbox.x0 - pad), wy0 = Math.max(0, p.bbox.y0 - pad);
-    const ww = Math.min(size - 1, p.bbox.x1 + pad) - wx0 + 1, wh = Math.min(size - 1, p.bbox.y1 + pad) - wy0 + 1;
+    const wx0 = Math.max(0, p.bbox.x0 - pad),
+      wy0 = Math.max(0, p.bbox.y0 - pad);
+    const ww = Math.min(size - 1, p.bbox.x1 + pad) - wx0 + 1,
+      wh = Math.min(size - 1, p.bbox.y1 + pad) - wy0 + 1;
     const win = new Float32Array(ww * wh);
     for (let y = 0; y < wh; y++) for (let x = 0; x < ww; x++) win[y * ww + x] = alpha[(y + wy0) * size + x + wx0]!;
     const b = gaussianBlur(win, ww, wh, wrapR);
     for (let y = 0; y < wh; y++) for (let x = 0; x < ww; x++) aBlur[(y + wy0) * size + x + wx0] = b[y * ww + x]!;
   }
-  const bgBlur = await sharp(bg, { raw: { width: size, height: size, channels: 3 } }).blur(Math.max(3, size * 0.012)).raw().toBuffer();
+  const bgBlur = await sharp(bg, { raw: { width: size, height: size, channels: 3 } })
+    .blur(Math.max(3, size * 0.012))
+    .raw()
+    .toBuffer();
   throwIfAborted(signal);
   const out = Buffer.alloc(size * size * 3);
   for (let i = 0; i < size * size; i++) {
     const a = alpha[i]!;
     if (a <= 0) {
-      out[i * 3] = bg[i * 3]!; out[i * 3 + 1] = bg[i * 3 + 1]!; out[i * 3 + 2] = bg[i * 3 + 2]!;
+      out[i * 3] = bg[i * 3]!;
+      out[i * 3 + 1] = bg[i * 3 + 1]!;
+      out[i * 3 + 2] = bg[i * 3 + 2]!;
       continue;
     }
     const edge = Math.max(0, 1 - aBlur[i]!);
     const wrap = Math.min(1, edge * 2.2) * 0.45;
     for (let c = 0; c < 3; c++) {
-      const s = p.rgba[i * 4 + c]!;
+      const s = lut[c]![p.rgba[i * 4 + c]!]!;
       const b = bgBlur[i * 3 + c]!;
       // Screen-blend half, mix half: bright surroundings glow over the rim, dark ones do not punch holes.
       const screen = 255 - ((255 - s) * (255 - b)) / 255;

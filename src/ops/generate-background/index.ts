@@ -8,7 +8,13 @@ export const OUTPUT_SIZE = 1024;
 
 export const imageTransform = z.object({
   scale: z
-    .preprocess((v) => (typeof v === 'string' && v.trim() !== '' ? Number(v) : v), z.number({ error: 'must be a number greater than 0 and at most 2' }).gt(0, { error: 'must be a number greater than 0 and at most 2' }).max(2, { error: 'must be a number greater than 0 and at most 2' }))
+    .preprocess(
+      (v) => (typeof v === 'string' && v.trim() !== '' ? Number(v) : v),
+      z
+        .number({ error: 'must be a number greater than 0 and at most 2' })
+        .gt(0, { error: 'must be a number greater than 0 and at most 2' })
+        .max(2, { error: 'must be a number greater than 0 and at most 2' }),
+    )
     .optional()
     .describe('Subject size relative to the canvas, (0, 2]; default 1, or 0.6 when the background was removed automatically'),
   x_center: numberField({ min: 0, max: 1, description: 'Horizontal centre of the subject, 0..1' }).default(0.5),
@@ -18,7 +24,10 @@ export const imageTransform = z.object({
 export const generateBackgroundOptions = z.object({
   image_transform: objectField(imageTransform, 'Placement of the subject {scale, x_center, y_center}').default({ x_center: 0.5, y_center: 0.5 }),
   scene: choiceField(SCENES, 'Preset scene; when given, prompt and negative_prompt are ignored').optional(),
-  prompt: stringField('Description of the desired scene (materials, colours, lighting, mood)', 2000).optional(),
+  prompt: stringField(
+    'Description of the desired scene (places, surfaces, materials, colours, time of day, weather, mood; vocabulary in docs/ops/generate-background.md)',
+    2000,
+  ).optional(),
   negative_prompt: stringField('Comma-separated attributes to discourage', 2000).optional(),
   seed: numberField({ min: 0, max: 2 ** 31 - 1, int: true, description: 'Random seed for reproducible scenes (imgtool extension)' })
     .optional()
@@ -35,14 +44,18 @@ export const generateBackground = defineOperation({
   name: 'generate-background',
   path: '/v1/generate-background',
   summary: 'Place the subject in a new scene (presets or a prompt), 1024x1024 JPEG',
-  description: 'RGB inputs get their background removed first; RGBA inputs keep their alpha as the cut-out. Scenes are rendered procedurally.',
+  description:
+    'RGB inputs get their background removed first; RGBA inputs keep their alpha as the cut-out. Scenes (tabletops, outdoor places, studio sweeps, podiums, interiors) are rendered procedurally and the subject is graded to their light.',
   mode: 'sync',
   bodies: ['json', 'multipart'],
   acceptsImageResponse: true,
   inputs: [imageInput()],
   limits: { maxBytes: 25 * MB, minSide: 64, maxSide: 6000, formats: [] },
   options: generateBackgroundOptions,
-  examples: ['imgtool generate-background product.jpg --scene marble', "imgtool generate-background bag.png --prompt 'warm wooden table by a sunny window' --seed 7"],
+  examples: [
+    'imgtool generate-background product.jpg --scene marble',
+    "imgtool generate-background bag.png --prompt 'warm wooden table by a sunny window' --seed 7",
+  ],
   cost: () => 2,
   costNote: '2 credits',
   outputExt: () => 'jpg',

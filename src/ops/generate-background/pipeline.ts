@@ -24,7 +24,10 @@ function hasTransparency(img: DecodedImage): boolean {
 /** Crops an RGBA image to its alpha's bounding box, so scale means the subject's size. */
 function cropToAlpha(img: RawImage): RawImage | null {
   const { width: w, height: h, data } = img;
-  let x0 = w, y0 = h, x1 = -1, y1 = -1;
+  let x0 = w,
+    y0 = h,
+    x1 = -1,
+    y1 = -1;
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
       if (data[(y * w + x) * 4 + 3]! > 8) {
@@ -36,7 +39,8 @@ function cropToAlpha(img: RawImage): RawImage | null {
     }
   }
   if (x1 < 0) return null;
-  const cw = x1 - x0 + 1, ch = y1 - y0 + 1;
+  const cw = x1 - x0 + 1,
+    ch = y1 - y0 + 1;
   const out = Buffer.alloc(cw * ch * 4);
   for (let y = 0; y < ch; y++) data.copy(out, y * cw * 4, ((y + y0) * w + x0) * 4, ((y + y0) * w + x1 + 1) * 4);
   return { data: out, width: cw, height: ch, channels: 4 };
@@ -45,7 +49,11 @@ function cropToAlpha(img: RawImage): RawImage | null {
 export interface ChosenScene {
   spec: SceneSpec;
   source: 'preset' | 'prompt' | 'default';
+  family?: string;
   terms?: string[];
+  ignored?: string[];
+  /** Share of the prompt's content words the vocabulary understood, 0..1. */
+  understood?: number;
   negated?: string[];
 }
 
@@ -57,10 +65,17 @@ export function chooseScene(o: Pick<GenerateBackgroundOptions, 'scene' | 'prompt
   }
   if (o.prompt?.trim() || o.negative_prompt?.trim()) {
     const parsed = parsePrompt(o.prompt ?? '', o.negative_prompt, seed);
+    const understood = parsed.contentWords ? (parsed.contentWords - parsed.ignored.length) / parsed.contentWords : 1;
     if (o.prompt?.trim() && parsed.terms.length === 0) {
-      warn(`prompt "${o.prompt.slice(0, 60)}" has no word imgtool's scene vocabulary knows; the scene is chosen from the seed (see docs/ops/generate-background.md for the words)`);
+      warn(
+        `prompt "${o.prompt.slice(0, 60)}" has no word imgtool's scene vocabulary knows; the scene is chosen from the seed (see docs/ops/generate-background.md for the words)`,
+      );
+    } else if (o.prompt?.trim() && understood < 0.5) {
+      warn(
+        `prompt: only ${parsed.contentWords - parsed.ignored.length} of ${parsed.contentWords} words understood; ignored: ${parsed.ignored.slice(0, 8).join(', ')} (see docs/ops/generate-background.md for the vocabulary)`,
+      );
     }
-    return { spec: parsed.spec, source: 'prompt', terms: parsed.terms, negated: parsed.negated };
+    return { spec: parsed.spec, source: 'prompt', family: parsed.family, terms: parsed.terms, ignored: parsed.ignored, understood, negated: parsed.negated };
   }
   return { spec: cloneSpec(PRESETS.marble!), source: 'default' };
 }
@@ -86,7 +101,8 @@ export const run: Pipeline<GenerateBackgroundOptions> = async (job, ctx) => {
     ctx.onProgress({ fraction: 0.1, stage: 'cutout' });
     const cut = await cutoutSubject(img, { signal: ctx.signal });
     const cropped = cropToAlpha(cut.rgba);
-    if (!cropped) throw new ImgtoolError('invalid_image', `${input.name}: no subject was found to place in a scene; give a photo with a clear product, or an RGBA cut-out`);
+    if (!cropped)
+      throw new ImgtoolError('invalid_image', `${input.name}: no subject was found to place in a scene; give a photo with a clear product, or an RGBA cut-out`);
     layer = cropped;
     autoRemoved = true;
   }
@@ -103,7 +119,7 @@ export const run: Pipeline<GenerateBackgroundOptions> = async (job, ctx) => {
   const size = OUTPUT_SIZE;
   const placement = await placeLayer(layer, transform, size);
   if (!placement.bbox) ctx.warn(`the subject of ${input.name} lies entirely outside the canvas at this image_transform; the output is the scene alone`);
-  const layout = makeLayout(chosen.spec, size, placement.baseX, placement.baseY);
+  const layout = makeLayout(chosen.spec, size, placement.baseX, placement.baseY, placement.bbox ? placement.bbox.x1 - placement.bbox.x0 + 1 : size * 0.3);
 
   ctx.onProgress({ fraction: 0.45, stage: 'scene' });
   const scene = await renderScene(chosen.spec, layout, seed, ctx.signal);
@@ -125,7 +141,9 @@ export const run: Pipeline<GenerateBackgroundOptions> = async (job, ctx) => {
       scene: chosen.source === 'preset' ? o.scene : chosen.source,
       floor: chosen.spec.floor,
       wall: chosen.spec.wall,
-      ...(chosen.terms ? { prompt_terms: chosen.terms } : {}),
+      family: chosen.family ?? (chosen.spec.setting === 'room' ? 'tabletop' : chosen.spec.name),
+      setting: chosen.spec.setting,
+      ...(chosen.terms ? { prompt_terms: chosen.terms, prompt_ignored: chosen.ignored, prompt_understood: Math.round(chosen.understood! * 100) / 100 } : {}),
       ...(chosen.negated?.length ? { negated_terms: chosen.negated } : {}),
       background_removed: autoRemoved,
       image_transform: transform,

@@ -26,8 +26,46 @@ export interface KeyLight {
   softness: number;
 }
 
+/** Where the camera stands: a table against a wall, open ground to a horizon, or a seamless paper sweep. */
+export type Setting = 'room' | 'open' | 'sweep';
+
+/** Sky above the horizon in open scenes (sRGB 0..1 colours; emissive, not lit). */
+export interface Sky {
+  zenith: Rgb;
+  horizon: Rgb;
+  /** Glow around the sun's position (sunset, dawn). */
+  glow: Rgb;
+  glowAmount: number;
+  /** 0 = clear, 1 = overcast deck. */
+  clouds: number;
+  cloudColour: Rgb;
+}
+
+/** What stands on the horizon, far out of focus. */
+export type Skyline = 'none' | 'trees' | 'forest' | 'hedge' | 'dunes' | 'city' | 'rocks' | 'hills' | 'snowhills' | 'pines' | 'palms';
+
 export interface SceneSpec {
   name: string;
+  setting: Setting;
+  /** Open scenes: the ground material beyond `from` cm (the sea behind the sand, the pool behind its edge). */
+  far?: { material: MaterialId; from: number; tint?: Tint; shore?: boolean };
+  sky?: Sky;
+  skyline: Skyline;
+  skylineTint?: Tint;
+  /** Aerial haze / fog, 0..1: far ground and skyline fade towards the horizon colour. */
+  haze: number;
+  /** Ground reflectivity for the subject's mirror image (water, marble, glass, wet street). */
+  reflect: number;
+  /** Rain-wet ground: darker and glossy. */
+  wet: boolean;
+  /** Bright out-of-focus discs over the backdrop (city lights at night, sun through leaves). */
+  bokeh?: { count: number; colours: Rgb[]; size: number; strength: number };
+  /** Things scattered on the ground around the subject. */
+  props?: { kind: 'petals' | 'leaves' | 'flowers' | 'pebbles' | 'shells'; density: number; colour?: Rgb };
+  /** Backdrop darkening towards the top of the frame, 0..1 (a graded studio backdrop). */
+  gradient?: number;
+  /** A shape the subject stands on. */
+  podium?: { shape: 'cylinder' | 'block'; material: MaterialId; tint?: Tint };
   floor: MaterialId;
   wall: MaterialId;
   floorTint?: Tint;
@@ -59,8 +97,13 @@ export const LIGHT_COLOURS = {
 
 const base = (name: string, floor: MaterialId, wall: MaterialId, over: Partial<SceneSpec> = {}): SceneSpec => ({
   name,
+  setting: 'room',
   floor,
   wall,
+  skyline: 'none',
+  haze: 0,
+  reflect: 0,
+  wet: false,
   light: { azimuth: -40, elevation: 42, color: LIGHT_COLOURS.neutral, intensity: 1.1, softness: 0.55 },
   ambient: { color: [0.93, 0.95, 1.0], intensity: 0.42 },
   exposure: 1.0,
@@ -74,7 +117,10 @@ const base = (name: string, floor: MaterialId, wall: MaterialId, over: Partial<S
 });
 
 export const PRESETS: Record<string, SceneSpec> = {
-  marble: base('marble', 'marble', 'plaster', { light: { azimuth: -35, elevation: 45, color: LIGHT_COLOURS.neutral, intensity: 1.15, softness: 0.7 }, junction: 0.48 }),
+  marble: base('marble', 'marble', 'plaster', {
+    light: { azimuth: -35, elevation: 45, color: LIGHT_COLOURS.neutral, intensity: 1.15, softness: 0.7 },
+    junction: 0.48,
+  }),
   wood: base('wood', 'wood', 'plaster', {
     light: { azimuth: -60, elevation: 30, color: LIGHT_COLOURS.warm, intensity: 1.25, softness: 0.4 },
     wallTint: { rgb: [0.86, 0.78, 0.66], amount: 0.5 },
@@ -89,7 +135,10 @@ export const PRESETS: Record<string, SceneSpec> = {
   }),
   linen: base('linen', 'linen', 'plaster', {
     light: { azimuth: -20, elevation: 55, color: LIGHT_COLOURS.morning, intensity: 1.0, softness: 0.9 },
-    ambient: { color: [1.0, 0.98, 0.95], intensity: 0.55 },
+    ambient: { color: [1.0, 0.96, 0.9], intensity: 0.55 },
+    // Oatmeal linen against a warm sand wall: the airy preset, told apart from marble's cool grey-white.
+    floorTint: { rgb: [0.84, 0.76, 0.64], amount: 0.45 },
+    wallTint: { rgb: [0.9, 0.8, 0.66], amount: 0.55 },
     contrast: 0.92,
     vignette: 0.15,
     junction: 0.42,
@@ -103,6 +152,9 @@ export const PRESETS: Record<string, SceneSpec> = {
   counter: base('counter', 'quartz', 'tile', {
     light: { azimuth: 30, elevation: 50, color: LIGHT_COLOURS.neutral, intensity: 1.15, softness: 0.6 },
     ambient: { color: [0.95, 0.97, 1.0], intensity: 0.5 },
+    // Sage-glazed subway tile: a kitchen, and not a second white marble scene.
+    wallTint: { rgb: [0.62, 0.74, 0.68], amount: 0.6 },
+    window: true,
     junction: 0.5,
   }),
 };

@@ -5,7 +5,7 @@ import sharp from 'sharp';
 import { bufferInput, fileInput, fixture, runOp } from '../../helpers.js';
 import { generateBackground } from '../../../src/ops/generate-background/index.js';
 import { decodeImage } from '../../../src/media/image.js';
-import { placeLayer } from '../../../src/ops/generate-background/compose.js';
+import { gradeTables, placeLayer, subjectGrade } from '../../../src/ops/generate-background/compose.js';
 import { makeLayout, renderScene } from '../../../src/ops/generate-background/render.js';
 import { PRESETS } from '../../../src/ops/generate-background/scenes.js';
 import { luma, rgbOf } from './stats.js';
@@ -23,22 +23,32 @@ async function sceneBehind(file: string, scene: string, seed: number, t: { scale
 }
 
 describe('generate-background placement', () => {
-  it('puts the subject where image_transform says, pixels unaltered apart from resampling', async () => {
+  it('puts the subject where image_transform says, pixels unaltered apart from resampling and the scene-light grade', async () => {
     const t = { scale: 0.5, x_center: 0.3, y_center: 0.6 };
     const { result } = await runOp('generate-background', { image: fixture('cutouts/handbag.png') }, { scene: 'wood', seed: 3, image_transform: t });
     const out = await rgbOf(result.data!);
     // Layer 256 px -> 512 px, centred at (307.2, 614.4): left 51, top 358.
-    const w = 512, left = Math.round(0.3 * SIZE - w / 2), top = Math.round(0.6 * SIZE - w / 2);
+    const w = 512,
+      left = Math.round(0.3 * SIZE - w / 2),
+      top = Math.round(0.6 * SIZE - w / 2);
     const ref = await sharp(fixture('cutouts/handbag.png')).resize(w, w, { kernel: 'cubic' }).raw().toBuffer();
+    // The subject takes the scene's light (warm for the wood preset): the documented per-channel grade.
+    const lut = gradeTables(subjectGrade(PRESETS.wood!));
     // Interior only: 12 px in from any transparent pixel (light wrap touches the rim on purpose).
-    const alpha = await sharp(ref, { raw: { width: w, height: w, channels: 4 } }).extractChannel(3).blur(4).threshold(254).raw().toBuffer();
+    const alpha = await sharp(ref, { raw: { width: w, height: w, channels: 4 } })
+      .extractChannel(3)
+      .blur(4)
+      .threshold(254)
+      .raw()
+      .toBuffer();
     const err = (dx: number, dy: number) => {
-      let s = 0, n = 0;
+      let s = 0,
+        n = 0;
       for (let y = 16; y < w - 16; y += 2) {
         for (let x = 16; x < w - 16; x += 2) {
           if (alpha[y * w + x]! < 255) continue;
           const o = ((top + y + dy) * SIZE + left + x + dx) * 3;
-          for (let c = 0; c < 3; c++) s += Math.abs(out.data[o + c]! - ref[(y * w + x) * 4 + c]!);
+          for (let c = 0; c < 3; c++) s += Math.abs(out.data[o + c]! - lut[c]![ref[(y * w + x) * 4 + c]!]!);
           n += 3;
         }
       }
@@ -47,7 +57,13 @@ describe('generate-background placement', () => {
     const aligned = err(0, 0);
     expect(aligned).toBeLessThan(3.5);
     // A misplaced subject would match better somewhere else.
-    for (const [dx, dy] of [[6, 0], [-6, 0], [0, 6], [0, -6]] as const) expect(err(dx, dy)).toBeGreaterThan(aligned + 2);
+    for (const [dx, dy] of [
+      [6, 0],
+      [-6, 0],
+      [0, 6],
+      [0, -6],
+    ] as const)
+      expect(err(dx, dy)).toBeGreaterThan(aligned + 2);
     expect(result.meta?.subject_box).toMatchObject({ x0: expect.any(Number) });
     const box = result.meta!.subject_box as { x0: number; y0: number; x1: number; y1: number };
     // handbag.png's opaque box is x 17..238, y 16..238 of 256, doubled.
@@ -62,13 +78,20 @@ describe('generate-background placement', () => {
     const { placement, bg } = await sceneBehind('cutouts/crown.png', 'industrial', 9, t);
     const box = placement.bbox!;
     const h = box.y1 - box.y0;
-    let n = 0, sy = 0, above = 0, far = 0, farN = 0;
+    let n = 0,
+      sy = 0,
+      above = 0,
+      far = 0,
+      farN = 0;
     for (let y = 0; y < SIZE; y++) {
       for (let x = 0; x < SIZE; x++) {
         const i = y * SIZE + x;
         if (placement.rgba[i * 4 + 3]! > 0) continue;
         const d = 1 - (luma(out.data, i) + 1) / (luma(bg, i) + 1);
-        if (y < 200) { far += Math.abs(d); farN++; }
+        if (y < 200) {
+          far += Math.abs(d);
+          farN++;
+        }
         if (d > 0.15) {
           n++;
           sy += y;
@@ -86,12 +109,17 @@ describe('generate-background placement', () => {
     // Opaque red square with a transparent round hole: the hole must show the scene.
     const s = 200;
     const px = Buffer.alloc(s * s * 4);
-    for (let y = 0; y < s; y++) for (let x = 0; x < s; x++) {
-      const i = (y * s + x) * 4;
-      px[i] = 220; px[i + 1] = 20; px[i + 2] = 30;
-      px[i + 3] = Math.hypot(x - 100, y - 100) < 50 ? 0 : 255;
-    }
-    const png = await sharp(px, { raw: { width: s, height: s, channels: 4 } }).png().toBuffer();
+    for (let y = 0; y < s; y++)
+      for (let x = 0; x < s; x++) {
+        const i = (y * s + x) * 4;
+        px[i] = 220;
+        px[i + 1] = 20;
+        px[i + 2] = 30;
+        px[i + 3] = Math.hypot(x - 100, y - 100) < 50 ? 0 : 255;
+      }
+    const png = await sharp(px, { raw: { width: s, height: s, channels: 4 } })
+      .png()
+      .toBuffer();
     const { result, warnings } = await runOp('generate-background', { image: bufferInput('hole.png', png) }, { scene: 'linen', seed: 1 });
     expect(result.meta?.background_removed).toBe(false);
     expect(warnings).toEqual([]);
@@ -106,7 +134,11 @@ describe('generate-background placement', () => {
   }, 60_000);
 
   it('is reproducible with a seed and warns when scene overrides the prompt', async () => {
-    const a = await runOp('generate-background', { image: fixture('cutouts/apple.png') }, { scene: 'marble', prompt: 'dark brick', negative_prompt: 'wood', seed: 42, image_transform: { scale: 0.4 } });
+    const a = await runOp(
+      'generate-background',
+      { image: fixture('cutouts/apple.png') },
+      { scene: 'marble', prompt: 'dark brick', negative_prompt: 'wood', seed: 42, image_transform: { scale: 0.4 } },
+    );
     const b = await runOp('generate-background', { image: fixture('cutouts/apple.png') }, { scene: 'marble', seed: 42, image_transform: { scale: 0.4 } });
     const c = await runOp('generate-background', { image: fixture('cutouts/apple.png') }, { scene: 'marble', seed: 43, image_transform: { scale: 0.4 } });
     expect(a.warnings.join()).toMatch(/prompt and negative_prompt are ignored/);
@@ -124,12 +156,16 @@ describe('generate-background placement', () => {
   });
 
   const model = resolve(__dirname, '../../../models/build/isnet.onnx');
-  it.skipIf(!existsSync(model))('removes the background of an RGB photo and places the subject at scale 0.6', async () => {
-    const { result } = await runOp('generate-background', { image: fixture('images/orange.jpg') }, { scene: 'counter', seed: 2 });
-    expect(result.meta?.background_removed).toBe(true);
-    const box = result.meta!.subject_box as { x0: number; y0: number; x1: number; y1: number };
-    const longer = Math.max(box.x1 - box.x0 + 1, box.y1 - box.y0 + 1);
-    expect(Math.abs(longer - 0.6 * SIZE)).toBeLessThan(0.03 * SIZE);
-    expect(Math.abs((box.x0 + box.x1) / 2 - 512)).toBeLessThan(12);
-  }, 120_000);
+  it.skipIf(!existsSync(model))(
+    'removes the background of an RGB photo and places the subject at scale 0.6',
+    async () => {
+      const { result } = await runOp('generate-background', { image: fixture('images/orange.jpg') }, { scene: 'counter', seed: 2 });
+      expect(result.meta?.background_removed).toBe(true);
+      const box = result.meta!.subject_box as { x0: number; y0: number; x1: number; y1: number };
+      const longer = Math.max(box.x1 - box.x0 + 1, box.y1 - box.y0 + 1);
+      expect(Math.abs(longer - 0.6 * SIZE)).toBeLessThan(0.03 * SIZE);
+      expect(Math.abs((box.x0 + box.x1) / 2 - 512)).toBeLessThan(12);
+    },
+    120_000,
+  );
 });

@@ -18,11 +18,18 @@ describe('generate-background scenes', () => {
       const meta = await sharp(result.data!).metadata();
       expect([meta.format, meta.width, meta.height]).toEqual(['jpeg', 1024, 1024]);
       const img = await rgbOf(result.data!);
-      stats.push({ scene, hist: histogram(img, 0, 1024), wallTex: gradientEnergy(img, 0, 300), floorTex: gradientEnergy(img, 900, 1024), mean: meanRgb(img, 0, 1024) });
+      stats.push({
+        scene,
+        hist: histogram(img, 0, 1024),
+        wallTex: gradientEnergy(img, 0, 300),
+        floorTex: gradientEnergy(img, 900, 1024),
+        mean: meanRgb(img, 0, 1024),
+      });
     }
     for (let a = 0; a < stats.length; a++) {
       for (let b = a + 1; b < stats.length; b++) {
-        const A = stats[a]!, B = stats[b]!;
+        const A = stats[a]!,
+          B = stats[b]!;
         const histDist = l1(A.hist, B.hist);
         const texDiff = Math.max(Math.abs(Math.log(A.wallTex / B.wallTex)), Math.abs(Math.log(A.floorTex / B.floorTex)));
         // Different colour distribution, or clearly different texture (ratio > 1.5x).
@@ -37,7 +44,8 @@ describe('generate-background scenes', () => {
   }, 90_000);
 
   it('moves hue and brightness the way the prompt words say', async () => {
-    const run = async (prompt: string) => rgbOf((await runOp('generate-background', { image: fixture('cutouts/crown.png') }, { prompt, seed: 5, image_transform: small })).result.data!);
+    const run = async (prompt: string) =>
+      rgbOf((await runOp('generate-background', { image: fixture('cutouts/crown.png') }, { prompt, seed: 5, image_transform: small })).result.data!);
     const blue = meanRgb(await run('plaster wall, blue, linen table'), 0, 400);
     const red = meanRgb(await run('plaster wall, red, linen table'), 0, 400);
     expect(blue[2]).toBeGreaterThan(blue[0] + 15);

@@ -46,7 +46,8 @@ export function gradientEnergy(img: { data: Buffer; width: number }, y0: number,
 
 /** Hue in degrees of a mean colour. */
 export function hue([r, g, b]: [number, number, number]): number {
-  const max = Math.max(r, g, b), min = Math.min(r, g, b);
+  const max = Math.max(r, g, b),
+    min = Math.min(r, g, b);
   if (max === min) return 0;
   const d = max - min;
   const h = max === r ? ((g - b) / d) % 6 : max === g ? (b - r) / d + 2 : (r - g) / d + 4;
