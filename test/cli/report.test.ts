@@ -5,8 +5,7 @@ import sharp from 'sharp';
 import { chromium, type BrowserContext as Browser } from 'playwright-core';
 import { cli } from './harness.js';
 import { HtmlReport } from '../../src/cli/report.js';
-import { ffmpegPath } from '../../src/media/ffmpeg.js';
-import { runCapture } from '../../src/media/probe.js';
+import { ffmpegPath, runCapture } from '../../src/media/ffmpeg.js';
 import { fixture, tempDir } from '../helpers.js';
 
 /**
