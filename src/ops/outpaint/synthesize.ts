@@ -51,38 +51,63 @@ const VOTE_ONLY_PIXELS = 2_500_000;
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
- * Starting guess at the coarsest scale: every band pixel takes its nearest original pixel (edge
- * replicate), so that colours and large structures running across the border (horizon, walls,
- * table edges) continue straight into the band. A mirrored start, used before, planted
- * reflected copies of whatever stands next to the border (astronaut: the shuttle's tank in the
- * empty background past the right edge), which EM at the coarsest scale then kept. Creativity
- * adds low-frequency noise (one coarse pixel spans many output pixels) so different seeds take
- * different paths.
+ * Starting guess at the coarsest scale: every band pixel takes the mean of the original pixels
+ * within a square around its nearest original pixel, the square's radius being the pixel's
+ * distance from the original. Next to the border that is edge replicate (colours and large
+ * structures running across the border continue); further out it is an ever wider local
+ * average, the expected colour of the region and nothing more. Plain edge replicate, used
+ * before, planted a column of whatever touched the border all the way out, which EM at the
+ * coarsest scale then kept as an object (astronaut, top 40%: a black pillar over the neck
+ * ring); a mirrored start planted reflected copies of objects. Creativity adds low-frequency
+ * noise (one coarse pixel spans many output pixels) so different seeds take different paths.
  */
 function initialGuess(L: Level, creativity: number, rng: Rng): void {
   const amp = creativity * 60;
+  const kw = L.kx1 - L.kx0;
+  const kh = L.ky1 - L.ky0;
+  // Integral image of the original part, per channel.
+  const S = new Float64Array((kw + 1) * (kh + 1) * 3);
+  const at = (x: number, y: number) => (y * (kw + 1) + x) * 3;
+  for (let y = 0; y < kh; y++) {
+    for (let x = 0; x < kw; x++) {
+      const si = ((y + L.ky0) * L.w + x + L.kx0) * 3;
+      for (let c = 0; c < 3; c++) S[at(x + 1, y + 1) + c] = L.img[si + c]! + S[at(x, y + 1) + c]! + S[at(x + 1, y) + c]! - S[at(x, y) + c]!;
+    }
+  }
   for (let y = 0; y < L.h; y++) {
     const inRows = y >= L.ky0 && y < L.ky1;
-    const ny = Math.min(L.ky1 - 1, Math.max(L.ky0, y));
+    const ny = Math.min(L.ky1 - 1, Math.max(L.ky0, y)) - L.ky0;
+    const dy = Math.max(L.ky0 - y, y - L.ky1 + 1, 0);
     for (let x = 0; x < L.w; x++) {
       if (inRows && x >= L.kx0 && x < L.kx1) continue;
-      const si = (ny * L.w + Math.min(L.kx1 - 1, Math.max(L.kx0, x))) * 3;
+      const nx = Math.min(L.kx1 - 1, Math.max(L.kx0, x)) - L.kx0;
+      const d = Math.max(dy, L.kx0 - x, x - L.kx1 + 1) - 1;
+      const x0 = Math.max(0, nx - d), x1 = Math.min(kw, nx + d + 1);
+      const y0 = Math.max(0, ny - d), y1 = Math.min(kh, ny + d + 1);
+      const inv = 1 / ((x1 - x0) * (y1 - y0));
       const di = (y * L.w + x) * 3;
       const n = amp ? ((rng() / 4294967296) * 2 - 1) * amp : 0;
-      for (let c = 0; c < 3; c++) L.img[di + c] = Math.min(255, Math.max(0, L.img[si + c]! + n));
+      for (let c = 0; c < 3; c++) {
+        const v = (S[at(x1, y1) + c]! - S[at(x0, y1) + c]! - S[at(x1, y0) + c]! + S[at(x0, y0) + c]!) * inv;
+        L.img[di + c] = Math.min(255, Math.max(0, v + n));
+      }
     }
   }
 }
 
 /**
  * How far (Chebyshev, from the target's nearest original pixel) sources may lie. Creativity 0
- * keeps sources within a fifth of the original's short side: the most faithful continuation
+ * keeps sources within a fifth of the original's short side or the band's depth, whichever is
+ * larger: the most faithful continuation
  * of what is next to the border, and no copies of salient objects from across the picture
  * (measured: smaller seams and better band SSIM than the whole picture on the bench).
  * Creativity 1 opens the whole picture.
  */
 function searchWindow(L: Level, creativity: number): number {
-  const near = 0.2 * Math.min(L.kx1 - L.kx0, L.ky1 - L.ky0);
+  // Never narrower than the deepest band: a band deeper than the window has fewer sources than
+  // targets, so every source is stamped several times over (bottom 60%: the same strip ~3x).
+  const depth = Math.max(L.kx0, L.ky0, L.w - L.kx1, L.h - L.ky1);
+  const near = Math.max(0.2 * Math.min(L.kx1 - L.kx0, L.ky1 - L.ky0), depth);
   return Math.max(2 * R + 2, Math.round(near + (Math.max(L.w, L.h) - near) * creativity));
 }
 
