@@ -112,19 +112,22 @@ describe('outpaint', () => {
     }
   });
 
-  it('reuse penalty: fewer band patches copied from an over-used source area', async () => {
+  it('reuse penalty: band patches spread over the sources instead of stamping the same area', async () => {
     const rgb = new Uint8Array(photoRgb);
     const m = { left: 0, top: 0, right: 0, bottom: 96 };
     const overuse = async (reuse: number) => {
       const { level, field } = await patchSynthesis(rgb, 160, 160, m, { creativity: 0, seed: 4, reuse });
       const u = usageOf(level, field);
-      // Band targets whose source cell (4x4 px) serves more than twice its own area.
-      let over = 0;
-      for (const t of field.targets) if (u.count[((field.sy[t]! / 4) | 0) * u.cw + ((field.sx[t]! / 4) | 0)]! > 32) over++;
-      return over / field.targets.length;
+      // Mean, over the targets, of how many times over their source cell (4x4 px) is used
+      // beyond once per pixel: 0 for a one-to-one copy. Seeds 1-4 measured 3.7-4.3 without
+      // the penalty, 1.1-1.2 with it.
+      let excess = 0;
+      for (const t of field.targets) excess += Math.max(0, u.count[((field.sy[t]! / 4) | 0) * u.cw + ((field.sx[t]! / 4) | 0)]! / 16 - 1);
+      return excess / field.targets.length;
     };
     const [off, on] = [await overuse(0), await overuse(40)];
-    expect(on).toBeLessThan(0.7 * off);
+    expect(off).toBeGreaterThan(2);
+    expect(on).toBeLessThan(0.5 * off);
   });
 
   it('is reproducible with a seed; creativity with another seed changes the fill', async () => {
