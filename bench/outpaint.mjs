@@ -1,11 +1,18 @@
 #!/usr/bin/env node
-// Outpaint bench: cut a band off real photos and textures, fill it back with imgtool's
-// PatchMatch synthesis and with three baselines (edge replicate, mirror, blur-extend), and
-// compare the filled band with the real pixels (PSNR, SSIM) plus the seam figure.
-// Usage: npm run build && node bench/outpaint.mjs [--quick] [--save]
-// imgtool runs at creativity 0 (the default, judged) and 1 (shown for comparison).
-//   --quick  one photo and one texture only;  --save  write the fills to bench/out/outpaint/
+// Outpaint bench: cut bands off real photos (test/fixtures images and textures), fill them back
+// with imgtool's synthesis and with three paddings (edge copy, mirror, blurred mirror), and judge
+// every filled band against the real pixels it replaced:
+//   detail  mean Sobel magnitude of the fill over that of the true band (1 = as busy as the photo;
+//           the goal is 0.75..1.33 on every band, a smear scores far below)
+//   SSIM    band SSIM against the true band (rewards blur, so never judged alone)
+//   seam    |seam figure| across the old border (0 = the border is as busy as the picture)
+// Layouts: right 25%; all sides 15%; top 40%; left + right 25% each (50% in total).
+// Then the speed case: 1024x1024 + 512 px on every side, in a child process for its peak RSS.
+// Writes contact sheets (input | ours | edge copy) to bench/out/outpaint-<layout>.png.
+// Usage: npm run build && node bench/outpaint.mjs [--quick] [--creativity C] [--no-speed] [--speed-only] [--fixtures DIR]
 import { mkdirSync, readdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { loadavg } from 'node:os';
 import { join, resolve, dirname, basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
@@ -15,114 +22,172 @@ const here = dirname(fileURLToPath(import.meta.url));
 const dist = resolve(here, process.env.OUTPAINT_DIST ?? '../dist/ops/outpaint');
 const { synthesize } = await import(join(dist, 'synthesize.js'));
 const { baselineFill } = await import('./lib/baselines.mjs');
-const { psnr, ssim, seamFigure } = await import('./lib/metrics.mjs');
+const { ssim, seamFigure, sobelMean } = await import('./lib/metrics.mjs');
 
-const args = new Set(process.argv.slice(2));
-const fixtures = FIXTURES;
-let files = [
-  ...readdirSync(join(fixtures, 'images')).filter((f) => !f.includes('trimap')).map((f) => join(fixtures, 'images', f)),
-  ...readdirSync(join(fixtures, 'textures')).map((f) => join(fixtures, 'textures', f)),
+const argv = process.argv.slice(2);
+const args = new Set(argv);
+const opt = (name, dflt) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : dflt);
+const creativity = Number(opt('--creativity', '0'));
+const SPEED_SIDE = 1024, SPEED_BAND = 512;
+
+// Child mode: the speed case alone, so that its peak RSS is its own.
+if (args.has('--speed-child')) {
+  const src = await sharp(join(FIXTURES, 'images/astronaut.png')).resize(SPEED_SIDE, SPEED_SIDE).removeAlpha().raw().toBuffer();
+  const m = { left: SPEED_BAND, top: SPEED_BAND, right: SPEED_BAND, bottom: SPEED_BAND };
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const res = await synthesize(new Uint8Array(src), SPEED_SIDE, SPEED_SIDE, m, { creativity, seed: 1 });
+  const ms = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  mkdirSync(resolve(here, 'out'), { recursive: true });
+  await sharp(Buffer.from(res.data), { raw: { width: res.width, height: res.height, channels: 3 } }).jpeg({ quality: 90 }).toFile(resolve(here, 'out/outpaint-speed-2048.jpg'));
+  console.log(JSON.stringify({ width: res.width, height: res.height, ms, cpuMs: (cpu.user + cpu.system) / 1000, rssMb: process.resourceUsage().maxRSS / 1024 }));
+  process.exit(0);
+}
+
+const photos = [
+  ...readdirSync(join(FIXTURES, 'images')).filter((f) => /\.(png|jpe?g)$/i.test(f) && !f.includes('trimap')).map((f) => join(FIXTURES, 'images', f)),
+  ...readdirSync(join(FIXTURES, 'textures')).map((f) => join(FIXTURES, 'textures', f)),
+].sort();
+const files = args.has('--quick') ? photos.filter((f) => /astronaut|chelsea|brick|plant/.test(f)) : photos;
+
+/** Margins as fractions of the full photo's width (left/right) and height (top/bottom). */
+const LAYOUTS = [
+  { name: 'right25', label: 'right 25%', f: { left: 0, top: 0, right: 0.25, bottom: 0 } },
+  { name: 'all15', label: 'all sides 15%', f: { left: 0.15, top: 0.15, right: 0.15, bottom: 0.15 } },
+  { name: 'top40', label: 'top 40%', f: { left: 0, top: 0.4, right: 0, bottom: 0 } },
+  { name: 'lr50', label: 'left+right 50%', f: { left: 0.25, top: 0, right: 0.25, bottom: 0 } },
 ];
-if (args.has('--quick')) files = files.filter((f) => /chelsea|brick/.test(f));
-const outDir = resolve(here, 'out/outpaint');
-if (args.has('--save')) mkdirSync(outDir, { recursive: true });
+const PADDINGS = ['replicate', 'mirror', 'blur-extend'];
+const METHODS = ['imgtool', ...PADDINGS];
 
 async function loadRgb(file) {
   const { data, info } = await sharp(file).toColourspace('srgb').removeAlpha().raw().toBuffer({ resolveWithObject: true });
   if (info.channels === 3) return { data: new Uint8Array(data), width: info.width, height: info.height };
-  // Grey textures: expand to RGB so every method sees the same input.
   const rgb = await sharp(data, { raw: info }).toColourspace('srgb').raw().toBuffer();
   return { data: new Uint8Array(rgb), width: info.width, height: info.height };
 }
 
-function crop(img, w, h) {
+function crop(img, x0, y0, w, h) {
   const out = new Uint8Array(w * h * 3);
-  for (let y = 0; y < h; y++) out.set(img.data.subarray(y * img.width * 3, (y * img.width + w) * 3), y * w * 3);
+  for (let y = 0; y < h; y++) out.set(img.data.subarray(((y + y0) * img.width + x0) * 3, ((y + y0) * img.width + x0 + w) * 3), y * w * 3);
   return out;
 }
 
-// imgtool at the default creativity 0 is the entry judged against the baselines; creativity 1
-// (full texture everywhere) is printed alongside to show what the detail fade trades.
-const methods = ['imgtool', 'replicate', 'mirror', 'blur-extend', 'imgtool-c1'];
-const baselines = ['replicate', 'mirror', 'blur-extend'];
-const rows = [];
-const f2 = (v, d = 2) => (Number.isFinite(v) ? v.toFixed(d) : 'inf').padStart(7);
+/** The filled bands of a layout: each side's strip; the top/bottom strips own the corners. */
+function bandsOf(W, H, m) {
+  const out = [];
+  if (m.top) out.push({ side: 'top', rect: { x0: 0, y0: 0, x1: W, y1: m.top } });
+  if (m.bottom) out.push({ side: 'bottom', rect: { x0: 0, y0: H - m.bottom, x1: W, y1: H } });
+  if (m.left) out.push({ side: 'left', rect: { x0: 0, y0: m.top, x1: m.left, y1: H - m.bottom } });
+  if (m.right) out.push({ side: 'right', rect: { x0: W - m.right, y0: m.top, x1: W, y1: H - m.bottom } });
+  return out;
+}
 
-for (const file of files) {
-  const full = await loadRgb(file);
-  const name = basename(file).replace(/\.\w+$/, '');
-  for (const side of ['right', 'bottom']) {
-    for (const frac of [0.125, 0.25]) {
-      const horizontal = side === 'right';
-      const band = Math.round((horizontal ? full.width : full.height) * frac);
-      const w = horizontal ? full.width - band : full.width;
-      const h = horizontal ? full.height : full.height - band;
-      const input = crop(full, w, h);
-      const m = { left: 0, top: 0, right: horizontal ? band : 0, bottom: horizontal ? 0 : band };
-      const bandRect = horizontal ? { x0: w, y0: 0, x1: full.width, y1: full.height } : { x0: 0, y0: h, x1: full.width, y1: full.height };
-      const known = { x0: 0, y0: 0, x1: w, y1: h };
-      const real = seamFigure(full.data, full.width, full.height, known, side);
-      const row = { name, case: `${side} ${frac * 100}%`, real, res: {} };
-      for (const method of methods) {
-        const t0 = performance.now();
-        const canvas = method.startsWith('imgtool')
-          ? (await synthesize(input, w, h, m, { creativity: method === 'imgtool' ? 0 : 1, seed: 1 })).data
-          : await baselineFill(input, w, h, m, method);
-        const ms = performance.now() - t0;
-        row.res[method] = {
-          ms,
-          psnr: psnr(canvas, full.data, full.width, bandRect),
-          ssim: ssim(canvas, full.data, full.width, full.height, bandRect),
-          seam: seamFigure(canvas, full.width, full.height, known, side),
-        };
-        if (args.has('--save')) {
-          await sharp(Buffer.from(canvas), { raw: { width: full.width, height: full.height, channels: 3 } }).png().toFile(join(outDir, `${name}-${side}-${frac * 1000}-${method}.png`));
+const f2 = (v, d = 2) => (Number.isFinite(v) ? v.toFixed(d) : 'inf').padStart(6);
+const mean = (a) => a.reduce((s, v) => s + v, 0) / Math.max(1, a.length);
+const THUMB_H = 150;
+const rows = []; // one per band
+const sheets = Object.fromEntries(LAYOUTS.map((l) => [l.name, []]));
+const times = [];
+mkdirSync(resolve(here, 'out'), { recursive: true });
+
+const thumb = (rgb, w, h) => sharp(Buffer.from(rgb), { raw: { width: w, height: h, channels: 3 } }).resize({ height: THUMB_H }).png().toBuffer();
+
+if (!args.has('--speed-only')) {
+  console.log(`outpaint bench: ${files.length} photos x ${LAYOUTS.length} layouts, imgtool at creativity ${creativity}, seed 1; load ${loadavg().map((v) => v.toFixed(1)).join(' ')}`);
+  console.log('photo          layout          band   | detail: ours  edge mirror  blur | SSIM: ours   edge mirror  blur | |seam|: ours  edge mirror  blur (real) | ms');
+  for (const file of files) {
+    const full = await loadRgb(file);
+    const name = basename(file).replace(/\.\w+$/, '');
+    for (const L of LAYOUTS) {
+      const W = full.width, H = full.height;
+      const m = {
+        left: Math.round(L.f.left * W), right: Math.round(L.f.right * W),
+        top: Math.round(L.f.top * H), bottom: Math.round(L.f.bottom * H),
+      };
+      const w = W - m.left - m.right, h = H - m.top - m.bottom;
+      const input = crop(full, m.left, m.top, w, h);
+      const known = { x0: m.left, y0: m.top, x1: m.left + w, y1: m.top + h };
+      const fills = {};
+      const t0 = performance.now();
+      fills.imgtool = (await synthesize(input, w, h, m, { creativity, seed: 1 })).data;
+      const ms = performance.now() - t0;
+      times.push(ms);
+      for (const k of PADDINGS) fills[k] = await baselineFill(input, w, h, m, k);
+      for (const { side, rect } of bandsOf(W, H, m)) {
+        const trueDetail = sobelMean(full.data, W, H, rect);
+        const row = { name, layout: L.name, side, res: {}, realSeam: Math.abs(seamFigure(full.data, W, H, known, side)) };
+        for (const k of METHODS) {
+          row.res[k] = {
+            detail: sobelMean(fills[k], W, H, rect) / Math.max(1e-6, trueDetail),
+            ssim: ssim(fills[k], full.data, W, H, rect),
+            seam: Math.abs(seamFigure(fills[k], W, H, known, side)),
+          };
         }
+        rows.push(row);
+        const r = row.res;
+        console.log(
+          `${name.padEnd(14)} ${L.label.padEnd(15)} ${side.padEnd(6)} | ${METHODS.map((k) => f2(r[k].detail)).join(' ')} | ${METHODS.map((k) => f2(r[k].ssim, 3)).join(' ')} | ${METHODS.map((k) => f2(r[k].seam, 1)).join(' ')} (${f2(row.realSeam, 1)}) | ${ms.toFixed(0)}`,
+        );
       }
-      rows.push(row);
-      const r = row.res;
-      console.log(
-        `${name.padEnd(16)} ${row.case.padEnd(12)} real seam ${f2(real)} | ` +
-          methods.map((k) => `${k} ${f2(r[k].psnr)}dB ${f2(r[k].ssim, 3)} seam ${f2(r[k].seam)}`).join(' | ') +
-          ` | ${r.imgtool.ms.toFixed(0)} ms`,
-      );
+      // Contact sheet row: the input where it sits on the canvas (band grey), ours, edge copy.
+      const placed = new Uint8Array(W * H * 3).fill(96);
+      for (let y = 0; y < h; y++) placed.set(input.subarray(y * w * 3, (y + 1) * w * 3), ((y + m.top) * W + m.left) * 3);
+      sheets[L.name].push(await Promise.all([thumb(placed, W, H), thumb(fills.imgtool, W, H), thumb(fills.replicate, W, H)]));
     }
   }
-}
 
-// Per image: mean over its four cases; "beats" compares imgtool with the best baseline.
-console.log('\nper image (mean of 4 cases: right/bottom x 12.5%/25%); seam compared by |value|');
-console.log('image            | imgtool PSNR  SSIM   seam | replicate PSNR SSIM seam | mirror PSNR SSIM seam | blur-extend PSNR SSIM seam | imgtool c=1 PSNR SSIM seam | c=0 SSIM best? seam best?');
-const mean = (a) => a.reduce((s, v) => s + v, 0) / a.length;
-let ssimWins = 0, seamWins = 0, caseSsimWins = 0, caseSeamWins = 0;
-const names = [...new Set(rows.map((r) => r.name))];
-for (const name of names) {
-  const rs = rows.filter((r) => r.name === name);
-  const agg = Object.fromEntries(methods.map((k) => [k, {
-    psnr: mean(rs.map((r) => r.res[k].psnr)),
-    ssim: mean(rs.map((r) => r.res[k].ssim)),
-    seam: mean(rs.map((r) => Math.abs(r.res[k].seam))),
-  }]));
-  const sWin = baselines.every((k) => agg.imgtool.ssim > agg[k].ssim);
-  const gWin = baselines.every((k) => agg.imgtool.seam < agg[k].seam);
-  ssimWins += sWin; seamWins += gWin;
-  for (const r of rs) {
-    caseSsimWins += baselines.every((k) => r.res.imgtool.ssim > r.res[k].ssim);
-    caseSeamWins += baselines.every((k) => Math.abs(r.res.imgtool.seam) < Math.abs(r.res[k].seam));
+  // Contact sheets: one per layout, a row per photo (input | ours | edge copy).
+  for (const L of LAYOUTS) {
+    const parts = sheets[L.name];
+    const metas = await Promise.all(parts.flat().map((b) => sharp(b).metadata()));
+    const colW = [0, 1, 2].map((c) => Math.max(...parts.map((_, i) => metas[i * 3 + c].width)));
+    const gap = 6;
+    const width = colW.reduce((a, b) => a + b, 0) + gap * 4;
+    const height = parts.length * (THUMB_H + gap) + gap;
+    const composites = [];
+    parts.forEach((row, i) => {
+      let x = gap;
+      row.forEach((buf, c) => {
+        composites.push({ input: buf, left: x, top: gap + i * (THUMB_H + gap) });
+        x += colW[c] + gap;
+      });
+    });
+    const out = resolve(here, `out/outpaint-${L.name}.png`);
+    await sharp({ create: { width, height, channels: 3, background: '#ffffff' } }).composite(composites).png().toFile(out);
+    console.log(`contact sheet: ${out}`);
   }
-  console.log(`${name.padEnd(16)} | ` + methods.map((k) => `${f2(agg[k].psnr)} ${f2(agg[k].ssim, 3)} ${f2(agg[k].seam)}`).join(' | ') + ` | ${sWin ? 'yes' : 'NO '} ${gWin ? 'yes' : 'NO'}`);
-}
-console.log(`\nimgtool best on SSIM: ${ssimWins}/${names.length} images (${caseSsimWins}/${rows.length} cases); best on |seam|: ${seamWins}/${names.length} images (${caseSeamWins}/${rows.length} cases)`);
-console.log(`imgtool mean time per case: ${mean(rows.map((r) => r.res.imgtool.ms)).toFixed(0)} ms (creativity 0), ${mean(rows.map((r) => r.res['imgtool-c1'].ms)).toFixed(0)} ms (creativity 1)`);
-console.log(`mean band SSIM over all cases: ${methods.map((k) => `${k} ${mean(rows.map((r) => r.res[k].ssim)).toFixed(3)}`).join(', ')}`);
 
-// Speed goal: 1024x1024 extended by 512 px on one side.
-{
-  const src = await sharp(join(fixtures, 'images/astronaut.png')).resize(1024, 1024).removeAlpha().raw().toBuffer();
-  const t0 = performance.now();
-  const res = await synthesize(new Uint8Array(src), 1024, 1024, { left: 0, top: 0, right: 512, bottom: 0 }, { creativity: 0, seed: 1 });
-  // (creativity 0: the detail fade and seam blend add well under a second at this size)
-  const ms = performance.now() - t0;
-  console.log(`\nspeed: 1024x1024 + 512 px right -> ${res.width}x${res.height}: ${(ms / 1000).toFixed(2)} s (goal < 10 s)`);
-  if (args.has('--save')) await sharp(Buffer.from(res.data), { raw: { width: res.width, height: res.height, channels: 3 } }).png().toFile(join(outDir, 'astronaut-1024-right512.png'));
+  // Summary: per layout and overall.
+  const judge = (rs) => {
+    const inRange = rs.filter((r) => r.res.imgtool.detail >= 0.75 && r.res.imgtool.detail <= 1.33).length;
+    const ssimWins = rs.filter((r) => r.res.imgtool.ssim > r.res.replicate.ssim && r.res.imgtool.ssim > r.res.mirror.ssim).length;
+    const seamWins = rs.filter((r) => PADDINGS.every((k) => r.res.imgtool.seam < r.res[k].seam)).length;
+    const m = (k, f) => mean(rs.map((r) => r.res[k][f]));
+    return { n: rs.length, inRange, ssimWins, seamWins, m };
+  };
+  console.log('\nsummary                 bands | detail in 0.75..1.33 | SSIM > edge & mirror | |seam| < every padding | mean detail ours/edge/mirror/blur | mean SSIM ours/edge/mirror/blur | mean |seam| ours/edge/mirror/blur');
+  for (const scope of [...LAYOUTS.map((l) => l.name), 'all']) {
+    const rs = scope === 'all' ? rows : rows.filter((r) => r.layout === scope);
+    const j = judge(rs);
+    const pct = (k) => `${String(k).padStart(3)}/${j.n} (${((100 * k) / j.n).toFixed(0).padStart(3)}%)`;
+    console.log(
+      `${scope.padEnd(22)} ${String(j.n).padStart(6)} | ${pct(j.inRange).padEnd(20)} | ${pct(j.ssimWins).padEnd(20)} | ${pct(j.seamWins).padEnd(22)} | ${METHODS.map((k) => j.m(k, 'detail').toFixed(2)).join('/')} | ${METHODS.map((k) => j.m(k, 'ssim').toFixed(3)).join('/')} | ${METHODS.map((k) => j.m(k, 'seam').toFixed(1)).join('/')}`,
+    );
+  }
+  const out = rows.filter((r) => r.res.imgtool.detail < 0.75 || r.res.imgtool.detail > 1.33);
+  if (out.length) console.log(`detail out of range: ${out.map((r) => `${r.name}/${r.layout}/${r.side} ${r.res.imgtool.detail.toFixed(2)}`).join(', ')}`);
+  const lost = rows.filter((r) => !(r.res.imgtool.ssim > r.res.replicate.ssim && r.res.imgtool.ssim > r.res.mirror.ssim));
+  if (lost.length) console.log(`SSIM not above edge and mirror: ${lost.map((r) => `${r.name}/${r.layout}/${r.side}`).join(', ')}`);
+  console.log(`imgtool synthesis time per case: mean ${mean(times).toFixed(0)} ms, max ${Math.max(...times).toFixed(0)} ms`);
+}
+
+if (!args.has('--no-speed')) {
+  const before = loadavg();
+  const res = JSON.parse(execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--speed-child', '--creativity', String(creativity)], { encoding: 'utf8' }).trim().split('\n').at(-1));
+  const after = loadavg();
+  console.log(
+    `\nspeed: ${SPEED_SIDE}x${SPEED_SIDE} + ${SPEED_BAND} px on every side -> ${res.width}x${res.height}: wall ${(res.ms / 1000).toFixed(2)} s, CPU ${(res.cpuMs / 1000).toFixed(2)} s, peak RSS ${res.rssMb.toFixed(0)} MB (goals: < 10 s, < 1536 MB); load average before ${before.map((v) => v.toFixed(1)).join(' ')}, after ${after.map((v) => v.toFixed(1)).join(' ')}; output bench/out/outpaint-speed-2048.jpg`,
+  );
 }

@@ -115,6 +115,31 @@ export function seamFigure(canvas, width, height, known, side) {
   }
   return seam / Math.max(1, sn) - typ / Math.max(1, tn);
 }
+/**
+ * Mean Sobel gradient magnitude of luma over the rectangle {x0, y0, x1, y1} (taps clamped to the
+ * canvas): the "detail" of a region. A filled band's detail over the true band's is its detail
+ * ratio: near 1 for content as busy as the photo, well below 1 for a smear.
+ */
+export function sobelMean(canvas, width, height, r) {
+  const Y = (x, y) => {
+    const i = (Math.min(height - 1, Math.max(0, y)) * width + Math.min(width - 1, Math.max(0, x))) * 3;
+    return 0.299 * canvas[i] + 0.587 * canvas[i + 1] + 0.114 * canvas[i + 2];
+  };
+  let sum = 0;
+  let n = 0;
+  for (let y = r.y0; y < r.y1; y++) {
+    for (let x = r.x0; x < r.x1; x++, n++) {
+      const a = Y(x - 1, y - 1), b = Y(x, y - 1), c = Y(x + 1, y - 1);
+      const d = Y(x - 1, y), f = Y(x + 1, y);
+      const g = Y(x - 1, y + 1), h = Y(x, y + 1), k = Y(x + 1, y + 1);
+      const gx = c + 2 * f + k - a - 2 * d - g;
+      const gy = g + 2 * h + k - a - 2 * b - c;
+      sum += Math.sqrt(gx * gx + gy * gy);
+    }
+  }
+  return sum / Math.max(1, n);
+}
+
 /** Intersection over union of two masks thresholded at half (1 when both are empty). */
 export function maskIou(a, b) {
   let inter = 0;

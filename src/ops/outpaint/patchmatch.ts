@@ -25,6 +25,39 @@ export interface SearchParams {
   window: number;
   /** Largest random-search radius; halved down to 1. */
   maxRadius: number;
+  /**
+   * Cost added per patch for every use of a source pixel beyond the first, in SSD units per
+   * pixel and channel (0 = off). See `Usage`.
+   */
+  reuse: number;
+}
+
+/**
+ * How often each source area is used, on cells of USAGE_CELL x USAGE_CELL pixels.
+ *
+ * Why: the EM objective alone is happy to copy the same good source region into the band again
+ * and again (a second head above the head, the pot again below the pot, a row of identical
+ * shuttle tanks): each copy is coherent, so nothing in the patch distance objects. Content-aware
+ * fill tools penalise reusing a source (the "completeness" side of Wexler et al. / the
+ * occurrence map of Kaspar et al. 2015). Here a candidate source pays `reuse` x patch size for
+ * each target already mapped into its cell beyond one per pixel: a one-to-one copy is free,
+ * a stamped repeat costs.
+ */
+export interface Usage {
+  count: Int32Array;
+  cw: number;
+}
+
+const USAGE_CELL = 4;
+
+export function usageOf(L: Level, F: Field): Usage {
+  const cw = Math.ceil(L.w / USAGE_CELL);
+  const count = new Int32Array(cw * Math.ceil(L.h / USAGE_CELL));
+  for (let i = 0; i < F.targets.length; i++) {
+    const t = F.targets[i]!;
+    count[((F.sy[t]! / USAGE_CELL) | 0) * cw + ((F.sx[t]! / USAGE_CELL) | 0)]++;
+  }
+  return { count, cw };
 }
 
 /** Target centres: every pixel whose patch overlaps the band. */
@@ -135,12 +168,13 @@ export function refreshDistances(L: Level, F: Field, r: number): void {
  * search around the current best at exponentially shrinking radii. Odd sweeps run backwards
  * so good matches flow both ways.
  */
-export function sweep(L: Level, F: Field, p: SearchParams, rng: Rng, backward: boolean): void {
+export function sweep(L: Level, F: Field, p: SearchParams, rng: Rng, backward: boolean, usage?: Usage): void {
   const { w, h } = L;
   const { sx0, sx1, sy0, sy1 } = bounds(L, p.r);
   const { sx, sy, dist, targets } = F;
   const r = p.r;
   const step = backward ? -1 : 1;
+  const reuseCost = p.reuse * 3 * (2 * r + 1) ** 2;
   const n = targets.length;
   for (let k = 0; k < n; k++) {
     const t = targets[backward ? n - 1 - k : k]!;
@@ -150,29 +184,40 @@ export function sweep(L: Level, F: Field, p: SearchParams, rng: Rng, backward: b
     const qy = clampI(ty, L.ky0, L.ky1 - 1);
     const lx = Math.max(sx0, qx - p.window), hx = Math.min(sx1, qx + p.window);
     const ly = Math.max(sy0, qy - p.window), hy = Math.min(sy1, qy + p.window);
-    let bx = sx[t]!;
-    let by = sy[t]!;
+    const bx0 = sx[t]!;
+    const by0 = sy[t]!;
+    let bx = bx0;
+    let by = by0;
     let bd = dist[t]!;
+    // This target's own use of its current cell does not count against it.
+    const cell0 = usage ? ((by0 / USAGE_CELL) | 0) * usage.cw + ((bx0 / USAGE_CELL) | 0) : 0;
+    if (usage) usage.count[cell0]--;
+    const penalty = (cx: number, cy: number) => {
+      if (!usage) return 0;
+      const over = usage.count[((cy / USAGE_CELL) | 0) * usage.cw + ((cx / USAGE_CELL) | 0)]! / CELL_AREA - 1;
+      return over > 0 ? over * reuseCost : 0;
+    };
+    let bc = bd + penalty(bx, by);
+    const consider = (cx: number, cy: number) => {
+      const pen = penalty(cx, cy);
+      if (pen >= bc) return;
+      const d = patchDist(L, tx, ty, cx, cy, r, bc - pen);
+      if (d + pen < bc) { bc = d + pen; bd = d; bx = cx; by = cy; }
+    };
 
     // Propagation: the neighbour's match shifted by one is a good guess for a coherent fill.
     const nx = tx - step;
     if (nx >= 0 && nx < w) {
       const cx = sx[t - step]! + step;
       const cy = sy[t - step]!;
-      if (cx >= lx && cx <= hx && cy >= ly && cy <= hy && (cx !== bx || cy !== by)) {
-        const d = patchDist(L, tx, ty, cx, cy, r, bd);
-        if (d < bd) { bd = d; bx = cx; by = cy; }
-      }
+      if (cx >= lx && cx <= hx && cy >= ly && cy <= hy && (cx !== bx || cy !== by)) consider(cx, cy);
     }
     const ny = ty - step;
     if (ny >= 0 && ny < h) {
       const nb = t - step * w;
       const cx = sx[nb]!;
       const cy = sy[nb]! + step;
-      if (cx >= lx && cx <= hx && cy >= ly && cy <= hy && (cx !== bx || cy !== by)) {
-        const d = patchDist(L, tx, ty, cx, cy, r, bd);
-        if (d < bd) { bd = d; bx = cx; by = cy; }
-      }
+      if (cx >= lx && cx <= hx && cy >= ly && cy <= hy && (cx !== bx || cy !== by)) consider(cx, cy);
     }
 
     for (let rad = p.maxRadius; rad >= 1; rad >>= 1) {
@@ -180,14 +225,16 @@ export function sweep(L: Level, F: Field, p: SearchParams, rng: Rng, backward: b
       const cx = clampI(bx - rad + (rng() % span), lx, hx);
       const cy = clampI(by - rad + (rng() % span), ly, hy);
       if (cx === bx && cy === by) continue;
-      const d = patchDist(L, tx, ty, cx, cy, r, bd);
-      if (d < bd) { bd = d; bx = cx; by = cy; }
+      consider(cx, cy);
     }
     sx[t] = bx;
     sy[t] = by;
     dist[t] = bd;
+    if (usage) usage.count[((by / USAGE_CELL) | 0) * usage.cw + ((bx / USAGE_CELL) | 0)]++;
   }
 }
+
+const CELL_AREA = USAGE_CELL * USAGE_CELL;
 
 /**
  * Voting (the M step): each band pixel becomes the weighted mean of what the overlapping

@@ -80,12 +80,16 @@ function blendSide(L: Level, side: Side, b: SeamBlend): void {
     const fade = (1 - d / reach) ** 2;
     const rad = Math.round(b.radius + d / 2);
     const t = inner + dir * (d + 1);
-    // Rows beyond the border's ends (corners) take the correction of the nearest end.
+    // Rows beyond the border's ends (corners) take the correction of the nearest end, fading
+    // with the distance past that end as well: at full strength all across the corner, the
+    // correction of one border pixel drew a line the width of the corner (astronaut, all sides).
     for (let s = 0; s < bandHi; s++) {
       const k = s < s0 ? 0 : s >= s1 ? n - 1 : s - s0;
+      const past = s < s0 ? s0 - s : s >= s1 ? s - s1 + 1 : 0;
+      if (past >= reach) continue;
       const lo = Math.max(0, k - rad);
       const hi = Math.min(n, k + rad + 1);
-      const inv = fade / (hi - lo);
+      const inv = (fade * (1 - past / reach) ** 2) / (hi - lo);
       const i = at(s, t);
       for (let c = 0; c < 3; c++) img[i + c] += (cpre[hi * 3 + c]! - cpre[lo * 3 + c]!) * inv;
     }

@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import { blendSeams, SEAM_BLEND } from '../../../src/ops/outpaint/seam.js';
+import { blendStraight, STRAIGHT_BLEND } from '../../../src/ops/outpaint/straight.js';
+import type { Level } from '../../../src/ops/outpaint/pyramid.js';
+import { mulberry32 } from '../../../src/media/random.js';
+
+// The post-processing steps of outpaint on small synthetic canvases (no media, no models).
+describe('outpaint post-processing', () => {
+  it('seam blending pulls a systematic offset to the original but leaves texture-sized steps alone', () => {
+    // 40x20 canvas, original = left 20 columns; band 20 columns on the right.
+    const w = 40, h = 20;
+    const mk = (orig: (x: number, y: number) => number, band: (x: number, y: number) => number): Level => {
+      const img = new Float32Array(w * h * 3);
+      for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) img.fill(x < 20 ? orig(x, y) : band(x, y), (y * w + x) * 3, (y * w + x) * 3 + 3);
+      return { w, h, img, kx0: 0, ky0: 0, kx1: 20, ky1: h };
+    };
+    // A flat original at 200 and a band that came out at 50: the first band column meets 200,
+    // the correction fades to nothing by the blend width.
+    const flat = mk(() => 200, () => 50);
+    blendSeams(flat, SEAM_BLEND);
+    expect(flat.img[(10 * w + 20) * 3]).toBeGreaterThan(190);
+    expect(flat.img[(10 * w + 39) * 3]).toBeLessThan(flat.img[(10 * w + 25) * 3]!);
+    expect(flat.img[(10 * w + 39) * 3]).toBeLessThan(70);
+    // Noise on both sides with the same mean: steps are within the original's own, nothing moves.
+    const rng = mulberry32(3);
+    const noise = () => 100 + ((rng() % 61) - 30);
+    const tex = mk(noise, noise);
+    const before = Float32Array.from(tex.img);
+    blendSeams(tex, SEAM_BLEND);
+    let moved = 0;
+    for (let i = 0; i < before.length; i++) moved += Math.abs(tex.img[i]! - before[i]!);
+    expect(moved / (w * h * 3)).toBeLessThan(1);
+    for (let y = 0; y < h; y++) for (let x = 0; x < 20; x++) expect(tex.img[(y * w + x) * 3]).toBe(before[(y * w + x) * 3]);
+  });
+
+  it('seam blending fades out past the border ends: no line drawn across a corner', () => {
+    // 60x60 canvas, original = [20,40) both ways, band all round. Original flat 200, band 50.
+    const w = 60, h = 60;
+    const img = new Float32Array(w * h * 3);
+    for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) img.fill(x >= 20 && x < 40 && y >= 20 && y < 40 ? 200 : 50, (y * w + x) * 3, (y * w + x) * 3 + 3);
+    const L: Level = { w, h, img, kx0: 20, ky0: 20, kx1: 40, ky1: 40 };
+    blendSeams(L, SEAM_BLEND);
+    // Next to the border the band is pulled up; in the corner, the row just above the top border
+    // falls off with the distance past the border's left end instead of staying at full strength.
+    expect(img[(19 * w + 30) * 3]).toBeGreaterThan(150);
+    const atEnd = img[(19 * w + 19) * 3]! - 50;
+    const farOut = img[(19 * w + 2) * 3]! - 50;
+    expect(farOut).toBeLessThan(0.25 * atEnd);
+  });
+
+  it('straight blend carries structure that runs across the border, leaves texture and the original alone', () => {
+    // 40x48 canvas, original = top 32 rows; band 16 rows at the bottom, filled with noise.
+    const w = 40, h = 48, kh = 32;
+    const rng = mulberry32(5);
+    const mk = (orig: (x: number, y: number) => number): Level => {
+      const img = new Float32Array(w * h * 3);
+      for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) img.fill(y < kh ? orig(x, y) : 60 + (rng() % 120), (y * w + x) * 3, (y * w + x) * 3 + 3);
+      return { w, h, img, kx0: 0, ky0: 0, kx1: w, ky1: kh };
+    };
+    const err = (L: Level, y0: number) => {
+      let e = 0, n = 0;
+      for (let y = y0; y < h; y++) for (let x = 0; x < w; x++, n++) e += Math.abs(L.img[(y * w + x) * 3]! - L.img[((kh - 1) * w + x) * 3]!);
+      return e / n;
+    };
+    // Vertical stripes: the band becomes (nearly) the stripes carried straight on, except right
+    // at the seam, where the synthesis is kept in part.
+    const stripes = mk((x) => (x % 8 < 4 ? 40 : 220));
+    const before = err(stripes, kh + 8);
+    const orig = stripes.img.slice(0, kh * w * 3);
+    blendStraight(stripes, STRAIGHT_BLEND, 1);
+    expect(err(stripes, kh + 8)).toBeLessThan(0.3 * before);
+    expect(stripes.img.slice(0, kh * w * 3)).toEqual(orig);
+    // Noise in the original: nothing is predictable straight across, the band hardly moves.
+    const tex = mk(() => 60 + (rng() % 120));
+    const copy = Float32Array.from(tex.img);
+    blendStraight(tex, STRAIGHT_BLEND, 1);
+    let moved = 0;
+    for (let i = kh * w * 3; i < copy.length; i++) moved += Math.abs(tex.img[i]! - copy[i]!);
+    expect(moved / ((h - kh) * w * 3)).toBeLessThan(3);
+    // Amount 0 (creativity 1): identity.
+    const again = mk((x) => (x % 8 < 4 ? 40 : 220));
+    const same = Float32Array.from(again.img);
+    blendStraight(again, STRAIGHT_BLEND, 0);
+    expect(again.img).toEqual(same);
+  });
+
+});
