@@ -15,6 +15,9 @@ import { buildOpenApi } from './openapi.js';
 import { WorkerPool } from './pool.js';
 import { loadSecret, ResultStore } from './results.js';
 import { registerRoutes } from './routes.js';
+import { RecyclePolicy, type RecycleOptions } from './recycle.js';
+import { installTransportGuards, transportServerOptions } from './transport.js';
+import type { TimeoutOptions } from './timeouts.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -56,6 +59,10 @@ export interface ServerOptions {
    * JavaScript, inline under a TypeScript test runner (a worker cannot load .ts sources).
    */
   isolation?: 'threads' | 'inline';
+  /** Header, body-idle, whole-request and keep-alive timeouts (transport.ts has the defaults). */
+  timeouts?: TimeoutOptions;
+  /** When pipeline threads are retired to give their memory back (recycle.ts has the defaults). */
+  recycle?: RecycleOptions;
 }
 
 export interface ImgtoolServer {
@@ -103,7 +110,9 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
     // One line per request from the onResponse hook below instead of fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
+    ...transportServerOptions(o.timeouts),
   });
+  installTransportGuards(app, o.timeouts);
 
   const keys = await new KeyStore(o.dataDir, { subjectCredits: o.jwt?.subjectCredits, crossProcess: o.crossProcessLock }).init();
   const orphans = await keys.releaseOrphanSyncHolds();
@@ -111,7 +120,7 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
   const results = await new ResultStore(o.dataDir, await loadSecret(o.dataDir), clock, o.resultTtlMs).init();
   const pool = new WorkerPool(o.concurrency ?? Math.max(1, availableParallelism() - 1), o.maxQueue ?? 100);
   const isolation = o.isolation ?? (import.meta.url.endsWith('.js') ? 'threads' : 'inline');
-  const threads = isolation === 'threads' ? new ThreadRunner(new URL('./worker.js', import.meta.url), tmpDir) : undefined;
+  const threads = isolation === 'threads' ? new ThreadRunner(new URL('./worker.js', import.meta.url), tmpDir, new RecyclePolicy(o.recycle)) : undefined;
   const execute: Execute = async (job, ctx) => {
     if (threads) return threads.run(job, ctx);
     const op = getOperation(job.operation);
