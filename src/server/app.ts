@@ -109,10 +109,9 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
     genReqId: () => randomUUID(),
     // One line per request from the onResponse hook below instead of fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
-    return503OnClosing: true,
     ...transportServerOptions(o.timeouts),
   });
-  installTransportGuards(app, o.timeouts);
+  installTransportGuards(app, o.timeouts, o.dataDir);
 
   const keys = await new KeyStore(o.dataDir, { subjectCredits: o.jwt?.subjectCredits, crossProcess: o.crossProcessLock }).init();
   const orphans = await keys.releaseOrphanSyncHolds();

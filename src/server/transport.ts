@@ -1,9 +1,10 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyHttpOptions, FastifyInstance } from 'fastify';
+import type { FastifyHttpOptions, FastifyInstance, FastifyReply } from 'fastify';
 import { ImgtoolError } from '../errors.js';
 import { mb } from '../media/image.js';
 import { getOperation } from '../ops/registry.js';
+import { clip } from '../ops/validate.js';
 import { timeoutsWithDefaults, type TimeoutOptions } from './timeouts.js';
 
 /**
@@ -20,9 +21,13 @@ import { timeoutsWithDefaults, type TimeoutOptions } from './timeouts.js';
 /** A rejected body still in flight is read and discarded up to this size so the connection stays usable; beyond it the connection is closed. */
 export const DRAIN_MAX_BYTES = 64 * 1024 * 1024;
 
+/** Error bodies longer than this get their message clipped. */
+const MAX_ERROR_BODY = 1024;
+
+const REASON: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
 const ERROR_JSON = (status: number, code: string, message: string) => {
   const body = JSON.stringify({ error: message, error_code: code });
-  return `HTTP/1.1 ${status} ${status === 408 ? 'Request Timeout' : 'Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
+  return `HTTP/1.1 ${status} ${REASON[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
 };
 
 /** The fastify constructor options these timeouts need (Node's http server does the header deadline). */
@@ -38,9 +43,20 @@ export function transportServerOptions(o: TimeoutOptions = {}): FastifyHttpOptio
     // Errors Node raises before a request exists (header timeout, malformed request line): the spec's body, then close.
     clientErrorHandler: (err: NodeJS.ErrnoException, socket: Socket) => {
       if (!socket.writable || (socket as Socket & { _httpMessage?: unknown })._httpMessage) return socket.destroy();
-      const timeout = err.code === 'ERR_HTTP_REQUEST_TIMEOUT';
-      socket.end(timeout ? ERROR_JSON(408, 'request_timeout', 'the request headers did not arrive in time') : ERROR_JSON(400, 'invalid_parameter', 'malformed HTTP request'));
+      if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') socket.end(ERROR_JSON(408, 'request_timeout', 'the request headers did not arrive in time'));
+      else if (err.code === 'HPE_HEADER_OVERFLOW') socket.end(ERROR_JSON(431, 'invalid_parameter', 'the request headers are too large'));
+      else socket.end(ERROR_JSON(400, 'invalid_parameter', 'malformed HTTP request'));
     },
+    // The router's own refusals, in the spec's error body instead of fastify's.
+    frameworkErrors: (err, _req, r) => {
+      const reply = r as unknown as FastifyReply;
+      const refuse = (status: number, error: string) => reply.code(status).send({ error, error_code: 'invalid_parameter' });
+      if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') return refuse(414, 'a path segment is longer than 100 characters (job ids and result names are shorter); check the URL');
+      if (err.code === 'FST_ERR_BAD_URL') return refuse(400, 'the URL path has invalid percent-encoding (such as %zz); check the URL');
+      return refuse(err.statusCode ?? 400, 'the request could not be routed; check the URL and headers');
+    },
+    // Shutdown refusals come from the onRequest hook below, in the spec's error body.
+    return503OnClosing: false,
   };
 }
 
@@ -62,8 +78,22 @@ export function multipartLimit(operation: string): number | undefined {
   return files + inline + 1024 * 1024;
 }
 
-export function installTransportGuards(app: FastifyInstance, o: TimeoutOptions = {}): void {
+export function installTransportGuards(app: FastifyInstance, o: TimeoutOptions = {}, dataDir?: string): void {
   const t = timeoutsWithDefaults(o);
+
+  // docs/server.md: only JSON and multipart bodies; fastify's built-in text/plain parser would
+  // turn a text body into a confusing 400 instead of 415.
+  app.removeContentTypeParser('text/plain');
+
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (_req, reply) => {
+    if (!closing) return;
+    reply.header('connection', 'close');
+    throw new ImgtoolError('service_unavailable', 'the server is shutting down; retry shortly');
+  });
 
   // Early 413 for uploads declared over the limit (JSON bodies already get this from bodyLimit).
   app.addHook('onRequest', async (req) => {
@@ -118,6 +148,24 @@ export function installTransportGuards(app: FastifyInstance, o: TimeoutOptions =
     raw.once('end', stop);
     raw.once('close', stop);
     done();
+  });
+
+  // Last line of defence for item 12 of issue 17: whatever a message echoes (a URL in a 404, a
+  // field value), an error body stays small.
+  app.addHook('onSend', async (_req, reply, sent: unknown) => {
+    if (typeof sent !== 'string') return sent;
+    let payload = sent;
+    // No server paths in any message (an ffmpeg or sharp error may quote a temp file); job
+    // failures arrive in 200 status bodies, so every JSON body is checked, not only errors.
+    if (dataDir && payload.includes(dataDir)) payload = payload.split(dataDir).join('<server data dir>');
+    if (reply.statusCode < 400 || payload.length <= MAX_ERROR_BODY) return payload;
+    try {
+      const body = JSON.parse(payload) as { error?: unknown };
+      if (typeof body.error === 'string') body.error = clip(body.error, 300);
+      return JSON.stringify(body);
+    } catch {
+      return payload;
+    }
   });
 
   // A response sent before its request body was read (413, 401, 400...): keep the connection in
