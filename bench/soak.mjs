@@ -64,6 +64,11 @@ const url = await new Promise((res, rej) => {
 });
 server.stdout.resume();
 
+// Control in the same run: a bare Node HTTP server in its own process, probed at the same moments.
+// When its latency spikes too, the machine (other processes on shared cores) is the cause, not imgtool.
+const bare = spawn(process.execPath, ['-e', "require('http').createServer((q, s) => s.end('{\"status\":\"ok\"}')).listen(0, '127.0.0.1', function () { console.log(this.address().port) })"], { stdio: ['ignore', 'pipe', 'inherit'] });
+const bareUrl = await new Promise((res) => bare.stdout.once('data', (d) => res(`http://127.0.0.1:${String(d).trim()}`)));
+
 const rssMb = () => {
   try {
     const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'));
@@ -108,10 +113,11 @@ const started = Date.now();
 const deadline = started + MINUTES * 60_000;
 const stats = new Map(OPS.map(([name]) => [name, { ok: 0, failed: 0, ms: 0 }]));
 const errors = [];
-let window = { start: started, done: 0, failed: 0, health: [], rssMax: 0 };
+let window = { start: started, done: 0, failed: 0, health: [], bare: [], rssMax: 0 };
 const rows = [];
 let peakRss = 0;
 const allHealth = [];
+const allBare = [];
 
 const pct = (a, p) => (a.length ? [...a].sort((x, y) => x - y)[Math.min(a.length - 1, Math.floor(a.length * p))] : NaN);
 
@@ -126,24 +132,31 @@ function closeWindow() {
     'health p50 ms': Math.round(pct(window.health, 0.5)),
     'health p99 ms': Math.round(pct(window.health, 0.99)),
     'health max ms': Math.round(Math.max(...window.health, 0)),
+    'bare server p99 ms': Math.round(pct(window.bare, 0.99)),
+    'bare server max ms': Math.round(Math.max(...window.bare, 0)),
   });
   console.log(JSON.stringify(rows.at(-1)));
-  window = { start: Date.now(), done: 0, failed: 0, health: [], rssMax: 0 };
+  window = { start: Date.now(), done: 0, failed: 0, health: [], bare: [], rssMax: 0 };
 }
 
 // /health every second and RSS every 2 s, from this process, for the whole run.
-const healthTimer = setInterval(async () => {
+const probe = async (target, into, all) => {
   const t = performance.now();
   try {
-    const r = await fetch(`${url}/health`);
+    const r = await fetch(target);
     await r.json();
-    const ms = performance.now() - t;
-    window.health.push(ms);
-    allHealth.push(ms);
   } catch {
-    window.health.push(10_000);
-    allHealth.push(10_000);
+    into.push(10_000);
+    all.push(10_000);
+    return;
   }
+  const ms = performance.now() - t;
+  into.push(ms);
+  all.push(ms);
+};
+const healthTimer = setInterval(() => {
+  probe(`${url}/health`, window.health, allHealth);
+  probe(bareUrl, window.bare, allBare);
 }, 1000);
 const rssTimer = setInterval(() => {
   const r = rssMb();
@@ -187,6 +200,7 @@ const idleWait = RECYCLE_IDLE + 15;
 await new Promise((r) => setTimeout(r, idleWait * 1000 - 10_000));
 const quietRss = rssMb();
 server.kill('SIGTERM');
+bare.kill();
 await new Promise((r) => server.once('exit', r));
 rmSync(dataDir, { recursive: true, force: true });
 
@@ -195,6 +209,7 @@ console.table(rows);
 console.table([...stats].map(([op, s]) => ({ op, ok: s.ok, failed: s.failed, 'mean s': s.ok + s.failed ? Math.round(s.ms / (s.ok + s.failed) / 100) / 10 : 0 })));
 if (errors.length) console.log('first errors:\n  ' + errors.join('\n  '));
 const p99 = pct(allHealth, 0.99);
+console.log(`control: bare Node server in the same run, p50 ${Math.round(pct(allBare, 0.5))} ms, p99 ${Math.round(pct(allBare, 0.99))} ms, max ${Math.round(Math.max(...allBare))} ms`);
 console.log(`peak RSS ${peakRss} MB (ceiling ${CEILING_MB} MB); RSS 10 s after the last job ${idleRss} MB, ${idleWait} s after ${quietRss} MB; /health p50 ${Math.round(pct(allHealth, 0.5))} ms, p99 ${Math.round(p99)} ms, max ${Math.round(Math.max(...allHealth))} ms over ${allHealth.length} probes`);
 const failedOps = [...stats.values()].reduce((a, s) => a + s.failed, 0);
 const pass = peakRss <= CEILING_MB && p99 <= HEALTH_MS && failedOps === 0;
