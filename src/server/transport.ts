@@ -169,21 +169,28 @@ export function installTransportGuards(app: FastifyInstance, o: TimeoutOptions =
   });
 
   // A response sent before its request body was read (413, 401, 400...): keep the connection in
-  // step for the next request by discarding the rest of the body, or close it when that rest is
-  // too large to be worth reading. Without this, a half-read multipart body is left in the socket
-  // and the keep-alive client's next request on it fails.
+  // step for the next request by discarding the rest of the body, or close it when the declared
+  // rest is too large to be worth reading. Without this, a half-read multipart body is left in
+  // the socket and the keep-alive client's next request on it fails. Closing at once is not the
+  // fix for small bodies: a client still sending would get a reset and could lose the 413 itself.
   app.addHook('onSend', async (req, reply) => {
     const raw = req.raw;
     if (raw.complete || !hasBody(raw)) return;
     const declared = declaredLength(raw);
-    if (declared === undefined || declared > DRAIN_MAX_BYTES) {
+    if (declared !== undefined && declared > DRAIN_MAX_BYTES) {
       reply.header('connection', 'close');
       return;
     }
     reply.raw.once('finish', () => {
       if (raw.complete || raw.destroyed) return;
-      // A consumer (busboy) may still hold the stream; take it back and discard what is left.
+      // A consumer (busboy) may still hold the stream; take it back and discard what is left,
+      // up to the cap (a chunked body has no declared size). The body timeouts still apply.
       raw.unpipe();
+      let drained = 0;
+      raw.on('data', (chunk: Buffer) => {
+        drained += chunk.length;
+        if (drained > DRAIN_MAX_BYTES) raw.socket.destroy();
+      });
       raw.resume();
     });
   });
