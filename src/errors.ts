@@ -33,6 +33,7 @@ export const ERROR_CODES = {
   invalid_video_url: { status: 400, exit: EXIT.someFailed, summary: 'the video URL is not an allowed http(s) URL' },
   fetch_failed: { status: 400, exit: EXIT.someFailed, summary: 'the URL could not be downloaded' },
   invalid_image: { status: 400, exit: EXIT.someFailed, summary: 'the input could not be decoded' },
+  invalid_video: { status: 400, exit: EXIT.someFailed, summary: 'the input video could not be read or decoded' },
   input_not_found: { status: 400, exit: EXIT.usage, summary: 'the input file or pattern matched nothing' },
   output_exists: { status: 400, exit: EXIT.someFailed, summary: 'the output already exists' },
   invalid_auth_token: { status: 401, exit: EXIT.someFailed, summary: 'the API key or token is missing or invalid' },

@@ -51,15 +51,58 @@ export interface Fetched {
 /** Cloud metadata services that sit outside the reserved ranges (e.g. AWS IPv6, Alibaba). */
 const METADATA = new Set(['fd00:ec2::254', '100.100.100.200', '169.254.169.254', '169.254.170.2']);
 
+const v4 = (hi: number, lo: number) => new ipaddr.IPv4([hi >> 8, hi & 255, lo >> 8, lo & 255]);
+const NAT64 = [ipaddr.parseCIDR('64:ff9b::/96'), ipaddr.parseCIDR('64:ff9b:1::/48')] as const;
+
+/**
+ * The IPv4 address an IPv6 address carries, in every standard embedding: IPv4-mapped
+ * (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d, deprecated), SIIT (::ffff:0:a.b.c.d), NAT64
+ * (64:ff9b::/96 and the local-use 64:ff9b:1::/48), 6to4 (2002:AABB:CCDD::) and Teredo (client
+ * address inverted in the last 32 bits).
+ */
+export function embeddedIPv4(a: ipaddr.IPv6): ipaddr.IPv4 | undefined {
+  const p = a.parts;
+  if (a.isIPv4MappedAddress()) return a.toIPv4Address();
+  if (p.slice(0, 6).every((x) => x === 0)) return v4(p[6]!, p[7]!);
+  if (p.slice(0, 4).every((x) => x === 0) && p[4] === 0xffff && p[5] === 0) return v4(p[6]!, p[7]!);
+  if (NAT64.some(([net, bits]) => a.match(net, bits))) return v4(p[6]!, p[7]!);
+  if (p[0] === 0x2002) return v4(p[1]!, p[2]!);
+  if (p[0] === 0x2001 && p[1] === 0) return v4(~p[6]! & 0xffff, ~p[7]! & 0xffff);
+  return undefined;
+}
+
+/**
+ * ipaddr.js reads any dotted tail as IPv4-mapped ("::8.8.8.8" becomes ::ffff:808:808), so IPv6
+ * text goes through the WHATWG URL parser first, which writes it in canonical hex.
+ */
+function canonical(address: string): string {
+  if (!address.includes(':') || !address.includes('.')) return address;
+  try {
+    return new URL(`http://[${address}]/`).hostname.slice(1, -1);
+  } catch {
+    return address;
+  }
+}
+
 export function isBlockedAddress(address: string): boolean {
+  address = canonical(address);
   if (!ipaddr.isValid(address)) return true;
-  let addr = ipaddr.parse(address);
-  if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) addr = (addr as ipaddr.IPv6).toIPv4Address();
+  const addr = ipaddr.parse(address);
+  if (addr.kind() === 'ipv6') {
+    const inner = embeddedIPv4(addr as ipaddr.IPv6);
+    if (inner && isBlockedAddress(inner.toString())) return true;
+    // IPv4-compatible addresses (::/96) are deprecated (RFC 4291) and never a legitimate public host.
+    if ((addr as ipaddr.IPv6).parts.slice(0, 6).every((x) => x === 0)) return true;
+    // ::ffff:a.b.c.d is an ordinary IPv4 connection: the IPv4 verdict above is the whole answer.
+    if ((addr as ipaddr.IPv6).isIPv4MappedAddress()) return false;
+  }
   if (METADATA.has(addr.toString())) return true;
   // Only ordinary public unicast is allowed: private, loopback, link-local, CGNAT, ULA,
-  // translation prefixes (which can wrap a private v4) and reserved ranges are all refused.
+  // translation prefixes (NAT64, 6to4, Teredo, even around a public v4) and reserved ranges are all refused.
   return addr.range() !== 'unicast';
 }
+
+const describeUrl = (raw: string) => (raw.length <= 80 ? JSON.stringify(raw) : `${JSON.stringify(raw.slice(0, 80))}... (${raw.length} characters)`);
 
 async function defaultResolve(host: string): Promise<string[]> {
   const all = await dnsLookup(host, { all: true, verbatim: true });
@@ -88,7 +131,7 @@ export async function fetchUrl(raw: string, o: FetchOptions): Promise<Fetched> {
   try {
     url = new URL(raw);
   } catch {
-    throw refuse(`is not a valid URL: ${JSON.stringify(raw.slice(0, 200))}`);
+    throw refuse(`is not a valid URL: ${describeUrl(raw)}`);
   }
 
   for (let hop = 0; ; hop++) {

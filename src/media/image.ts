@@ -100,7 +100,8 @@ export async function decodeImage(input: LoadedInput, limits: Limits, op: string
 
   let meta: sharp.Metadata;
   try {
-    meta = await sharp(buf).metadata();
+    // Header only, so no pixel limit: a 20000x20000 image must reach checkDimensions (image_too_large), not fail here.
+    meta = await sharp(buf, { limitInputPixels: false }).metadata();
   } catch (err) {
     throw new ImgtoolError('invalid_image', `${input.name} is not a decodable image (${(err as Error).message.split('\n')[0]}); check the file is a real JPEG, PNG, WebP, HEIC or AVIF`, { cause: err });
   }

@@ -98,7 +98,7 @@ function rotationOf(s: FfStream): number {
 }
 
 /**
- * Probes a video file. Throws `invalid_image` when ffprobe cannot read it or it has no video
+ * Probes a video file. Throws `invalid_video` when ffprobe cannot read it or it has no video
  * stream, so a corrupt upload fails before any decoding starts.
  * @example const p = await probeVideo('clip.mp4'); // {container: 'mp4', codec: 'h264', width: 1280, ...}
  */
@@ -106,8 +106,9 @@ export async function probeVideo(path: string, opts: { name?: string; countFrame
   const name = opts.name ?? path;
   const args = ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', path];
   let res = await runCapture(ffprobePath(), args, opts.signal);
+  // ffprobe names the file by its path: on a server that is a temp path, so messages use `name`.
   const unreadable = (detail: string) =>
-    new ImgtoolError('invalid_image', `${name} is not a readable video (${detail}); the file may be truncated or corrupt: re-export it as MP4, MOV, WebM, MKV or GIF`);
+    new ImgtoolError('invalid_video', `${name} is not a readable video (${detail.split(path).join(name)}); the file may be truncated or corrupt: re-export it as MP4, MOV, WebM, MKV or GIF`);
   if (res.code !== 0) throw unreadable(res.stderr.trim().split('\n').pop() || `ffprobe exit ${res.code}`);
   let json: FfProbeJson;
   try {

@@ -11,13 +11,21 @@ function fieldLabel(path: readonly PropertyKey[], style: FieldStyle): string {
   return '--' + parts.map((p) => p.replace(/_/g, '-')).join('-');
 }
 
+/** Longest echo of a user's value in a message: a 2 MB prompt must not come back as a 2 MB error. */
+export const ECHO_MAX = 80;
+
+/** `s` cut to `max` characters with a note of how long it was. */
+export function clip(s: string, max = ECHO_MAX): string {
+  return s.length <= max ? s : `${s.slice(0, max)}... (${s.length} characters)`;
+}
+
 function describeValue(v: unknown): string {
-  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'string') return v.length <= ECHO_MAX ? JSON.stringify(v) : `${JSON.stringify(v.slice(0, ECHO_MAX))}... (${v.length} characters)`;
   if (v === undefined) return 'nothing';
   try {
-    return JSON.stringify(v) ?? String(v);
+    return clip(JSON.stringify(v) ?? String(v));
   } catch {
-    return String(v);
+    return clip(String(v));
   }
 }
 
@@ -27,10 +35,11 @@ function renderTokens(message: string, style: FieldStyle): string {
 }
 
 /** Turns the first zod issue into one clear line: "--scale must be 2 or 4, got 3". */
-function formatIssue(issue: z.core.$ZodIssue, style: FieldStyle): string {
-  const message = renderTokens(issue.message, style);
+export function formatIssue(issue: z.core.$ZodIssue, style: FieldStyle): string {
+  // Messages can quote keys (unrecognized_keys) and paths are the user's keys: both clipped.
+  const message = clip(renderTokens(issue.message, style), 300);
   if (issue.code === 'custom' && issue.path.length === 0) return message;
-  const label = fieldLabel(issue.path, style);
+  const label = clip(fieldLabel(issue.path, style));
   if ('input' in issue && issue.input === undefined) {
     return `${label} is required and ${message}`;
   }

@@ -18,6 +18,9 @@ import { KeyStore } from './keys.js';
 import { WorkerPool } from './pool.js';
 import { loadSecret, ResultStore } from './results.js';
 import { registerRoutes } from './routes.js';
+import { RecyclePolicy, type RecycleOptions } from './recycle.js';
+import { installTransportGuards, transportServerOptions } from './transport.js';
+import type { TimeoutOptions } from './timeouts.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -64,6 +67,10 @@ export interface ServerOptions {
    * JavaScript, inline under a TypeScript test runner (a worker cannot load .ts sources).
    */
   isolation?: 'threads' | 'inline';
+  /** Header, body-idle, whole-request and keep-alive timeouts (transport.ts has the defaults). */
+  timeouts?: TimeoutOptions;
+  /** When pipeline threads are retired to give their memory back (recycle.ts has the defaults). */
+  recycle?: RecycleOptions;
 }
 
 export interface ImgtoolServer {
@@ -113,8 +120,9 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
     genReqId: () => randomUUID(),
     // One line per request from the onResponse hook below instead of fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
-    return503OnClosing: true,
+    ...transportServerOptions(o.timeouts),
   });
+  installTransportGuards(app, o.timeouts, o.dataDir);
 
   const keys = await new KeyStore(o.dataDir, { subjectCredits: o.jwt?.subjectCredits, crossProcess: o.crossProcessLock, clock }).init();
   const idempotency = await new FileIdempotencyStore(o.dataDir, keys.instance, clock).init();
@@ -126,7 +134,7 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
   const results = await new ResultStore(o.dataDir, await loadSecret(o.dataDir), clock, o.resultTtlMs).init();
   const pool = new WorkerPool(o.concurrency ?? Math.max(1, availableParallelism() - 1), o.maxQueue ?? 100);
   const isolation = o.isolation ?? (import.meta.url.endsWith('.js') ? 'threads' : 'inline');
-  const threads = isolation === 'threads' ? new ThreadRunner(new URL('./worker.js', import.meta.url), tmpDir) : undefined;
+  const threads = isolation === 'threads' ? new ThreadRunner(new URL('./worker.js', import.meta.url), tmpDir, new RecyclePolicy(o.recycle)) : undefined;
   // Worker threads load the registry afresh and so know only the built-in operations; one
   // registered from outside (registerOperation) runs on the main thread.
   const inThreads = new Set<string>(BUILT_IN_OPERATIONS.map((op) => op.name));

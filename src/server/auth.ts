@@ -23,6 +23,8 @@ export interface JwtOptions {
   jwks: string;
   /** Accepted signing algorithms; default asymmetric ones only. */
   algorithms?: string[];
+  /** Accept tokens without an exp claim. Default false: such a token would be valid forever. */
+  allowNoExp?: boolean;
 }
 
 export type Authenticate = (headers: Record<string, string | string[] | undefined>) => Promise<Credential>;
@@ -52,6 +54,7 @@ export async function createAuthenticator(keys: KeyStore, jwt?: JwtOptions): Pro
           issuer: jwt.issuer,
           audience: jwt.audience,
           algorithms: jwt.algorithms ?? ['RS256', 'RS384', 'RS512', 'PS256', 'ES256', 'ES384', 'EdDSA'],
+          requiredClaims: jwt.allowNoExp ? [] : ['exp'],
         });
         if (!payload.sub) throw unauthorized('the bearer token has no sub claim');
         const raw = payload.scope ?? payload.scp;
@@ -59,6 +62,8 @@ export async function createAuthenticator(keys: KeyStore, jwt?: JwtOptions): Pro
         return { id: `jwt:${payload.sub}`, kind: 'jwt', scopes };
       } catch (err) {
         if (err instanceof ImgtoolError) throw err;
+        const claim = err as { claim?: string; reason?: string };
+        if (claim.claim === 'exp' && claim.reason === 'missing') throw unauthorized('the bearer token has no exp claim; this server refuses tokens that never expire');
         throw unauthorized(`the bearer token was rejected (${(err as { code?: string }).code ?? 'invalid'})`);
       }
     }

@@ -203,7 +203,8 @@ export async function precheckImage(op: OperationDefinition, input: LoadedInput)
   const buf = input.data!;
   let meta: sharp.Metadata;
   try {
-    meta = await sharp(buf).metadata();
+    // Header only, so no pixel limit: an oversized image gets image_too_large from checkDimensions below.
+    meta = await sharp(buf, { limitInputPixels: false }).metadata();
   } catch (err) {
     if (looksLikeHeic(buf)) return;
     throw new ImgtoolError('invalid_image', `${input.name} is not a decodable image (${(err as Error).message.split('\n')[0]}); send a JPEG, PNG, WebP, HEIC or AVIF`, { cause: err });

@@ -102,7 +102,7 @@ export function registerRoutes(app: FastifyInstance, d: RouteDeps): void {
 
   // Known paths answer 405 (not 404) to other methods, with Allow.
   for (const [url, methods] of allowed) {
-    const others = (['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] as const).filter((m) => !methods.includes(m));
+    const others = (['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'TRACE'] as const).filter((m) => !methods.includes(m));
     const allow = [...methods, ...(methods.includes('GET') ? ['HEAD'] : [])].join(', ');
     app.route({
       method: [...others],

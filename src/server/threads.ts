@@ -1,23 +1,67 @@
 import { Worker } from 'node:worker_threads';
 import { ImgtoolError, type ErrorCode } from '../errors.js';
 import type { Job, OpResult, RunContext } from '../ops/define.js';
+import { RecyclePolicy } from './recycle.js';
 import type { RunMessage, WorkerReply } from './worker.js';
 
 /**
  * Runs pipelines on worker threads (one pipeline per thread at a time). The WorkerPool in
  * pool.ts bounds how many tasks run at once; this class only owns the threads, replaces one
- * that dies, and relays progress, warnings, cancellation and results.
+ * that dies, retires one the RecyclePolicy says holds too much, and relays progress, warnings,
+ * cancellation and results.
  */
 export class ThreadRunner {
   private idle: Worker[] = [];
   private all = new Set<Worker>();
   private nextId = 1;
   private closed = false;
+  private jobsRun = new WeakMap<Worker, number>();
+  private idleTimers = new WeakMap<Worker, NodeJS.Timeout>();
 
   constructor(
     private readonly entry: URL,
     private readonly tmpDir: string,
+    readonly recycle: RecyclePolicy = new RecyclePolicy(),
   ) {}
+
+  /** Threads alive now (busy or idle). */
+  get size(): number {
+    return this.all.size;
+  }
+
+  /** After a job: back to the idle list, or terminated if it has run enough or memory is high. */
+  private release(worker: Worker): void {
+    const n = (this.jobsRun.get(worker) ?? 0) + 1;
+    this.jobsRun.set(worker, n);
+    if (!this.closed && !this.recycle.shouldRetire(n)) {
+      this.idle.push(worker);
+      if (this.recycle.idleMs > 0) {
+        const timer = setTimeout(() => {
+          const i = this.idle.indexOf(worker);
+          if (i < 0) return;
+          this.idle.splice(i, 1);
+          this.recycle.retired++;
+          this.retire(worker);
+        }, this.recycle.idleMs);
+        timer.unref();
+        this.idleTimers.set(worker, timer);
+      }
+      return;
+    }
+    this.retire(worker);
+  }
+
+  private retire(worker: Worker): void {
+    this.all.delete(worker);
+    worker.terminate().catch(() => {});
+  }
+
+  private take(): Worker {
+    const worker = this.idle.pop();
+    if (!worker) return this.spawn();
+    clearTimeout(this.idleTimers.get(worker));
+    return worker;
+  }
 
   private spawn(): Worker {
     const w = new Worker(this.entry);
@@ -28,7 +72,7 @@ export class ThreadRunner {
 
   run(job: Job, ctx: Pick<RunContext, 'signal' | 'onProgress' | 'warn'>): Promise<OpResult> {
     if (this.closed) return Promise.reject(new ImgtoolError('service_unavailable', 'the server is shutting down'));
-    const worker = this.idle.pop() ?? this.spawn();
+    const worker = this.take();
     const id = this.nextId++;
     return new Promise<OpResult>((resolve, reject) => {
       const onAbort = () => worker.postMessage({ type: 'abort', id });
@@ -37,7 +81,7 @@ export class ThreadRunner {
         worker.off('exit', onExit);
         worker.off('error', onError);
         ctx.signal.removeEventListener('abort', onAbort);
-        if (healthy && !this.closed) this.idle.push(worker);
+        if (healthy) this.release(worker);
       };
       const onMessage = (m: WorkerReply) => {
         if (m.id !== id) return;

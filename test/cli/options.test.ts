@@ -94,7 +94,7 @@ describe('argv to job options', () => {
     expect(await usage(['video-loop', 'a.jpg', '--duration', '16'])).toBe('imgtool: --duration must be a whole number of seconds between 5 and 15, got 16');
     expect(await usage(['video-loop', 'a.jpg', '--duration', '5.5'])).toBe('imgtool: --duration must be a whole number of seconds between 5 and 15, got 5.5');
     expect(await usage(['video-loop', 'a.jpg', '--resolution', '720p'])).toBe('imgtool: --resolution must be one of 480p, 768p, 1080p, got "720p"');
-    expect(await usage(['video-loop', 'a.jpg', '--prompt', 'x'.repeat(1001)])).toMatch(/^imgtool: --prompt must be at most 1000 characters, got "x+"$/);
+    expect(await usage(['video-loop', 'a.jpg', '--prompt', 'x'.repeat(1001)])).toMatch(/^imgtool: --prompt must be at most 1000 characters, got "x{80}"\.\.\. \(1001 characters\)$/);
   });
 
   it('video-remove-background', async () => {

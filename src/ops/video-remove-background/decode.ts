@@ -31,7 +31,10 @@ export class FrameDecoder {
   private wake: (() => void) | undefined;
   frames = 0;
 
-  constructor(path: string, opts: DecodeOptions) {
+  constructor(
+    private readonly path: string,
+    opts: DecodeOptions,
+  ) {
     this.name = opts.name ?? path;
     this.frameBytes = opts.width * opts.height * 3;
     this.readAhead = Math.max(1, opts.readAhead ?? 4);
@@ -90,7 +93,9 @@ export class FrameDecoder {
       if (this.ended) {
         const code = await this.proc.exited;
         if (code !== 0) {
-          throw new ImgtoolError('invalid_image', `${this.name} could not be decoded (${this.proc.errorTail() || `ffmpeg exit ${code}`}); the file may be truncated or corrupt`);
+          // ffmpeg's message names the input by its path (a server temp file): show the user's name instead.
+          const why = (this.proc.errorTail() || `ffmpeg exit ${code}`).split(this.path).join(this.name);
+          throw new ImgtoolError('invalid_video', `${this.name} could not be decoded (${why}); the file may be truncated or corrupt`);
         }
         return null;
       }

@@ -13,7 +13,7 @@ const CONTAINERS: Record<string, string> = { mp4: 'MP4', mov: 'MOV', webm: 'WebM
 
 export async function probeWithinLimits(input: LoadedInput, limits: Limits, op: string, signal?: AbortSignal): Promise<VideoProbe> {
   if (!input.path) throw new ImgtoolError('invalid_parameter', `${input.name}: video input must be a file on disk`);
-  if (input.size === 0) throw new ImgtoolError('invalid_image', `${input.name} is empty (0 bytes); give an MP4, MOV, WebM, MKV or GIF video`);
+  if (input.size === 0) throw new ImgtoolError('invalid_video', `${input.name} is empty (0 bytes); give an MP4, MOV, WebM, MKV or GIF video`);
   checkSize(input, limits, op);
   const probe = await probeVideo(input.path, { name: input.name, signal });
 

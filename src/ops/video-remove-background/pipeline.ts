@@ -115,7 +115,7 @@ export const run: Pipeline<VideoRemoveBackgroundOptions> = async (job, ctx) => {
       ctx.onProgress({ fraction: Math.min(0.99, counts.frames / total), stage: 'segment', done: counts.frames, total: Math.max(total, counts.frames), unit: 'frames' });
     }
     if (counts.frames === 0) {
-      throw new ImgtoolError('invalid_image', `${input.name} has no decodable video frames; the file may be truncated or corrupt`);
+      throw new ImgtoolError('invalid_video', `${input.name} has no decodable video frames; the file may be truncated or corrupt`);
     }
     if (spec.ext === 'gif') ctx.onProgress({ fraction: 0.99, stage: 'palette', done: counts.frames, total: counts.frames, unit: 'frames' });
     await encoder.finish();

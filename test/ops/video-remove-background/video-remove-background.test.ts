@@ -187,7 +187,7 @@ describe('limits are enforced from the probe, before decoding, with no output', 
     {
       name: 'a corrupted file',
       ext: 'mp4',
-      code: 'invalid_image',
+      code: 'invalid_video',
       text: /not a readable video/,
       make: (f) => {
         // A real MP4 with its header bytes overwritten: the container can no longer be parsed.
@@ -197,7 +197,7 @@ describe('limits are enforced from the probe, before decoding, with no output', 
         writeFileSync(f, buf);
       },
     },
-    { name: 'an empty file', ext: 'mp4', code: 'invalid_image', text: /empty/, make: (f) => writeFileSync(f, '') },
+    { name: 'an empty file', ext: 'mp4', code: 'invalid_video', text: /empty/, make: (f) => writeFileSync(f, '') },
   ];
 
   for (const c of cases) {
