@@ -118,7 +118,7 @@ describe('request validation', () => {
     const form = new FormData();
     form.append('scale', '2');
     form.append('image_url', 'https://example.com/x.jpg');
-    form.append('image', new Blob([jpeg], { type: 'image/jpeg' }), 'x.jpg');
+    form.append('image', new Blob([new Uint8Array(jpeg)], { type: 'image/jpeg' }), 'x.jpg');
     await errorBody(await h.call('POST', '/v1/upscale', { body: form }), 400, 'invalid_parameter');
     await errorBody(await h.call('POST', '/v1/try-on', { json: { person_image: img() } }), 400, 'invalid_parameter');
   });
@@ -176,7 +176,7 @@ describe('synchronous operations', { timeout: 30_000 }, () => {
 
   test('multipart upload with Accept: image/* -> the bytes with their Content-Type', async () => {
     const form = new FormData();
-    form.append('image', new Blob([await smallImage(fixture('images/fruits.jpg'), 128, 'png')], { type: 'image/png' }), 'f.png');
+    form.append('image', new Blob([new Uint8Array(await smallImage(fixture('images/fruits.jpg'), 128, 'png'))], { type: 'image/png' }), 'f.png');
     form.append('bottom', '16');
     form.append('output_format', 'png');
     const r = await h.call('POST', '/v1/outpaint', { body: form, headers: { accept: 'image/*' } });

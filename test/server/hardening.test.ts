@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { connect, type Socket } from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -5,7 +6,7 @@ import { deflateSync } from 'node:zlib';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { fetchUrl, isBlockedAddress } from '../../src/server/fetch.js';
+import { fetchUrl, isBlockedAddress } from '../../src/media/fetch.js';
 import { decodeImage } from '../../src/media/image.js';
 import { removeBackground } from '../../src/ops/remove-background/index.js';
 import { cli } from '../cli/harness.js';
@@ -147,7 +148,7 @@ describe('slow clients are cut off (item 6)', () => {
   test('a request that arrives in time is untouched by the timeouts', async () => {
     const jpeg = await smallImage(fixture('images/fruits.jpg'), 64);
     const form = new FormData();
-    form.append('image', new Blob([jpeg], { type: 'image/jpeg' }), 'a.jpg');
+    form.append('image', new Blob([new Uint8Array(jpeg)], { type: 'image/jpeg' }), 'a.jpg');
     form.append('scale', '3');
     const r = await h.call('POST', '/v1/upscale', { body: form });
     // Parsed and validated (scale must be 2 or 4), so the body arrived whole.
@@ -169,9 +170,10 @@ describe('keep-alive after an early rejection (item 7)', () => {
     const file = Buffer.alloc(26 * MB, 7);
     const whole = Buffer.concat([head, file, tail]);
     if (!chunked) return whole;
-    return (async function* () {
+    // A stream without a length: undici sends it chunked.
+    return Readable.from((function* () {
       for (let i = 0; i < whole.length; i += 256 * 1024) yield whole.subarray(i, i + 256 * 1024);
-    })();
+    })());
   };
 
   for (const chunked of [false, true]) {
@@ -263,7 +265,7 @@ describe('error bodies, echoes, pixel limits, video codes, methods, content type
     const png = blackPng(20000, 20000);
     expect(png.length).toBeLessThan(100_000);
     const form = new FormData();
-    form.append('image', new Blob([png], { type: 'image/png' }), 'huge.png');
+    form.append('image', new Blob([new Uint8Array(png)], { type: 'image/png' }), 'huge.png');
     const body = await spec(await h.call('POST', '/v1/remove-background', { body: form }), 400, 'image_too_large');
     expect(body.error).toMatch(/20000x20000.*10000x10000/);
   });

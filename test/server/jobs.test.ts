@@ -73,7 +73,7 @@ describe('job lifecycle', () => {
     try {
       const person = await smallImage(fixture('images/astronaut.png'), 128);
       const form = new FormData();
-      form.append('person_image', new Blob([person]), 'p.jpg');
+      form.append('person_image', new Blob([new Uint8Array(person)]), 'p.jpg');
       form.append('garment_image', new Blob([readFileSync(fixture('cutouts/tshirt.png'))]), 'tshirt.png');
       form.append('wait_for_result', 'false');
       const r = await h.call('POST', '/v1/try-on', { body: form });

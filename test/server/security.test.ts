@@ -96,7 +96,7 @@ describe('credits ledger', () => {
     const a = await new KeyStore(dir).init();
     const b = await new KeyStore(dir).init();
     const { key, record } = await a.createKey({ scopes: ['imaging:write'], credits: 20 });
-    const attempts = Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).reserve(record.id, 1, `h${i}`, { kind: 'sync' }).then(() => true, (e: { code: string }) => e.code));
+    const attempts = Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).reserve(record.id, 1, `h${i}`, { kind: 'sync', leaseMs: 60_000 }).then(() => true, (e: { code: string }) => e.code));
     const outcomes = await Promise.all(attempts);
     expect(outcomes.filter((o) => o === true)).toHaveLength(20);
     expect(outcomes.filter((o) => o === 'insufficient_api_credits')).toHaveLength(20);
@@ -113,10 +113,10 @@ describe('credits ledger', () => {
   test('a higher actual cost is taken when the balance allows, otherwise everything is refunded', async () => {
     const s = await new KeyStore(tempDir('imgtool-ledger-')).init();
     const { record } = await s.createKey({ scopes: ['imaging:write'], credits: 10 });
-    await s.reserve(record.id, 3, 'a', { kind: 'job' });
+    await s.reserve(record.id, 3, 'a', { kind: 'job', leaseMs: 60_000 });
     expect(await s.settle('a', 8)).toBe(8);
     expect(await s.balance(record.id)).toBe(2);
-    await s.reserve(record.id, 2, 'b', { kind: 'job' });
+    await s.reserve(record.id, 2, 'b', { kind: 'job', leaseMs: 60_000 });
     await expect(s.settle('b', 7)).rejects.toMatchObject({ code: 'insufficient_api_credits' });
     expect(await s.balance(record.id)).toBe(2);
   });

@@ -81,7 +81,6 @@ function diffs(a: Rgb, b: Rgb, keep: (x: number, y: number) => boolean): number[
 }
 
 const mean = (v: number[]) => v.reduce((s, x) => s + x, 0) / v.length;
-const quantile = (v: number[], q: number) => [...v].sort((a, b) => a - b)[Math.floor(q * (v.length - 1))]!;
 const inBox = (b: Box, x: number, y: number) => x >= b.x && x < b.x + b.width && y >= b.y && y < b.y + b.height;
 
 /** Whether the 8x8 JPEG block holding (x, y) overlaps the box: blocks that do not are coded identically. */

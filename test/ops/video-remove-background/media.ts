@@ -40,7 +40,7 @@ export function frameRgba(file: string, index: number, width: number, height: nu
 }
 
 /** Mean RGBA over a rectangle. */
-export function meanRgba(buf: Buffer, width: number, x0: number, y0: number, w: number, h: number): [number, number, number, number] {
+export function meanRgba(buf: Buffer, width: number, ...[x0, y0, w, h]: readonly [number, number, number, number]): [number, number, number, number] {
   const sum = [0, 0, 0, 0];
   for (let y = y0; y < y0 + h; y++) {
     for (let x = x0; x < x0 + w; x++) {

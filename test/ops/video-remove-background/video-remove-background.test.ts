@@ -112,8 +112,8 @@ describe('output formats', () => {
       const mid = frameRgba(result.file!, 6, W, H, vp9);
       const fg = meanRgba(mid, W, ...apple);
       if (c.color) {
-        for (const region of [bgStrip, bgCorner]) {
-          const m = meanRgba(mid, W, ...region);
+        for (const region of [bgStrip, bgCorner] as const) {
+          const m = meanRgba(mid, W, ...(region as readonly [number, number, number, number]));
           for (let ch = 0; ch < 3; ch++) expect(Math.abs(m[ch]! - c.color[ch]!), `${c.format} background channel ${ch}`).toBeLessThan(20);
         }
         // The apple is red; the background colours used here are not.
