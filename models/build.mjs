@@ -55,7 +55,7 @@ export function sha256File(file) {
   try {
     const chunk = Buffer.allocUnsafe(1 << 22);
     let n;
-    while ((n = fs.readSync(fd, chunk, 0, chunk.length, null)) > 0) h.update(chunk.subarray(0, n));
+    for (n = fs.readSync(fd, chunk, 0, chunk.length, null); n > 0; n = fs.readSync(fd, chunk, 0, chunk.length, null)) h.update(chunk.subarray(0, n));
   } finally {
     fs.closeSync(fd);
   }

@@ -19,7 +19,7 @@ function* files(dir: string): Generator<string> {
 }
 
 /** Literals that escape the repository when resolved from `file`'s folder, with their line numbers. */
-export function escapes(file: string, text: string): string[] {
+function escapes(file: string, text: string): string[] {
   const found: string[] = [];
   const lines = text.split('\n');
   lines.forEach((line, i) => {

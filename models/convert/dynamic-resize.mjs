@@ -59,7 +59,7 @@ function topoSort(g) {
       const n = pending[i];
       if (n.input.every((x) => available.has(x))) {
         sorted.push(n);
-        n.output.forEach((o) => available.add(o));
+        for (const o of n.output) available.add(o);
         pending.splice(i, 1);
       } else i++;
     }

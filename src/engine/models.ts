@@ -160,7 +160,7 @@ function hashFile(file: string): string {
   try {
     const chunk = Buffer.allocUnsafe(1 << 22);
     let n: number;
-    while ((n = fs.readSync(fd, chunk, 0, chunk.length, null)) > 0) h.update(chunk.subarray(0, n));
+    for (n = fs.readSync(fd, chunk, 0, chunk.length, null); n > 0; n = fs.readSync(fd, chunk, 0, chunk.length, null)) h.update(chunk.subarray(0, n));
   } finally {
     fs.closeSync(fd);
   }

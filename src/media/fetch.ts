@@ -152,7 +152,7 @@ export async function fetchUrl(raw: string, o: FetchOptions): Promise<Fetched> {
     const pinned = addresses[0]!;
     const agent = new Agent({ connect: { lookup: pinnedLookup(pinned) as never, timeout: 10_000 }, headersTimeout: 15_000, bodyTimeout: 15_000 });
     try {
-      let res;
+      let res: Awaited<ReturnType<typeof request>>;
       try {
         res = await request(url, { method: 'GET', dispatcher: agent, signal, headers: { 'user-agent': o.userAgent ?? 'imgtool', accept: '*/*' } });
       } catch (err) {

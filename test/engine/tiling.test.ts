@@ -48,7 +48,11 @@ describe('tile layout', () => {
       const starts = tileStarts(len, tile, ov);
       const w = axisWeights(len, tile, starts, scale, ov);
       const sum = new Float64Array(len * scale);
-      starts.forEach((s, i) => w[i].forEach((v, k) => (sum[s * scale + k] += v)));
+      starts.forEach((s, i) => {
+        w[i].forEach((v, k) => {
+          sum[s * scale + k] += v;
+        });
+      });
       for (const v of sum) expect(v).toBeCloseTo(1, 5);
     }
   });

@@ -7,7 +7,10 @@ import { startHarness } from './harness.js';
 
 async function cli(args: string[]): Promise<string> {
   let out = '';
-  const stdout = new Writable({ write: (c, _e, cb) => ((out += String(c)), cb()) });
+  const stdout = new Writable({ write: (c, _e, cb) => {
+      out += String(c);
+      cb();
+    } });
   const program = new Command('imgtool').exitOverride();
   registerServeCommand(program, { stdout, env: { IMGTOOL_HOME: tempDir('imgtool-home-') } });
   await program.parseAsync(['node', 'imgtool', ...args]);

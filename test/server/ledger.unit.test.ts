@@ -158,7 +158,10 @@ describe('idempotency store', () => {
 describe('imgtool serve ledger verify', () => {
   async function verify(dir: string): Promise<{ out: string; code: number }> {
     let out = '';
-    const io = { stdout: new Writable({ write: (c, _e, cb) => ((out += String(c)), cb()) }), env: { IMGTOOL_HOME: tempDir('imgtool-home-') }, exitCode: 0 };
+    const io = { stdout: new Writable({ write: (c, _e, cb) => {
+      out += String(c);
+      cb();
+    } }), env: { IMGTOOL_HOME: tempDir('imgtool-home-') }, exitCode: 0 };
     const program = new Command('imgtool').exitOverride();
     registerServeCommand(program, io);
     await program.parseAsync(['node', 'imgtool', 'serve', 'ledger', 'verify', '--data-dir', dir]);

@@ -284,7 +284,10 @@ describe('orphan temp files (item 5)', () => {
 describe('internal errors (item 9)', () => {
   test('a pipeline bug is logged with its stack, request id and credential; the client gets only {error, error_code: internal_error}', async () => {
     let log = '';
-    const stream = new Writable({ write: (c, _e, cb) => ((log += String(c)), cb()) });
+    const stream = new Writable({ write: (c, _e, cb) => {
+      log += String(c);
+      cb();
+    } });
     const op = getOperation('outpaint')!;
     const load = op.load;
     (op as { load: typeof load }).load = async () => () => {
@@ -315,7 +318,10 @@ describe('internal errors (item 9)', () => {
 
   test('the same for a job: logged with stack, job id and credential; the job fails with a bare internal_error and is refunded', async () => {
     let log = '';
-    const stream = new Writable({ write: (c, _e, cb) => ((log += String(c)), cb()) });
+    const stream = new Writable({ write: (c, _e, cb) => {
+      log += String(c);
+      cb();
+    } });
     const op = getOperation('video-loop')!;
     const load = op.load;
     (op as { load: typeof load }).load = async () => () => {

@@ -9,7 +9,9 @@ import { tempDir } from '../helpers.js';
 import { startHarness } from './harness.js';
 
 const servers: Server[] = [];
-afterEach(() => servers.splice(0).forEach((s) => s.close()));
+afterEach(() => {
+  for (const s of servers.splice(0)) s.close();
+});
 
 async function serve(host: string, handler: Parameters<typeof createServer>[1]): Promise<number> {
   const s = createServer(handler);

@@ -10,7 +10,10 @@ const SIZE = 80;
 /** Deterministic smooth texture, so block matching has something to lock on to (and no period to alias). */
 const TEXTURE = (() => {
   let s = 12345;
-  const rand = () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+  const rand = () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
   const coarse = Array.from({ length: (W / 8 + 2) * (H / 8 + 2) }, () => 40 + rand() * 120);
   const t = new Uint8Array(W * H);
   const cw = W / 8 + 2;

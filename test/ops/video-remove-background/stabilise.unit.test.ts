@@ -9,7 +9,10 @@ const H = 120;
 /** Deterministic PRNG so the noisy mattes are the same on every run. */
 function rng(seed: number) {
   let s = seed >>> 0;
-  return () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
 }
 
 /** A textured RGB frame with a bright square at (sx, sy). */
