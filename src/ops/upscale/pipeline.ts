@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { ImgtoolError, throwIfAborted } from '../../errors.js';
 import type { LoadedInput, Pipeline } from '../define.js';
 import { checkSize, decodeImage, encodeImage, type RawImage } from '../../media/image.js';
-import { upscaleRgb } from '../../engine/esrgan.js';
+import { isPerceptual, upscaleRgb } from '../../engine/esrgan.js';
 import { upscale, MAX_OUTPUT_SIDE, upscaleOptions } from './index.js';
 import { attachAlpha, bleedHiddenColour, splitAlpha } from './alpha.js';
 import { backProject } from './backproject.js';
@@ -65,8 +65,13 @@ export const run: Pipeline<UpscaleOptions> = async (job, ctx) => {
       onProgress: (done, total) => ctx.onProgress({ fraction: (done / total) * 0.93, stage: 'upscale', done, total, unit: 'tiles' }),
     },
   );
-  ctx.onProgress({ fraction: 0.94, stage: 'refine' });
-  await backProject(big.data, big.width, big.height, rgb, img.width, img.height, { signal: ctx.signal });
+  // Back-projection pulls the output towards consistency with the input, which is what the
+  // fidelity models want; the perceptual models remove noise and JPEG blocks on purpose, and
+  // back-projection would put them back.
+  if (!isPerceptual(model)) {
+    ctx.onProgress({ fraction: 0.94, stage: 'refine' });
+    await backProject(big.data, big.width, big.height, rgb, img.width, img.height, { signal: ctx.signal });
+  }
   throwIfAborted(ctx.signal);
   ctx.onProgress({ fraction: 0.97, stage: 'encode' });
 
