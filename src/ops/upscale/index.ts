@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineOperation, MB } from '../define.js';
-import { choiceField } from '../fields.js';
+import { choiceField, qualityField, stripMetadataField } from '../fields.js';
 import { imageInput } from '../common.js';
 
 export const UPSCALE_MODELS = ['slim', 'medium', 'thick', 'realesrgan', 'fast'] as const;
@@ -9,6 +9,8 @@ export const MAX_OUTPUT_SIDE = 6000;
 export const upscaleOptions = z.object({
   scale: choiceField([2, 4] as const, 'Upscaling factor: 2 or 4'),
   model: choiceField(UPSCALE_MODELS, 'Model (imgtool extension): slim, medium, thick are faithful ESRGANs (thick the most accurate); realesrgan is Real-ESRGAN x4plus, crisp and slow; fast is Real-ESRGAN general-x4v3, crisp and quick for batches').default('thick').meta({ extension: true }),
+  quality: qualityField(),
+  strip_metadata: stripMetadataField(),
 });
 
 /**

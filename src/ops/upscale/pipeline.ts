@@ -2,7 +2,7 @@ import sharp from 'sharp';
 import type { z } from 'zod';
 import { ImgtoolError, throwIfAborted } from '../../errors.js';
 import type { LoadedInput, Pipeline } from '../define.js';
-import { checkSize, decodeImage, encodeImage, type RawImage } from '../../media/image.js';
+import { checkSize, decodeImage, encodeImage, encodeOptionsFor, type RawImage } from '../../media/image.js';
 import { isPerceptual, upscaleRgb } from '../../engine/esrgan.js';
 import { upscale, MAX_OUTPUT_SIDE, upscaleOptions } from './index.js';
 import { attachAlpha, bleedHiddenColour, splitAlpha } from './alpha.js';
@@ -38,8 +38,10 @@ async function precheckOutputSize(input: LoadedInput, scale: number): Promise<vo
 }
 
 /**
- * ESRGAN 2x/4x, then back-projection against the input (backproject.ts). decodeImage applies EXIF orientation and converts every input (ICC-tagged,
- * CMYK, grey, palette, 16-bit) to 8-bit sRGB, so the output is sRGB, written untagged. Tiles
+ * ESRGAN 2x/4x, then back-projection against the input (backproject.ts) for the fidelity
+ * models. decodeImage applies EXIF orientation and converts every input (ICC-tagged, CMYK,
+ * grey, palette, 16-bit) to 8-bit sRGB; the output is tagged sRGB and keeps the input's EXIF
+ * and DPI (src/media/metadata.ts) unless strip_metadata. Tiles
  * bound the memory; alpha follows by Lanczos so transparency stays where it was; output is
  * JPEG unless the input had alpha (then PNG), per the spec.
  */
@@ -79,7 +81,7 @@ export const run: Pipeline<UpscaleOptions> = async (job, ctx) => {
     ? await attachAlpha(big, alpha, img.width, img.height)
     : { data: Buffer.from(big.data.buffer, big.data.byteOffset, big.data.byteLength), width: big.width, height: big.height, channels: 3 };
   const format = alpha ? 'png' : 'jpeg';
-  const data = await encodeImage(out, format);
+  const data = await encodeImage(out, format, encodeOptionsFor(job.options, img.metadata));
   ctx.onProgress({ fraction: 1, stage: 'done' });
   return {
     ext: format === 'png' ? 'png' : 'jpg',
