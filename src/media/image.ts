@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import sharp from 'sharp';
 import { ImgtoolError } from '../errors.js';
-import { exifForOutput, exifTiff, insertExif, type ImageMetadata } from './metadata.js';
+import { exifForOutput, exifTiff, insertExif, insertPngDensity, type ImageMetadata } from './metadata.js';
 import type { Limits, LoadedInput } from '../ops/define.js';
 
 /**
@@ -154,13 +154,16 @@ export interface EncodeOptions {
 export async function encodeSharp(s: sharp.Sharp, format: OutputFormat, size: { width: number; height: number; channels: number }, opts: EncodeOptions = {}): Promise<Buffer> {
   const quality = opts.quality ?? DEFAULT_QUALITY;
   const keep = !opts.stripMetadata;
-  // A one-band mask is not a colour image: no colour profile for it.
-  if (keep && size.channels >= 3) s = s.withIccProfile('srgb');
-  if (keep && opts.metadata?.density) s = s.withMetadata({ density: opts.metadata.density });
+  // A one-band mask is not a colour image: no colour profile for it, and its density is
+  // written below (sharp's withMetadata would attach sRGB and make it three-band).
+  const colour = size.channels >= 3;
+  if (keep && colour) s = s.withIccProfile('srgb');
+  if (keep && colour && opts.metadata?.density) s = s.withMetadata({ density: opts.metadata.density });
   if (format === 'png') s = s.png({ compressionLevel: opts.pngCompression ?? 6 });
   else if (format === 'webp') s = s.webp({ quality });
   else s = s.jpeg({ quality, chromaSubsampling: '4:4:4', mozjpeg: false });
   let out = await s.toBuffer();
+  if (keep && !colour && format === 'png' && opts.metadata?.density) out = insertPngDensity(out, opts.metadata.density);
   const exif = keep && opts.metadata?.exif ? exifForOutput(opts.metadata.exif, size.width, size.height) : undefined;
   if (exif) out = insertExif(out, format, exif, { width: size.width, height: size.height, hasAlpha: size.channels === 4 || size.channels === 2 });
   return out;

@@ -163,6 +163,28 @@ function splicePng(png: Buffer, tiff: Buffer): Buffer {
   return png;
 }
 
+/**
+ * PNG: a pHYs chunk with the density (replacing any), for the grey masks that sharp would turn
+ * into sRGB if asked to write a density (withMetadata implies an sRGB profile).
+ */
+export function insertPngDensity(png: Buffer, dpi: number): Buffer {
+  const ppm = Math.round(dpi / 0.0254);
+  const data = Buffer.alloc(9);
+  data.writeUInt32BE(ppm, 0);
+  data.writeUInt32BE(ppm, 4);
+  data[8] = 1;
+  const parts: Buffer[] = [png.subarray(0, 8)];
+  let o = 8;
+  while (o + 8 <= png.length) {
+    const len = png.readUInt32BE(o);
+    const type = png.toString('latin1', o + 4, o + 8);
+    if (type === 'IDAT') return Buffer.concat([...parts, pngChunk('pHYs', data), png.subarray(o)]);
+    if (type !== 'pHYs') parts.push(png.subarray(o, o + 12 + len));
+    o += 12 + len;
+  }
+  return png;
+}
+
 /** WebP: an EXIF chunk at the end and the EXIF flag in VP8X (added when sharp wrote the simple format). */
 function spliceWebp(webp: Buffer, tiff: Buffer, width: number, height: number, hasAlpha: boolean): Buffer {
   if (webp.toString('latin1', 0, 4) !== 'RIFF' || webp.toString('latin1', 8, 12) !== 'WEBP') return webp;

@@ -119,3 +119,12 @@ describe('quality', () => {
     }
   });
 });
+
+describe('grey mask output', () => {
+  it('remove-background mask_only stays one grey band, untagged, and keeps the DPI and EXIF', { timeout: 120_000 }, async () => {
+    const { result } = await runOp('remove-background', { image: bufferInput('tagged.jpg', tagged) }, { model: 'u2netp', mask_only: true });
+    const m = await sharp(result.data!).metadata();
+    expect([m.channels, m.space, m.icc, m.density]).toEqual([1, 'b-w', undefined, 300]);
+    expect(exifTiff(m.exif)!.includes(MAKE)).toBe(true);
+  });
+});
