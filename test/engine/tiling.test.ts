@@ -122,8 +122,7 @@ describe('concurrent tiles', () => {
 // showing as seams. Measured on a 200x150 crop at their default tiles: fast max 4/255, mean
 // 0.03; realesrgan max 26/255, mean 0.29, all of it along edges (eyes, teeth), no tile lines.
 // Here with 64 px tiles (worse than the defaults: realesrgan mean 1.17, max 50) the bound is
-// on the mean, with a negative
-// control: a run with almost no overlap must be clearly worse.
+// on the mean, with a negative control: a run with almost no overlap must be clearly worse.
 function meanDiffInside(a: Uint8Array, b: Uint8Array, width: number, height: number, border: number): number {
   let sum = 0;
   let n = 0;
