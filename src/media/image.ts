@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import sharp from 'sharp';
 import { ImgtoolError } from '../errors.js';
+import { exifForOutput, exifTiff, insertExif, insertPngDensity, type ImageMetadata } from './metadata.js';
 import type { Limits, LoadedInput } from './input.js';
 
 /**
@@ -21,6 +22,8 @@ export interface DecodedImage extends RawImage {
   hasAlpha: boolean;
   /** Source format as sharp names it: jpeg, png, webp, heif, avif, gif, tiff... */
   format: string;
+  /** What encodeImage carries to the output (metadata.ts). */
+  metadata: ImageMetadata;
 }
 
 const FORMAT_NAMES: Record<string, string> = { jpeg: 'JPEG', png: 'PNG', webp: 'WebP', heif: 'HEIC', avif: 'AVIF', gif: 'GIF', tiff: 'TIFF', svg: 'SVG' };
@@ -95,7 +98,8 @@ export async function decodeImage(input: LoadedInput, limits: Limits, op: string
       .removeAlpha()
       .raw()
       .toBuffer({ resolveWithObject: true });
-    return { data, width: info.width, height: info.height, channels: 3, hasAlpha: false, format: 'heif' };
+    // heic-decode gives pixels only; HEIC metadata is not carried over.
+    return { data, width: info.width, height: info.height, channels: 3, hasAlpha: false, format: 'heif', metadata: {} };
   }
 
   let meta: sharp.Metadata;
@@ -120,17 +124,64 @@ export async function decodeImage(input: LoadedInput, limits: Limits, op: string
     let pipeline = sharp(buf, { failOn: 'truncated', limitInputPixels: false }).rotate().toColourspace('srgb');
     pipeline = hasAlpha ? pipeline.ensureAlpha() : pipeline.removeAlpha();
     const { data, info } = await pipeline.raw().toBuffer({ resolveWithObject: true });
-    return { data, width: info.width, height: info.height, channels: info.channels as 3 | 4, hasAlpha, format };
+    const metadata: ImageMetadata = { exif: exifTiff(meta.exif), density: meta.density };
+    return { data, width: info.width, height: info.height, channels: info.channels as 3 | 4, hasAlpha, format, metadata };
   } catch (err) {
     throw new ImgtoolError('invalid_image', `${input.name} could not be decoded (${(err as Error).message.split('\n')[0]}); the file may be truncated or corrupt`, { cause: err });
   }
 }
 
-export const JPEG_QUALITY = 92;
+/** JPEG/WebP quality when the caller gives none: high enough that upscaled detail survives. */
+export const DEFAULT_QUALITY = 92;
 
-/** Encodes raw sRGB pixels. JPEG quality 92 with 4:4:4 chroma keeps upscaled detail. */
-export async function encodeImage(img: RawImage, format: 'jpeg' | 'png'): Promise<Buffer> {
-  const s = sharp(img.data, { raw: { width: img.width, height: img.height, channels: img.channels } });
-  if (format === 'png') return s.png({ compressionLevel: 6 }).toBuffer();
-  return (img.channels === 4 ? s.flatten({ background: '#ffffff' }) : s).jpeg({ quality: JPEG_QUALITY, chromaSubsampling: '4:4:4', mozjpeg: false }).toBuffer();
+export type OutputFormat = 'jpeg' | 'png' | 'webp';
+
+export interface EncodeOptions {
+  /** JPEG/WebP quality 1-100 (default DEFAULT_QUALITY); PNG ignores it. */
+  quality?: number;
+  /** The input's metadata to carry over (from DecodedImage.metadata). */
+  metadata?: ImageMetadata;
+  /** Write no ICC profile, EXIF or density. */
+  stripMetadata?: boolean;
+  /** zlib level for PNG (default 6). */
+  pngCompression?: number;
+}
+
+/**
+ * Encodes a sharp pipeline whose pixels are sRGB (or a grey mask), with the metadata rules of
+ * metadata.ts: tagged sRGB, EXIF and DPI from the input, unless stripMetadata. JPEG uses 4:4:4
+ * chroma so upscaled colour edges stay sharp.
+ */
+export async function encodeSharp(s: sharp.Sharp, format: OutputFormat, size: { width: number; height: number; channels: number }, opts: EncodeOptions = {}): Promise<Buffer> {
+  const quality = opts.quality ?? DEFAULT_QUALITY;
+  const keep = !opts.stripMetadata;
+  // A one-band mask is not a colour image: no colour profile for it, and its density is
+  // written below (sharp's withMetadata would attach sRGB and make it three-band).
+  const colour = size.channels >= 3;
+  if (keep && colour) s = s.withIccProfile('srgb');
+  if (keep && colour && opts.metadata?.density) s = s.withMetadata({ density: opts.metadata.density });
+  if (format === 'png') s = s.png({ compressionLevel: opts.pngCompression ?? 6 });
+  else if (format === 'webp') s = s.webp({ quality });
+  else s = s.jpeg({ quality, chromaSubsampling: '4:4:4', mozjpeg: false });
+  let out = await s.toBuffer();
+  if (keep && !colour && format === 'png' && opts.metadata?.density) out = insertPngDensity(out, opts.metadata.density);
+  const exif = keep && opts.metadata?.exif ? exifForOutput(opts.metadata.exif, size.width, size.height) : undefined;
+  if (exif) out = insertExif(out, format, exif, { width: size.width, height: size.height, hasAlpha: size.channels === 4 || size.channels === 2 });
+  return out;
+}
+
+/** Encodes raw sRGB pixels; JPEG flattens alpha onto white. */
+export async function encodeImage(img: RawImage, format: OutputFormat, opts: EncodeOptions = {}): Promise<Buffer> {
+  let s = sharp(img.data, { raw: { width: img.width, height: img.height, channels: img.channels } });
+  let channels: number = img.channels;
+  if (format === 'jpeg' && img.channels === 4) {
+    s = s.flatten({ background: '#ffffff' });
+    channels = 3;
+  }
+  return encodeSharp(s, format, { width: img.width, height: img.height, channels }, opts);
+}
+
+/** EncodeOptions from an operation's `quality` / `strip_metadata` options and its input's metadata. */
+export function encodeOptionsFor(options: { quality?: number; strip_metadata?: boolean }, metadata: ImageMetadata | undefined): EncodeOptions {
+  return { quality: options.quality, stripMetadata: options.strip_metadata, metadata };
 }

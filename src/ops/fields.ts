@@ -73,3 +73,19 @@ export function objectField<S extends z.ZodObject>(shape: S, description: string
 }
 
 export { coerceBoolean, coerceNumber, coerceObject };
+
+/**
+ * Output options shared by the image operations (imgtool extensions). The encoder that uses
+ * them is src/media/image.ts encodeImage; docs/metadata.md says what is kept.
+ */
+export function qualityField() {
+  return numberField({ min: 1, max: 100, int: true, description: 'JPEG/WebP output quality 1-100 (imgtool extension)' })
+    .default(92)
+    .meta({ extension: true });
+}
+
+export function stripMetadataField() {
+  return booleanField('Write no ICC profile, EXIF or DPI; by default the output is tagged sRGB and keeps the input EXIF (orientation applied) and DPI (imgtool extension)')
+    .default(false)
+    .meta({ extension: true });
+}

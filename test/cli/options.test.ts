@@ -25,15 +25,17 @@ async function usage(args: string[]) {
 
 describe('argv to job options', () => {
   it('upscale', async () => {
-    expect(await options(['upscale', 'a.jpg', '--scale', '4'])).toEqual({ scale: 4, model: 'thick' });
-    expect(await options(['upscale', 'a.jpg', '--scale', '2', '--model', 'slim'])).toEqual({ scale: 2, model: 'slim' });
+    expect(await options(['upscale', 'a.jpg', '--scale', '4'])).toEqual({ scale: 4, model: 'thick', quality: 92, strip_metadata: false });
+    expect(await options(['upscale', 'a.jpg', '--scale', '2', '--model', 'slim'])).toEqual({ scale: 2, model: 'slim', quality: 92, strip_metadata: false });
+    expect(await options(['upscale', 'a.jpg', '--scale', '4', '--model', 'fast', '--quality', '80', '--strip-metadata'])).toEqual({ scale: 4, model: 'fast', quality: 80, strip_metadata: true });
+    expect(await usage(['upscale', 'a.jpg', '--scale', '4', '--quality', '0'])).toBe('imgtool: --quality must be an integer between 1 and 100, got 0');
     expect(await usage(['upscale', 'a.jpg', '--scale', '3'])).toBe('imgtool: --scale must be 2 or 4, got 3');
     expect(await usage(['upscale', 'a.jpg'])).toBe('imgtool: --scale is required and must be 2 or 4');
-    expect(await usage(['upscale', 'a.jpg', '--scale', '4', '--model', 'huge'])).toBe('imgtool: --model must be one of slim, medium, thick, got "huge"');
+    expect(await usage(['upscale', 'a.jpg', '--scale', '4', '--model', 'huge'])).toBe('imgtool: --model must be one of slim, medium, thick, realesrgan, fast, got "huge"');
   });
 
   it('outpaint', async () => {
-    expect(await options(['outpaint', 'a.jpg', '--right', '512', '--bottom', '256'])).toEqual({ left: 0, top: 0, right: 512, bottom: 256, creativity: 0, output_format: 'jpeg' });
+    expect(await options(['outpaint', 'a.jpg', '--right', '512', '--bottom', '256'])).toEqual({ left: 0, top: 0, right: 512, bottom: 256, creativity: 0, output_format: 'jpeg', quality: 92, strip_metadata: false });
     expect(await options(['outpaint', 'a.jpg', '--left', '10', '--creativity', '0.5', '--output-format', 'png', '--seed', '7'])).toMatchObject({ left: 10, creativity: 0.5, output_format: 'png', seed: 7 });
     expect(await usage(['outpaint', 'a.jpg'])).toBe('imgtool: at least one of --left, --top, --right, --bottom must be non-zero');
     expect(await usage(['outpaint', 'a.jpg', '--right', '2001'])).toBe('imgtool: --right must be an integer between 0 and 2000, got 2001');
@@ -43,7 +45,7 @@ describe('argv to job options', () => {
   });
 
   it('remove-background', async () => {
-    expect(await options(['remove-background', 'a.jpg'])).toEqual({ format: 'png', shadow: false, crop: false, model: 'isnet', mask_only: false });
+    expect(await options(['remove-background', 'a.jpg'])).toEqual({ format: 'png', shadow: false, crop: false, model: 'isnet', mask_only: false, strip_metadata: false });
     const withShadow = await options(['remove-background', 'a.jpg', '--shadow', '--crop', '--margin', '10%', '--margin-left', '20px']);
     expect(withShadow).toMatchObject({ shadow: true, crop: true, margin: '10%', margin_left: '20px' });
     expect(await options(['remove-background', 'a.jpg', '--shadow-opacity', '0.3', '--shadow-light-source-position-x', '0.5'])).toMatchObject({
@@ -60,11 +62,13 @@ describe('argv to job options', () => {
   });
 
   it('generate-background', async () => {
-    expect(await options(['generate-background', 'a.jpg', '--scene', 'marble'])).toEqual({ scene: 'marble', image_transform: { x_center: 0.5, y_center: 0.5 } });
+    expect(await options(['generate-background', 'a.jpg', '--scene', 'marble'])).toEqual({ scene: 'marble', image_transform: { x_center: 0.5, y_center: 0.5 }, quality: 92, strip_metadata: false });
     expect(await options(['generate-background', 'a.jpg', '--prompt', 'warm wood', '--negative-prompt', 'dark', '--image-transform-scale', '0.8', '--image-transform-x-center', '0.3'])).toEqual({
       prompt: 'warm wood',
       negative_prompt: 'dark',
       image_transform: { scale: 0.8, x_center: 0.3, y_center: 0.5 },
+      quality: 92,
+      strip_metadata: false,
     });
     expect(await options(['generate-background', 'a.jpg', '--image-transform', '{"scale":1.5,"y_center":0.7}'])).toMatchObject({ image_transform: { scale: 1.5, x_center: 0.5, y_center: 0.7 } });
     expect(await usage(['generate-background', 'a.jpg', '--scene', 'beach'])).toBe('imgtool: --scene must be one of marble, wood, industrial, linen, brick, counter, got "beach"');
@@ -75,7 +79,7 @@ describe('argv to job options', () => {
   it('try-on', async () => {
     const r = await cli(['try-on', '--person', 'a.jpg', '--garment', 'a.jpg', '--no-preprocess-garment', '--remove-background'], { parseOnly: true, cwd: dir });
     expect(r.code).toBe(0);
-    expect(r.invocation!.options).toEqual({ garment_mode: 'auto', preprocess_garment: false, remove_background: true, wait_for_result: true });
+    expect(r.invocation!.options).toEqual({ garment_mode: 'auto', preprocess_garment: false, remove_background: true, wait_for_result: true, quality: 92, strip_metadata: false });
     expect(r.invocation!.tasks).toHaveLength(1);
     expect(Object.keys(r.invocation!.tasks[0]!.refs)).toEqual(['person', 'garment']);
     expect(await usage(['try-on', '--person', 'a.jpg'])).toBe('imgtool: try-on needs --garment <file|glob|url>');
@@ -110,9 +114,9 @@ describe('argv to job options', () => {
     const { writeFileSync } = await import('node:fs');
     writeFileSync(join(home, 'config.json'), JSON.stringify({ options: { upscale: { scale: 4, model: 'slim' } } }));
     const fromConfig = await cli(['upscale', 'a.jpg'], { parseOnly: true, cwd: dir, home });
-    expect(fromConfig.invocation!.options).toEqual({ scale: 4, model: 'slim' });
+    expect(fromConfig.invocation!.options).toEqual({ scale: 4, model: 'slim', quality: 92, strip_metadata: false });
     const flagWins = await cli(['upscale', 'a.jpg', '--scale', '2'], { parseOnly: true, cwd: dir, home });
-    expect(flagWins.invocation!.options).toEqual({ scale: 2, model: 'slim' });
+    expect(flagWins.invocation!.options).toEqual({ scale: 2, model: 'slim', quality: 92, strip_metadata: false });
   });
 
   it('unknown flags and commands are usage errors', async () => {

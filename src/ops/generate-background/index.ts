@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineOperation, MB } from '../define.js';
-import { choiceField, numberField, objectField, stringField } from '../fields.js';
+import { choiceField, numberField, objectField, qualityField, stringField, stripMetadataField } from '../fields.js';
 import { imageInput } from '../common.js';
 
 export const SCENES = ['marble', 'wood', 'industrial', 'linen', 'brick', 'counter'] as const;
@@ -32,6 +32,8 @@ export const generateBackgroundOptions = z.object({
   seed: numberField({ min: 0, max: 2 ** 31 - 1, int: true, description: 'Random seed for reproducible scenes (imgtool extension)' })
     .optional()
     .meta({ extension: true }),
+  quality: qualityField(),
+  strip_metadata: stripMetadataField(),
 });
 
 export type GenerateBackgroundOptions = z.output<typeof generateBackgroundOptions>;

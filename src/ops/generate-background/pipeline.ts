@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import type { Pipeline } from '../define.js';
 import { ImgtoolError, throwIfAborted } from '../../errors.js';
-import { decodeImage, encodeImage, type DecodedImage, type RawImage } from '../../media/image.js';
+import { decodeImage, encodeImage, encodeOptionsFor, type DecodedImage, type RawImage } from '../../media/image.js';
 import { cutoutSubject } from '../remove-background/cutout.js';
 import { generateBackground, OUTPUT_SIZE, type GenerateBackgroundOptions } from './index.js';
 import { compose, placeLayer } from './compose.js';
@@ -126,7 +126,7 @@ export const run: Pipeline<GenerateBackgroundOptions> = async (job, ctx) => {
   ctx.onProgress({ fraction: 0.8, stage: 'compose' });
   const composed = await compose(scene.rgb, scene.keyShare, placement, layout, chosen.spec, ctx.signal);
   ctx.onProgress({ fraction: 0.92, stage: 'encode' });
-  const data = await encodeImage({ data: composed.rgb, width: size, height: size, channels: 3 }, 'jpeg');
+  const data = await encodeImage({ data: composed.rgb, width: size, height: size, channels: 3 }, 'jpeg', encodeOptionsFor(o, img.metadata));
   ctx.onProgress({ fraction: 1, stage: 'done' });
 
   return {

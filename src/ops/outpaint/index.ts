@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineOperation, MB } from '../define.js';
-import { choiceField, numberField } from '../fields.js';
+import { choiceField, numberField, qualityField, stripMetadataField } from '../fields.js';
 import { imageInput } from '../common.js';
 
 const side = (name: string) => numberField({ min: 0, max: 2000, int: true, description: `Pixels to add on the ${name} (0-2000)` }).default(0);
@@ -13,6 +13,8 @@ export const outpaintOptions = z
     bottom: side('bottom'),
     creativity: numberField({ min: 0, max: 1, description: '0 = most faithful continuation, 1 = freest' }).default(0),
     output_format: choiceField(['jpeg', 'png'] as const, 'Output format').default('jpeg'),
+    quality: qualityField(),
+    strip_metadata: stripMetadataField(),
     seed: numberField({ min: 0, max: 2 ** 31 - 1, int: true, description: 'Random seed for reproducible results (imgtool extension)' })
       .optional()
       .meta({ extension: true }),

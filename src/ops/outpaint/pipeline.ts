@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import sharp from 'sharp';
 import { throwIfAborted } from '../../errors.js';
-import { decodeImage, encodeImage, type DecodedImage } from '../../media/image.js';
+import { decodeImage, encodeImage, encodeOptionsFor, type DecodedImage } from '../../media/image.js';
 import { contentTypeFor } from '../common.js';
 import type { Pipeline } from '../define.js';
 import { outpaint, type outpaintOptions } from './index.js';
@@ -40,7 +40,7 @@ export const run: Pipeline<OutpaintOptions> = async (job, ctx) => {
   const synthMs = Date.now() - started;
 
   ctx.onProgress({ fraction: 0.96, stage: 'encode' });
-  const data = await encodeImage({ data: Buffer.from(synth.data.buffer, synth.data.byteOffset, synth.data.byteLength), width: synth.width, height: synth.height, channels: 3 }, o.output_format);
+  const data = await encodeImage({ data: Buffer.from(synth.data.buffer, synth.data.byteOffset, synth.data.byteLength), width: synth.width, height: synth.height, channels: 3 }, o.output_format, encodeOptionsFor(o, img.metadata));
   const ext = o.output_format === 'png' ? 'png' : 'jpg';
   ctx.onProgress({ fraction: 1, stage: 'done' });
   return {

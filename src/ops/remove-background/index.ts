@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineOperation, MB } from '../define.js';
-import { booleanField, choiceField, coerceBoolean, coerceObject, numberField } from '../fields.js';
+import { booleanField, choiceField, coerceBoolean, coerceObject, numberField, stripMetadataField } from '../fields.js';
 import { imageInput } from '../common.js';
 
 export const MARGIN_PATTERN = /^(\d+(?:\.\d+)?)(%|px)$/;
@@ -62,6 +62,7 @@ export const removeBackgroundOptions = z.object({
     .optional()
     .describe('Flatten the cut-out onto this colour, still PNG (imgtool extension)')
     .meta({ extension: true }),
+  strip_metadata: stripMetadataField(),
 });
 
 export type RemoveBackgroundOptions = z.output<typeof removeBackgroundOptions>;

@@ -1,6 +1,6 @@
 import sharp from 'sharp';
 import { ImgtoolError, throwIfAborted } from '../../errors.js';
-import { decodeImage } from '../../media/image.js';
+import { decodeImage, encodeOptionsFor, encodeSharp } from '../../media/image.js';
 import type { Pipeline } from '../define.js';
 import { cutoutSubject } from './cutout.js';
 import { alphaBox, expand, extractRegion, marginsGiven, resolveMargins, unionBox, type Box } from './crop.js';
@@ -112,7 +112,7 @@ export const run: Pipeline<RemoveBackgroundOptions> = async (job, ctx) => {
   if (o.mask_only) out = out.toColourspace('b-w');
   else if (o.background_color) out = out.flatten({ background: o.background_color });
   // Level 2 is ~3x faster than 6 for ~5% larger files (measured on 640x480 cut-outs).
-  const data = await out.png({ compressionLevel: 2 }).toBuffer();
+  const data = await encodeSharp(out, 'png', { width: region.width, height: region.height, channels }, { ...encodeOptionsFor(o, img.metadata), pngCompression: 2 });
   progress(1, 'done');
   return {
     ext: 'png',

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ErrorCode } from '../../errors.js';
 import { defineOperation, MB, type JobErrorShape } from '../define.js';
-import { booleanField, choiceField } from '../fields.js';
+import { booleanField, choiceField, qualityField, stripMetadataField } from '../fields.js';
 
 export const EXTRACTION_CREDITS = 5;
 
@@ -10,6 +10,8 @@ export const tryOnOptions = z.object({
   preprocess_garment: booleanField('Extract the garment from its photo first').default(true),
   remove_background: booleanField('Return the person on a white background').default(false),
   wait_for_result: booleanField('Remote mode: wait for the result (true) or return a job id (false)').default(true),
+  quality: qualityField(),
+  strip_metadata: stripMetadataField(),
 });
 
 export type TryOnOptions = z.output<typeof tryOnOptions>;

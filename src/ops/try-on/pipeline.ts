@@ -1,6 +1,6 @@
 import sharp from 'sharp';
 import { ImgtoolError, throwIfAborted } from '../../errors.js';
-import { decodeImage, encodeImage, type DecodedImage } from '../../media/image.js';
+import { decodeImage, encodeImage, encodeOptionsFor, type DecodedImage } from '../../media/image.js';
 import type { LoadedInput, Pipeline } from '../define.js';
 import { cutoutSubject } from '../remove-background/cutout.js';
 import { analyseBody, type BodyGeometry } from './body.js';
@@ -109,7 +109,7 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
   if (!region) ctx.warn(`${garmentIn.name}: the fitted garment falls outside the person image; the output shows the person unchanged`);
 
   progress(0.95, 'encode');
-  const data = await encodeImage({ data: Buffer.from(out.buffer, out.byteOffset, out.byteLength), width: person.width, height: person.height, channels: 3 }, 'jpeg');
+  const data = await encodeImage({ data: Buffer.from(out.buffer, out.byteOffset, out.byteLength), width: person.width, height: person.height, channels: 3 }, 'jpeg', encodeOptionsFor(opts, person.metadata));
   const credits = tryOn.cost(opts, {}) + (garment.extracted ? EXTRACTION_CREDITS : 0);
   ctx.onProgress({ fraction: 1, stage: 'done' });
   const face = body.face ? { x: Math.round(body.face.x0 * k), y: Math.round(body.face.y0 * k), width: Math.round((body.face.x1 - body.face.x0 + 1) * k), height: Math.round((body.face.y1 - body.face.y0 + 1) * k) } : null;

@@ -1,14 +1,16 @@
 import { z } from 'zod';
 import { defineOperation, MB } from '../define.js';
-import { choiceField } from '../fields.js';
+import { choiceField, qualityField, stripMetadataField } from '../fields.js';
 import { imageInput } from '../common.js';
 
-export const UPSCALE_MODELS = ['slim', 'medium', 'thick'] as const;
+export const UPSCALE_MODELS = ['slim', 'medium', 'thick', 'realesrgan', 'fast'] as const;
 export const MAX_OUTPUT_SIDE = 6000;
 
 export const upscaleOptions = z.object({
   scale: choiceField([2, 4] as const, 'Upscaling factor: 2 or 4'),
-  model: choiceField(UPSCALE_MODELS, 'ESRGAN variant (imgtool extension): slim is fastest, thick sharpest').default('thick').meta({ extension: true }),
+  model: choiceField(UPSCALE_MODELS, 'Model (imgtool extension): slim, medium, thick are faithful ESRGANs (thick the most accurate); realesrgan is Real-ESRGAN x4plus, crisp and slow; fast is Real-ESRGAN general-x4v3, crisp and quick for batches').default('thick').meta({ extension: true }),
+  quality: qualityField(),
+  strip_metadata: stripMetadataField(),
 });
 
 /**
@@ -19,7 +21,7 @@ export const upscale = defineOperation({
   name: 'upscale',
   path: '/v1/upscale',
   summary: 'Upscale images 2x or 4x (output at most 6000x6000)',
-  description: 'Raises resolution with an ESRGAN model run tile by tile. Output is JPEG unless the input has an alpha channel, then PNG.',
+  description: 'Raises resolution with an ESRGAN or Real-ESRGAN model run tile by tile. Output is JPEG unless the input has an alpha channel, then PNG.',
   mode: 'sync',
   bodies: ['json', 'multipart'],
   acceptsImageResponse: true,

@@ -2,10 +2,10 @@ import sharp from 'sharp';
 import type { z } from 'zod';
 import { ImgtoolError, throwIfAborted } from '../../errors.js';
 import type { LoadedInput, Pipeline } from '../define.js';
-import { checkSize, decodeImage, encodeImage, type RawImage } from '../../media/image.js';
-import { upscaleRgb } from '../../engine/esrgan.js';
+import { checkSize, decodeImage, encodeImage, encodeOptionsFor, type RawImage } from '../../media/image.js';
+import { isPerceptual, upscaleRgb } from '../../engine/esrgan.js';
 import { upscale, MAX_OUTPUT_SIDE, upscaleOptions } from './index.js';
-import { attachAlpha, bleedHiddenColour, splitAlpha } from './alpha.js';
+import { attachAlpha, bleedHiddenColour, modelAlpha, splitAlpha } from './alpha.js';
 import { backProject } from './backproject.js';
 
 type UpscaleOptions = z.output<typeof upscaleOptions>;
@@ -38,9 +38,11 @@ async function precheckOutputSize(input: LoadedInput, scale: number): Promise<vo
 }
 
 /**
- * ESRGAN 2x/4x, then back-projection against the input (backproject.ts). decodeImage applies EXIF orientation and converts every input (ICC-tagged,
- * CMYK, grey, palette, 16-bit) to 8-bit sRGB, so the output is sRGB, written untagged. Tiles
- * bound the memory; alpha follows by Lanczos so transparency stays where it was; output is
+ * ESRGAN 2x/4x, then back-projection against the input (backproject.ts) for the fidelity
+ * models. decodeImage applies EXIF orientation and converts every input (ICC-tagged, CMYK,
+ * grey, palette, 16-bit) to 8-bit sRGB; the output is tagged sRGB and keeps the input's EXIF
+ * and DPI (src/media/metadata.ts) unless strip_metadata. Tiles
+ * bound the memory; alpha goes through the same model (alpha.ts modelAlpha); output is
  * JPEG unless the input had alpha (then PNG), per the spec.
  */
 export const run: Pipeline<UpscaleOptions> = async (job, ctx) => {
@@ -55,6 +57,8 @@ export const run: Pipeline<UpscaleOptions> = async (job, ctx) => {
 
   const { rgb, alpha } = splitAlpha(img);
   if (alpha) bleedHiddenColour(rgb, alpha, img.width, img.height);
+  // With alpha the model runs twice (colour, then alpha): each gets half of the tile progress.
+  const share = alpha ? 0.465 : 0.93;
   ctx.onProgress({ fraction: 0, stage: 'upscale', done: 0, total: 1, unit: 'tiles' });
   const big = await upscaleRgb(
     { data: rgb, width: img.width, height: img.height },
@@ -62,19 +66,33 @@ export const run: Pipeline<UpscaleOptions> = async (job, ctx) => {
       model,
       scale,
       signal: ctx.signal,
-      onProgress: (done, total) => ctx.onProgress({ fraction: (done / total) * 0.93, stage: 'upscale', done, total, unit: 'tiles' }),
+      onProgress: (done, total) => ctx.onProgress({ fraction: (done / total) * share, stage: 'upscale', done, total, unit: 'tiles' }),
     },
   );
-  ctx.onProgress({ fraction: 0.94, stage: 'refine' });
-  await backProject(big.data, big.width, big.height, rgb, img.width, img.height, { signal: ctx.signal });
+  let bigAlpha: Uint8Array | undefined;
+  if (alpha) {
+    bigAlpha = await modelAlpha(alpha, img.width, img.height, (grey) =>
+      upscaleRgb(
+        { data: grey, width: img.width, height: img.height },
+        { model, scale, signal: ctx.signal, onProgress: (done, total) => ctx.onProgress({ fraction: share + (done / total) * share, stage: 'alpha', done, total, unit: 'tiles' }) },
+      ),
+    );
+  }
+  // Back-projection pulls the output towards consistency with the input, which is what the
+  // fidelity models want; the perceptual models remove noise and JPEG blocks on purpose, and
+  // back-projection would put them back.
+  if (!isPerceptual(model)) {
+    ctx.onProgress({ fraction: 0.94, stage: 'refine' });
+    await backProject(big.data, big.width, big.height, rgb, img.width, img.height, { signal: ctx.signal });
+  }
   throwIfAborted(ctx.signal);
   ctx.onProgress({ fraction: 0.97, stage: 'encode' });
 
-  const out: RawImage = alpha
-    ? await attachAlpha(big, alpha, img.width, img.height)
+  const out: RawImage = bigAlpha
+    ? attachAlpha(big, bigAlpha)
     : { data: Buffer.from(big.data.buffer, big.data.byteOffset, big.data.byteLength), width: big.width, height: big.height, channels: 3 };
   const format = alpha ? 'png' : 'jpeg';
-  const data = await encodeImage(out, format);
+  const data = await encodeImage(out, format, encodeOptionsFor(job.options, img.metadata));
   ctx.onProgress({ fraction: 1, stage: 'done' });
   return {
     ext: format === 'png' ? 'png' : 'jpg',
