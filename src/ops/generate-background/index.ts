@@ -49,12 +49,26 @@ export const generateBackground = defineOperation({
   mode: 'sync',
   bodies: ['json', 'multipart'],
   acceptsImageResponse: true,
-  inputs: [imageInput()],
+  inputs: [
+    imageInput(),
+    {
+      key: 'background',
+      kind: 'image',
+      urlField: 'background_image_url',
+      fileField: 'background_image',
+      inlineBase64: true,
+      optional: true,
+      flag: 'background-image',
+      description:
+        'Your own backdrop photo (file, glob or http(s) URL; imgtool extension): the subject is placed on its estimated ground line with a matching shadow and grade; scene, prompt and negative_prompt are then ignored',
+    },
+  ],
   limits: { maxBytes: 25 * MB, minSide: 64, maxSide: 6000, formats: [] },
   options: generateBackgroundOptions,
   examples: [
     'imgtool generate-background product.jpg --scene marble',
     "imgtool generate-background bag.png --prompt 'warm wooden table by a sunny window' --seed 7",
+    'imgtool generate-background bag.png --background-image beach.jpg',
   ],
   cost: () => 2,
   costNote: '2 credits',
