@@ -209,6 +209,7 @@ async function onPhoto(
   const data = await encodeImage({ data: composed.rgb, width: size, height: size, channels: 3 }, 'jpeg');
   ctx.onProgress({ fraction: 1, stage: 'done' });
   const r2 = (v: number) => Math.round(v * 100) / 100;
+  const r3 = (v: number) => Math.round(v * 1000) / 1000;
   return {
     ext: 'jpg',
     contentType: 'image/jpeg',
@@ -220,8 +221,8 @@ async function onPhoto(
       scene: 'background_image',
       background_image: background.name,
       ...(given.length ? { ignored_options: given } : {}),
-      horizon: a.horizon === null ? null : r2(a.horizon),
-      ground_line: r2(a.ground),
+      horizon: a.horizon === null ? null : r3(a.horizon),
+      ground_line: r3(a.ground),
       light: { azimuth: Math.round(a.light.azimuth), elevation: Math.round(a.light.elevation), estimated: a.light.estimated },
       defocus: r2(backdrop.defocus),
       subject_grade: backdropGrade(a).map(r2),
