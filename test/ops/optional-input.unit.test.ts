@@ -20,7 +20,16 @@ const toy = defineOperation({
   acceptsImageResponse: true,
   inputs: [
     imageInput(),
-    { key: 'overlay', kind: 'image', urlField: 'overlay_url', fileField: 'overlay', inlineBase64: true, optional: true, flag: 'overlay-image', description: 'Overlay' },
+    {
+      key: 'overlay',
+      kind: 'image',
+      urlField: 'overlay_url',
+      fileField: 'overlay',
+      inlineBase64: true,
+      optional: true,
+      flag: 'overlay-image',
+      description: 'Overlay',
+    },
   ],
   limits: { maxBytes: 1024 * 1024, minSide: 1, maxSide: 100, formats: [] },
   options: z.object({}),
@@ -42,14 +51,21 @@ describe('optional inputs in the operation contract', () => {
 
   test('a request may omit the optional input, give one source, but not two', () => {
     expect(Object.keys(pickSources(toy, parseJsonBody(toy, { image: b64 })))).toEqual(['image']);
-    expect(pickSources(toy, parseJsonBody(toy, { image: b64, overlay_url: 'https://example.com/a.png' })).overlay).toEqual({ kind: 'url', url: 'https://example.com/a.png' });
-    expect(() => pickSources(toy, parseJsonBody(toy, { image: b64, overlay: b64, overlay_url: 'https://example.com/a.png' }))).toThrow(/exactly one of overlay_url or overlay/);
+    expect(pickSources(toy, parseJsonBody(toy, { image: b64, overlay_url: 'https://example.com/a.png' })).overlay).toEqual({
+      kind: 'url',
+      url: 'https://example.com/a.png',
+    });
+    expect(() => pickSources(toy, parseJsonBody(toy, { image: b64, overlay: b64, overlay_url: 'https://example.com/a.png' }))).toThrow(
+      /exactly one of overlay_url or overlay/,
+    );
     // The required input stays required.
     expect(() => pickSources(toy, parseJsonBody(toy, { overlay: b64 }))).toThrow(/image_url or image is required/);
   });
 
   test('the OpenAPI request body lists the optional fields and says they may be left out', () => {
-    const doc = buildOpenApi([toy]) as { paths: Record<string, { post: { requestBody: { description: string; content: Record<string, { schema: { properties: Record<string, unknown> } }> } } }> };
+    const doc = buildOpenApi([toy]) as {
+      paths: Record<string, { post: { requestBody: { description: string; content: Record<string, { schema: { properties: Record<string, unknown> } }> } } }>;
+    };
     const rb = doc.paths['/v1/toy-overlay']!.post.requestBody;
     expect(Object.keys(rb.content['application/json']!.schema.properties)).toEqual(expect.arrayContaining(['image', 'image_url', 'overlay', 'overlay_url']));
     expect(rb.content['multipart/form-data']!.schema.properties.overlay).toMatchObject({ format: 'binary' });

@@ -198,7 +198,10 @@ export async function loadBackdrop(input: LoadedInput, size: number, signal?: Ab
 
   // Measurements at 256 px: horizons and light are large-scale, and it is 16x cheaper.
   const m = 256;
-  const small = await sharp(rgb, { raw: { width: size, height: size, channels: 3 } }).resize(m, m, { kernel: 'cubic' }).raw().toBuffer();
+  const small = await sharp(rgb, { raw: { width: size, height: size, channels: 3 } })
+    .resize(m, m, { kernel: 'cubic' })
+    .raw()
+    .toBuffer();
   const horizon = findHorizon({ data: small, width: m, height: m, channels: 3 });
   const lum = new Float32Array(m * m);
   const lin = [0, 0, 0];
@@ -227,7 +230,10 @@ export async function loadBackdrop(input: LoadedInput, size: number, signal?: Ab
   // is softened; one already out of focus is left alone.
   const defocus = sharpness > SHARP_MIN ? Math.min(6, 1.5 + (sharpness - SHARP_MIN) * 0.35) * (size / 1024) : 0;
   if (defocus <= 0) return { rgb, size, analysis, defocus: 0 };
-  const blurred = await sharp(rgb, { raw: { width: size, height: size, channels: 3 } }).blur(defocus).raw().toBuffer();
+  const blurred = await sharp(rgb, { raw: { width: size, height: size, channels: 3 } })
+    .blur(defocus)
+    .raw()
+    .toBuffer();
   const out = Buffer.alloc(rgb.length);
   const g = analysis.ground * size;
   for (let y = 0; y < size; y++) {

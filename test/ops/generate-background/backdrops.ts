@@ -19,7 +19,11 @@ export async function skyOver(texture: string, at: number, size = 640, sky: [num
       top[i + 2] = Math.min(255, sky[2] + 15 * t);
     }
   }
-  const ground = await sharp(fixture(`textures/${texture}`)).resize(size, size - hy, { fit: 'cover' }).removeAlpha().raw().toBuffer();
+  const ground = await sharp(fixture(`textures/${texture}`))
+    .resize(size, size - hy, { fit: 'cover' })
+    .removeAlpha()
+    .raw()
+    .toBuffer();
   return sharp(Buffer.concat([top, ground]), { raw: { width: size, height: size, channels: 3 } })
     .jpeg({ quality: 92 })
     .toBuffer();
@@ -27,5 +31,9 @@ export async function skyOver(texture: string, at: number, size = 640, sky: [num
 
 /** A texture alone, enlarged: no horizontal edge anywhere. */
 export async function plainTexture(texture: string, size = 640): Promise<Buffer> {
-  return sharp(fixture(`textures/${texture}`)).resize(size, size).removeAlpha().jpeg({ quality: 92 }).toBuffer();
+  return sharp(fixture(`textures/${texture}`))
+    .resize(size, size)
+    .removeAlpha()
+    .jpeg({ quality: 92 })
+    .toBuffer();
 }

@@ -118,17 +118,28 @@ describe('background_image / background_image_url on the server', () => {
   }, 60_000);
 
   test('both background sources, or a bad background file, is a 400 with the spec code', async () => {
-    const both = await h.call('POST', '/v1/generate-background', { json: { image: cutout.toString('base64'), background_image: photo.toString('base64'), background_image_url: `${base}/beach.jpg` } });
+    const both = await h.call('POST', '/v1/generate-background', {
+      json: { image: cutout.toString('base64'), background_image: photo.toString('base64'), background_image_url: `${base}/beach.jpg` },
+    });
     expect(both.status).toBe(400);
     expect(((await both.json()) as { error_code: string }).error_code).toBe('invalid_parameter');
-    const bad = await h.call('POST', '/v1/generate-background', { json: { image: cutout.toString('base64'), background_image: Buffer.from('definitely not a picture').toString('base64') } });
+    const bad = await h.call('POST', '/v1/generate-background', {
+      json: { image: cutout.toString('base64'), background_image: Buffer.from('definitely not a picture').toString('base64') },
+    });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error_code: string }).error_code).toBe('invalid_image');
   });
 
   test('the OpenAPI document lists both fields, the file as binary in multipart', async () => {
     const doc = (await (await h.call('GET', '/openapi.json', { key: null })).json()) as {
-      paths: Record<string, { post: { requestBody: { description: string; content: Record<string, { schema: { properties: Record<string, { format?: string }>; required?: string[] } }> } } }>;
+      paths: Record<
+        string,
+        {
+          post: {
+            requestBody: { description: string; content: Record<string, { schema: { properties: Record<string, { format?: string }>; required?: string[] } }> };
+          };
+        }
+      >;
     };
     const rb = doc.paths['/v1/generate-background']!.post.requestBody;
     expect(rb.content['application/json']!.schema.properties.background_image_url).toMatchObject({ format: 'uri' });

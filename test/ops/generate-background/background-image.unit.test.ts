@@ -28,7 +28,9 @@ describe('generate-background --background-image: ground line', () => {
       expect(findHorizon({ data: raw, width: 256, height: 256, channels: 3 })).toBeCloseTo(at, 1);
     }
     for (const t of ['grass.png', 'gravel.png']) {
-      const raw = await sharp(await plainTexture(t, 256)).raw().toBuffer();
+      const raw = await sharp(await plainTexture(t, 256))
+        .raw()
+        .toBuffer();
       expect(findHorizon({ data: raw, width: 256, height: 256, channels: 3 })).toBeNull();
     }
     expect(groundFor(null)).toBe(DEFAULT_GROUND);
@@ -40,7 +42,13 @@ describe('generate-background --background-image: ground line', () => {
     const photo = await skyOver('grass.png', 0.45);
     const { result, warnings } = await runOp('generate-background', { image: handbag, background: bufferInput('beach.jpg', photo) }, {});
     expect(warnings).toEqual([]);
-    const meta = result.meta as { horizon: number; ground_line: number; subject_box: { x0: number; y0: number; x1: number; y1: number }; scene: string; background_image: string };
+    const meta = result.meta as {
+      horizon: number;
+      ground_line: number;
+      subject_box: { x0: number; y0: number; x1: number; y1: number };
+      scene: string;
+      background_image: string;
+    };
     expect(meta.scene).toBe('background_image');
     expect(meta.background_image).toBe('beach.jpg');
     expect(Math.abs(meta.horizon - 0.45)).toBeLessThan(0.02);
@@ -75,18 +83,30 @@ describe('generate-background --background-image: ground line', () => {
 
   it('honours image_transform: scale and x_center; a y_center other than 0.5 places the subject by hand', async () => {
     const photo = await skyOver('grass.png', 0.45);
-    const a = await runOp('generate-background', { image: handbag, background: bufferInput('b.jpg', photo) }, { image_transform: { scale: 0.3, x_center: 0.25 } });
+    const a = await runOp(
+      'generate-background',
+      { image: handbag, background: bufferInput('b.jpg', photo) },
+      { image_transform: { scale: 0.3, x_center: 0.25 } },
+    );
     const box = (a.result.meta as { subject_box: { x0: number; x1: number; y0: number; y1: number } }).subject_box;
     expect(Math.abs((box.x0 + box.x1) / 2 - 0.25 * SIZE)).toBeLessThan(SIZE * 0.03);
     expect(box.x1 - box.x0).toBeLessThan(SIZE * 0.31);
-    const b = await runOp('generate-background', { image: handbag, background: bufferInput('b.jpg', photo) }, { image_transform: { scale: 0.3, y_center: 0.3 } });
+    const b = await runOp(
+      'generate-background',
+      { image: handbag, background: bufferInput('b.jpg', photo) },
+      { image_transform: { scale: 0.3, y_center: 0.3 } },
+    );
     const hand = (b.result.meta as { subject_box: { y0: number; y1: number } }).subject_box;
     expect(Math.abs((hand.y0 + hand.y1) / 2 - 0.3 * SIZE)).toBeLessThan(SIZE * 0.03);
   }, 60_000);
 
   it('says that scene, prompt and seed are ignored when a background image is given', async () => {
     const photo = await skyOver('grass.png', 0.5);
-    const { result, warnings } = await runOp('generate-background', { image: handbag, background: bufferInput('b.jpg', photo) }, { scene: 'wood', prompt: 'on a beach', seed: 3 });
+    const { result, warnings } = await runOp(
+      'generate-background',
+      { image: handbag, background: bufferInput('b.jpg', photo) },
+      { scene: 'wood', prompt: 'on a beach', seed: 3 },
+    );
     expect(warnings.join('\n')).toMatch(/background image was given, so scene, prompt, seed are ignored/);
     expect((result.meta as { ignored_options: string[] }).ignored_options).toEqual(['scene', 'prompt', 'seed']);
   }, 60_000);
@@ -129,8 +149,13 @@ describe('generate-background --background-image: ground line', () => {
 
   it('refuses a bad background file with the spec error codes, naming it as the background image', async () => {
     const run = (data: Buffer) => runOp('generate-background', { image: handbag, background: bufferInput('bg.jpg', data) }, {});
-    await expect(run(Buffer.from('not an image at all'))).rejects.toMatchObject({ code: 'invalid_image', message: expect.stringMatching(/^background image bg\.jpg/) });
-    const tiny = await sharp({ create: { width: 32, height: 32, channels: 3, background: '#888' } }).png().toBuffer();
+    await expect(run(Buffer.from('not an image at all'))).rejects.toMatchObject({
+      code: 'invalid_image',
+      message: expect.stringMatching(/^background image bg\.jpg/),
+    });
+    const tiny = await sharp({ create: { width: 32, height: 32, channels: 3, background: '#888' } })
+      .png()
+      .toBuffer();
     await expect(run(tiny)).rejects.toMatchObject({ code: 'image_too_small' });
   }, 60_000);
 });
