@@ -73,6 +73,34 @@ describe('generate-background --background-image: ground line', () => {
     expect(under).toBeLessThan(before * 0.85);
   }, 60_000);
 
+  it('casts the shadow away from the side the photo is lit from', async () => {
+    // Gravel lit from the right: brightness rising left to right.
+    const size = 640;
+    const raw = await sharp(await plainTexture('gravel.png', size))
+      .raw()
+      .toBuffer();
+    for (let y = 0; y < size; y++)
+      for (let x = 0; x < size; x++)
+        for (let c = 0; c < 3; c++) raw[(y * size + x) * 3 + c] = Math.round(raw[(y * size + x) * 3 + c]! * (0.45 + 0.75 * (x / size)));
+    const photo = await sharp(raw, { raw: { width: size, height: size, channels: 3 } })
+      .jpeg()
+      .toBuffer();
+    const { result } = await runOp('generate-background', { image: handbag, background: bufferInput('lit.jpg', photo) }, {});
+    const meta = result.meta as { light: { azimuth: number; estimated: boolean }; subject_box: { x0: number; y0: number; x1: number; y1: number } };
+    expect(meta.light.estimated).toBe(true);
+    expect(meta.light.azimuth).toBeGreaterThan(20);
+    const backdrop = await loadBackdrop(bufferInput('lit.jpg', photo), SIZE);
+    const out = await rgbOf(result.data!);
+    const b = meta.subject_box;
+    const w = b.x1 - b.x0;
+    // Darkening beside the subject's lower part, left versus right.
+    const darkening = (x0: number, x1: number) =>
+      meanLuma({ data: backdrop.rgb, width: SIZE }, x0, b.y1 - 30, x1, b.y1 + 6) - meanLuma(out, x0, b.y1 - 30, x1, b.y1 + 6);
+    const left = darkening(Math.max(0, b.x0 - Math.round(w * 0.4)), b.x0 - 2);
+    const right = darkening(b.x1 + 2, Math.min(SIZE, b.x1 + Math.round(w * 0.4)));
+    expect(left).toBeGreaterThan(right + 3);
+  }, 60_000);
+
   it('uses the default ground line (80%) when the photo has no horizontal edge', async () => {
     const { result } = await runOp('generate-background', { image: handbag, background: bufferInput('lawn.jpg', await plainTexture('grass.png')) }, {});
     const meta = result.meta as { horizon: null; ground_line: number; subject_box: { y1: number } };
