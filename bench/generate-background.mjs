@@ -4,6 +4,9 @@
 //    and the words it ignored.
 // 2. Contact sheet: 3 cut-outs x 20 of those prompts + the 6 presets, written to
 //    bench/out/generate-background-sheet.png (each row: one scene, its label, three cut-outs).
+//    Then rows of the same cut-outs on photos (--background-image): a sky over grass and a
+//    brick wall over gravel built from test/fixtures/textures (known horizons), and real photos
+//    from test/fixtures/images; each label gives the estimated horizon and ground line.
 // 3. Render time at 1024x1024 (median, p90) and the preset distances: mean absolute pixel
 //    difference between every pair of presets on a cut-out none of the presets was tuned on.
 // Usage: npx tsc -p tsconfig.json && node bench/generate-background.mjs [--quick] [--grep WORD]
@@ -104,6 +107,7 @@ const presets = ['marble', 'wood', 'industrial', 'linen', 'brick', 'counter'];
 let rows = [...PROMPTS.slice(0, 20).map((p) => ({ label: p, opts: { prompt: p } })), ...presets.map((s) => ({ label: `preset: ${s}`, opts: { scene: s } }))];
 if (grep) rows = rows.filter((r) => r.label.includes(grep));
 if (quick) rows = rows.filter((_, i) => i % 5 === 0);
+rows.push(...(await photoRows()));
 const transform = { scale: 0.42, x_center: 0.5, y_center: 0.66 };
 const T = 220,
   LABEL = 22,
@@ -113,27 +117,31 @@ const times = [];
 // CPU time (all threads of this process) next to wall time: on a shared, overloaded machine the
 // wall time mostly measures the queue for a core; CPU time is what one render costs.
 const cpu = [];
+const photoTimes = [];
+const photoCpu = [];
 const perRow = Math.ceil(rows.length / COLS);
 for (const [r, row] of rows.entries()) {
   const gx = Math.floor(r / perRow) * (cutouts.length * T + 10);
   const gy = (r % perRow) * (T + LABEL);
+  let label = row.label;
+  for (const [c, file] of cutouts.entries()) {
+    // On a photo the default placement is the point: the subject's base on the ground line.
+    const options = parseOptions(op, row.bg ? {} : { ...row.opts, seed: 7 + c, image_transform: transform }, 'field');
+    const t0 = performance.now();
+    const c0 = process.cpuUsage();
+    const image = { name: file, data: inputs[file], size: inputs[file].length };
+    const res = await run({ operation: op.name, inputs: row.bg ? { image, background: { name: row.label, data: row.bg, size: row.bg.length } } : { image }, options }, ctx);
+    (row.bg ? photoTimes : times).push(performance.now() - t0);
+    const used = process.cpuUsage(c0);
+    (row.bg ? photoCpu : cpu).push((used.user + used.system) / 1000);
+    if (row.bg) label = `${row.label} (horizon ${res.meta.horizon ?? 'none'}, ground ${res.meta.ground_line}, light ${res.meta.light.estimated ? res.meta.light.azimuth + '°' : 'not estimated'})`;
+    tiles.push({ input: await sharp(res.data).resize(T, T).png().toBuffer(), left: gx + c * T, top: gy + LABEL });
+  }
   tiles.push({
-    input: Buffer.from(
-      `<svg width="${cutouts.length * T}" height="${LABEL}"><text x="4" y="16" font-family="sans-serif" font-size="14">${row.label.replace(/&/g, '&amp;')}</text></svg>`,
-    ),
+    input: Buffer.from(`<svg width="${cutouts.length * T}" height="${LABEL}"><text x="4" y="16" font-family="sans-serif" font-size="${row.bg ? 12 : 14}">${label.replace(/&/g, '&amp;')}</text></svg>`),
     left: gx,
     top: gy,
   });
-  for (const [c, file] of cutouts.entries()) {
-    const options = parseOptions(op, { ...row.opts, seed: 7 + c, image_transform: transform }, 'field');
-    const t0 = performance.now();
-    const c0 = process.cpuUsage();
-    const res = await run({ operation: op.name, inputs: { image: { name: file, data: inputs[file], size: inputs[file].length } }, options }, ctx);
-    times.push(performance.now() - t0);
-    const used = process.cpuUsage(c0);
-    cpu.push((used.user + used.system) / 1000);
-    tiles.push({ input: await sharp(res.data).resize(T, T).png().toBuffer(), left: gx + c * T, top: gy + LABEL });
-  }
   process.stderr.write('.');
 }
 process.stderr.write('\n');
@@ -152,7 +160,45 @@ console.log(
 console.log(
   `  CPU (user+system, all threads): median ${Math.round(cpuSorted[Math.floor(cpuSorted.length / 2)])} ms, p90 ${Math.round(cpuSorted[Math.floor(cpuSorted.length * 0.9)])} ms, max ${Math.round(cpuSorted.at(-1))} ms`,
 );
+if (photoTimes.length) {
+  const pt = [...photoTimes].sort((a, b) => a - b);
+  const pc = [...photoCpu].sort((a, b) => a - b);
+  console.log(
+    `on a photo (--background-image, cover-fit + analysis + defocus + compose), ${pt.length} renders: wall median ${Math.round(pt[Math.floor(pt.length / 2)])} ms, max ${Math.round(pt.at(-1))} ms; CPU median ${Math.round(pc[Math.floor(pc.length / 2)])} ms`,
+  );
+}
 console.log(`contact sheet: ${sheet}`);
+
+/** Backdrop photos for the --background-image rows: two with known horizons, three real photos. */
+async function photoRows() {
+  const size = 768;
+  const tex = (name, w, h) => sharp(join(FIXTURES, 'textures', name)).resize(w, h, { fit: 'cover' }).removeAlpha().raw().toBuffer();
+  const stack = async (top, bottom) => sharp(Buffer.concat([top, bottom]), { raw: { width: size, height: size, channels: 3 } }).jpeg({ quality: 92 }).toBuffer();
+  // A clear sky over a lawn, horizon at 45%.
+  const hy = Math.round(size * 0.45);
+  const sky = Buffer.alloc(size * hy * 3);
+  for (let y = 0; y < hy; y++)
+    for (let x = 0; x < size; x++) {
+      const t = y / hy,
+        i = (y * size + x) * 3;
+      sky[i] = 90 + 90 * t;
+      sky[i + 1] = 150 + 60 * t;
+      sky[i + 2] = 230 + 15 * t;
+    }
+  const skyGrass = await stack(sky, await tex('grass.png', size, size - hy));
+  // A warm-tinted brick wall over a gravel floor, the junction at 55%.
+  const wy = Math.round(size * 0.55);
+  const wall = await sharp(await tex('brick.png', size, wy), { raw: { width: size, height: wy, channels: 3 } }).linear([1.15, 0.95, 0.8], [10, 0, 0]).raw().toBuffer();
+  const brickGravel = await stack(wall, await tex('gravel.png', size, size - wy));
+  const photo = (f) => sharp(join(FIXTURES, 'images', f)).jpeg({ quality: 92 }).toBuffer();
+  return [
+    { label: 'photo: sky over grass (built, horizon 0.45)', bg: skyGrass },
+    { label: 'photo: brick wall over gravel (built, junction 0.55)', bg: brickGravel },
+    { label: 'photo: fruits.jpg', bg: await photo('fruits.jpg') },
+    { label: 'photo: plant.jpg', bg: await photo('plant.jpg') },
+    { label: 'photo: chelsea.png', bg: await photo('chelsea.png') },
+  ].filter((r) => !grep || r.label.includes(grep));
+}
 
 // 2b. The other 24 prompts, one cut-out each, on a second sheet (to look at every prompt).
 if (!quick && !grep) {

@@ -12,6 +12,7 @@ export async function costContextFor(op: OperationDefinition, task: BatchTask): 
   const inputs: Record<string, LoadedInput> = {};
   for (const spec of op.inputs) {
     const ref = task.refs[spec.key];
+    if (!ref && spec.optional) continue;
     if (ref?.kind !== 'file') return {};
     inputs[spec.key] = { name: ref.display, path: ref.path, size: (await stat(ref.path)).size };
   }

@@ -23,6 +23,7 @@ export class LocalExecutor implements Executor {
       const inputs: Record<string, LoadedInput> = {};
       for (const spec of op.inputs) {
         const ref = refs[spec.key];
+        if (!ref && spec.optional) continue;
         if (!ref) throw new ImgtoolError('invalid_parameter', `${op.name} needs --${spec.key}`);
         const { input, cleanup } = await loadInput(ref, spec, op.limits, op.name, { signal: ctx.signal, tempPath: ctx.tempPath, stdin: this.stdin });
         cleanups.push(cleanup);

@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { Command, Option } from 'commander';
 import { EXIT, ImgtoolError } from '../errors.js';
-import type { OperationDefinition } from '../ops/define.js';
+import { inputFlag, requiredInputs, type OperationDefinition } from '../ops/define.js';
 import { OPERATIONS } from '../ops/registry.js';
 import { parseOptions } from '../ops/validate.js';
 import { imgtoolHome, loadUserConfig, type UserConfig } from '../config.js';
@@ -111,30 +111,43 @@ export function ownOutputName(op: OperationDefinition): (name: string) => boolea
   return (n) => own.test(n);
 }
 
-/** Builds the input tasks: one per positional input, or persons x garments for try-on. */
+/**
+ * Builds the input tasks: one per positional input, or persons x garments for try-on. An
+ * optional input given by flag (generate-background's --background-image) joins every task;
+ * a glob there gives one task per match, like try-on's lists.
+ */
 async function buildTasks(op: OperationDefinition, positional: string[], flags: CommonFlags & Record<string, unknown>, cwd: string): Promise<BatchTask[]> {
   // Directories and globs skip this operation's own outputs (photo.upscale.jpg), so running the
   // same command twice over '*.jpg' resumes instead of processing its results.
   const expand = (args: string[], kind: 'image' | 'video') =>
     expandInputs(args, kind, cwd, { skipName: ownOutputName(op), recursive: flags.recursive, include: flags.include, exclude: flags.exclude });
-  if (op.inputs.length === 1) {
-    const spec = op.inputs[0]!;
-    if (!positional.length) throw new ImgtoolError('invalid_parameter', `${op.name} needs at least one input (file, directory, glob, URL or -)`);
-    const refs = await expand(positional, spec.kind);
-    return refs.map((ref) => ({ refs: { [spec.key]: ref } }));
-  }
-  const lists: InputRef[][] = [];
+  const required = requiredInputs(op);
+  const lists: { key: string; refs: InputRef[] }[] = [];
   for (const spec of op.inputs) {
-    const given = flags[spec.key] as string[] | undefined;
-    if (!given?.length) throw new ImgtoolError('invalid_parameter', `${op.name} needs --${spec.key} <file|glob|url>`);
-    lists.push(await expand(given, spec.kind));
+    if (required.length === 1 && spec === required[0]) {
+      if (!positional.length) throw new ImgtoolError('invalid_parameter', `${op.name} needs at least one input (file, directory, glob, URL or -)`);
+      lists.push({ key: spec.key, refs: await expand(positional, spec.kind) });
+      continue;
+    }
+    const raw = flags[flagProperty(spec)] as string[] | string | undefined;
+    const given = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+    if (!given.length) {
+      if (spec.optional) continue;
+      throw new ImgtoolError('invalid_parameter', `${op.name} needs ${inputFlag(spec)} <file|glob|url>`);
+    }
+    // Options are not input lists: '--background-image -' would fight the positional stdin.
+    if (spec.optional && given.includes('-')) throw new ImgtoolError('invalid_parameter', `${inputFlag(spec)} takes a file, glob or URL, not - (stdin)`);
+    lists.push({ key: spec.key, refs: await expand(given, spec.kind) });
   }
   // Every combination: several persons with one garment, or one person in several garments.
   let combos: Record<string, InputRef>[] = [{}];
-  op.inputs.forEach((spec, i) => {
-    combos = combos.flatMap((c) => lists[i]!.map((ref) => ({ ...c, [spec.key]: ref })));
-  });
+  for (const { key, refs } of lists) combos = combos.flatMap((c) => refs.map((ref) => ({ ...c, [key]: ref })));
   return combos.map((refs) => ({ refs }));
+}
+
+/** Commander's property for an input flag: --background-image -> backgroundImage. */
+function flagProperty(spec: OperationDefinition['inputs'][number]): string {
+  return (spec.flag ?? spec.key).replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
 }
 
 export async function makeExecutor(flags: CommonFlags, io: CliIO, config: UserConfig, concurrency: number, tasksCount: number): Promise<Executor> {
@@ -157,10 +170,15 @@ export async function makeExecutor(flags: CommonFlags, io: CliIO, config: UserCo
 }
 
 function addOperationCommand(program: Command, op: OperationDefinition, io: CliIO): void {
-  const single = op.inputs.length === 1;
+  const required = requiredInputs(op);
+  const single = required.length === 1;
   const cmd = program.command(op.name).summary(op.summary).description(`${op.summary}.\n${op.description}\nCost: ${op.costNote}.`);
-  if (single) cmd.argument('[inputs...]', op.inputs[0]!.description);
-  else for (const spec of op.inputs) cmd.addOption(new Option(`--${spec.key} <inputs...>`, spec.description));
+  if (single) cmd.argument('[inputs...]', required[0]!.description);
+  for (const spec of op.inputs) {
+    if (single && spec === required[0]) continue;
+    // One value for an optional input, so it cannot swallow the positional inputs after it.
+    cmd.addOption(new Option(spec.optional ? `${inputFlag(spec)} <path|url>` : `${inputFlag(spec)} <inputs...>`, spec.description));
+  }
   const bindings = addOperationFlags(cmd, op);
   addCommonFlags(cmd, op);
   cmd.addHelpText('after', `\nExamples:\n${op.examples.map((e) => `  $ ${e}`).join('\n')}\n${EXIT_CODES_HELP}\n`);
@@ -171,7 +189,7 @@ function addOperationCommand(program: Command, op: OperationDefinition, io: CliI
     let positional = single ? ((args[0] as string[] | undefined) ?? []) : [];
     const flags = (single ? args[1] : args[0]) as CommonFlags & Record<string, unknown>;
     if (flags.fromFile !== undefined) {
-      if (!single) throw new ImgtoolError('invalid_parameter', `--from-file works with single-input operations; ${op.name} takes ${op.inputs.map((i) => `--${i.key}`).join(' and ')}`);
+      if (!single) throw new ImgtoolError('invalid_parameter', `--from-file works with single-input operations; ${op.name} takes ${required.map(inputFlag).join(' and ')}`);
       positional = [...positional, ...(await readInputList(flags.fromFile, io.cwd, io.stdin))];
       if (!positional.length) throw new ImgtoolError('invalid_parameter', `--from-file ${flags.fromFile} lists no inputs`);
     }

@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { resolve, sep } from 'node:path';
 import pLimit from 'p-limit';
-import type { OperationDefinition } from '../ops/define.js';
+import { requiredInputs, type OperationDefinition } from '../ops/define.js';
 import { planTasks, TaskRunner, type BatchSettings, type BatchTask } from './batch.js';
 import type { Executor } from './executor.js';
 import { expandInputs, type ExpandOptions } from './inputs.js';
@@ -57,7 +57,7 @@ export async function runWatch(
   const outDir = settings.outDir !== undefined ? resolve(cwd, settings.outDir) : undefined;
   // Outputs written inside the watched folder are not inputs.
   const insideOut = (path: string) => outDir !== undefined && outDir !== root && (path === outDir || path.startsWith(outDir + sep));
-  const spec = op.inputs[0]!;
+  const spec = requiredInputs(op)[0]!;
   const runner = new TaskRunner(op, options, executor, settings, reporter, signal);
   const limit = pLimit(Math.max(1, settings.concurrency));
   const seen = new Map<string, Seen>();

@@ -152,7 +152,8 @@ export class ApiClient {
 
   async submit(op: OperationDefinition, refs: Record<string, InputRef>, options: Record<string, unknown>, signal?: AbortSignal, stdinData?: Buffer): Promise<SubmitOutcome> {
     const fields = apiFields(op, options);
-    const uploads = op.inputs.filter((s) => refs[s.key]?.kind !== 'url');
+    const given = op.inputs.filter((s) => refs[s.key] !== undefined);
+    const uploads = given.filter((s) => refs[s.key]!.kind !== 'url');
     // An input the spec gives only a URL field (video_url) may still be uploaded to a server
     // that says it takes the file.
     for (const spec of uploads.filter((s) => !s.inlineBase64 && op.uploadEncoding === 'json')) {
@@ -185,7 +186,7 @@ export class ApiClient {
     const init = (): RequestInit => {
       if (json) {
         const body: Record<string, unknown> = { ...fields };
-        for (const s of op.inputs) {
+        for (const s of given) {
           const ref = refs[s.key]!;
           if (ref.kind === 'url') body[s.urlField] = ref.url;
           else body[s.fileField] = bytes[s.key]!.data!.toString('base64');
@@ -194,7 +195,7 @@ export class ApiClient {
       }
       const form = new FormData();
       for (const [k, v] of Object.entries(fields)) form.set(k, typeof v === 'object' ? JSON.stringify(v) : String(v));
-      for (const s of op.inputs) {
+      for (const s of given) {
         const ref = refs[s.key]!;
         if (ref.kind === 'url') form.set(s.urlField, ref.url);
         else form.set(s.fileField, bytes[s.key]!.blob, bytes[s.key]!.name);

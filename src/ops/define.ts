@@ -24,6 +24,24 @@ export interface InputSpec {
   /** Whether JSON bodies may carry the bytes inline as base64 / data URL. */
   inlineBase64: boolean;
   description: string;
+  /**
+   * The job runs without it (generate-background's own backdrop photo). Optional inputs are
+   * never positional on the CLI: they take a flag of one file, glob or URL; requests may omit
+   * both of their fields, and `Job.inputs` then has no entry for the key.
+   */
+  optional?: boolean;
+  /** CLI flag (without dashes) for an input given by flag rather than positionally; default the key. */
+  flag?: string;
+}
+
+/** The inputs a job cannot run without (the CLI's positional argument when there is one). */
+export function requiredInputs(op: { inputs: readonly InputSpec[] }): readonly InputSpec[] {
+  return op.inputs.filter((i) => !i.optional);
+}
+
+/** The CLI flag of an input given by flag: `--person`, `--background-image`. */
+export function inputFlag(spec: InputSpec): string {
+  return `--${spec.flag ?? spec.key}`;
 }
 
 export interface ProgressEvent {

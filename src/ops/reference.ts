@@ -36,7 +36,7 @@ export function optionsReference(): string {
     parts.push(`## ${op.name}`, '', `\`POST ${op.path}\` (${op.mode === 'sync' ? 'synchronous' : op.mode === 'async' ? 'asynchronous job' : 'synchronous, or a job with wait_for_result=false'}). ${op.summary}.`, '');
     const l = op.limits;
     parts.push(
-      `Inputs: ${op.inputs.map((i) => `\`${i.key}\` (${i.fileField} / ${i.urlField})`).join(', ')}. Limits: ${l.maxBytes / 1024 / 1024} MB, ${l.minSide}..${l.maxSide} px${l.formats.length ? `, ${l.formats.join(', ')}` : ''}${l.maxDurationSec ? `, ${l.maxDurationSec} s` : ''}. Cost: ${op.costNote}.`,
+      `Inputs: ${op.inputs.map((i) => `\`${i.key}\` (${i.fileField} / ${i.urlField}${i.optional ? `, optional, CLI \`--${i.flag ?? i.key}\`` : ''})`).join(', ')}. Limits: ${l.maxBytes / 1024 / 1024} MB, ${l.minSide}..${l.maxSide} px${l.formats.length ? `, ${l.formats.join(', ')}` : ''}${l.maxDurationSec ? `, ${l.maxDurationSec} s` : ''}. Cost: ${op.costNote}.`,
       '',
     );
     parts.push('| flag | API field | values | default | meaning |', '|---|---|---|---|---|', ...rows(describeObject(op.options)), '');

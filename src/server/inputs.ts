@@ -148,12 +148,13 @@ export async function parseMultipart(op: OperationDefinition, req: FastifyReques
   return { fields, sources, tempFiles };
 }
 
-/** The exactly-one-source rule of decisions.md, per input. */
+/** The exactly-one-source rule of decisions.md, per input; an optional input may have none. */
 export function pickSources(op: OperationDefinition, parsed: ParsedRequest): Record<string, Source> {
   const out: Record<string, Source> = {};
   for (const spec of op.inputs) {
     const list = parsed.sources[spec.key] ?? [];
     const names = spec.inlineBase64 || spec.kind === 'video' ? `${spec.urlField} or ${spec.fileField}` : spec.urlField;
+    if (list.length === 0 && spec.optional) continue;
     if (list.length === 0) throw new ImgtoolError('invalid_parameter', `${names} is required: give exactly one source for the ${spec.key}`, { field: spec.urlField });
     if (list.length > 1) throw new ImgtoolError('invalid_parameter', `give exactly one of ${spec.urlField} or ${spec.fileField} for the ${spec.key}, not ${list.length}`, { field: spec.urlField });
     out[spec.key] = list[0]!;
@@ -165,7 +166,8 @@ export function pickSources(op: OperationDefinition, parsed: ParsedRequest): Rec
 export async function loadSources(op: OperationDefinition, sources: Record<string, Source>, ctx: LoadContext, tempFiles: string[]): Promise<Record<string, LoadedInput>> {
   const loaded: Record<string, LoadedInput> = {};
   for (const spec of op.inputs) {
-    const src = sources[spec.key]!;
+    const src = sources[spec.key];
+    if (!src) continue;
     if (src.kind === 'url') {
       const toFile = spec.kind === 'video' ? join(ctx.tmpDir, `${randomUUID()}.download`) : undefined;
       if (toFile) tempFiles.push(toFile);

@@ -83,7 +83,7 @@ function requestBodies(op: OperationDefinition) {
     if (i.inlineBase64) props[i.fileField] = { type: 'string', description: `${i.description} (base64 or data URL)` };
     fileProps[i.fileField] = { type: 'string', format: 'binary', description: i.description };
   }
-  const oneSource = `Exactly one source per input: ${op.inputs.map((i) => `${i.urlField} or ${i.fileField}`).join('; ')}.`;
+  const oneSource = `Exactly one source per input: ${op.inputs.map((i) => `${i.urlField} or ${i.fileField}${i.optional ? ' (optional: neither, or one)' : ''}`).join('; ')}.`;
   const content: Json = {};
   if (op.bodies.includes('json')) content['application/json'] = { schema: { ...base, properties: props } };
   if (op.bodies.includes('multipart')) content['multipart/form-data'] = { schema: { ...base, properties: fileProps } };

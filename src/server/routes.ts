@@ -151,7 +151,7 @@ function registerOperation(
             if (balance < estimate) throw new ImgtoolError('insufficient_api_credits', `${op.name} costs ${estimate} credits but ${balance} remain; ask the server operator for more`);
           }
           const inputs = await loadSources(op, sources, { tmpDir: d.tmpDir, allowPrivateUrls: d.allowPrivateUrls, fetchTimeoutMs: d.fetchTimeoutMs, signal: cancel.signal }, parsed.tempFiles);
-          for (const spec of op.inputs) if (spec.kind === 'image') await precheckImage(op, inputs[spec.key]!);
+          for (const spec of op.inputs) if (spec.kind === 'image' && inputs[spec.key]) await precheckImage(op, inputs[spec.key]!);
           const costCtx: CostContext = op.inspect ? await op.inspect(inputs, cancel.signal) : {};
           const cost = op.cost(options, costCtx);
           req.log.info({ operation: op.name, credential: account, cost }, 'accepted');

@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ImgtoolError } from '../../errors.js';
 import { loadUserConfig } from '../../config.js';
+import { requiredInputs } from '../../ops/define.js';
 import { OPERATIONS } from '../../ops/registry.js';
 import { parseOptions } from '../../ops/validate.js';
 import { addOperationFlags, rawOptionsFrom } from '../flags.js';
@@ -29,7 +30,8 @@ export function registerWatchCommand(program: Command, io: CliIO): void {
       'Watches a folder and runs an operation on every image or video that appears in it, once the file has stopped growing. Same naming, skipping, credits, --json lines and --report as a batch; files already there are processed first. Ctrl-C finishes or discards the file in flight and exits 130.',
     );
   for (const op of OPERATIONS) {
-    if (op.inputs.length !== 1) continue;
+    // Optional inputs (a backdrop photo) are not offered here: a watch feeds one file per task.
+    if (requiredInputs(op).length !== 1) continue;
     const cmd = watch
       .command(op.name)
       .summary(`${op.summary}, for each new file in <dir>`)

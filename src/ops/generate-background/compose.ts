@@ -293,9 +293,15 @@ export async function compose(
   layout: Layout,
   spec: SceneSpec,
   signal?: AbortSignal,
+  /**
+   * A user's photo: the subject's grade measured from it rather than derived from the spec, and
+   * a shadow multiplier (a photo's texture hides a shadow a flat rendered ground shows).
+   */
+  photo?: { gain: [number, number, number]; shadow: number },
 ): Promise<ComposeResult> {
+  const gain = photo?.gain;
   const { size } = p;
-  const lut = gradeTables(subjectGrade(spec));
+  const lut = gradeTables(gain ?? subjectGrade(spec));
   const bg = Buffer.from(scene);
   addReflection(
     bg,
@@ -305,6 +311,7 @@ export async function compose(
     lut,
   );
   const shadow = shadowMap(p, layout, spec);
+  if (photo) for (let i = 0; i < shadow.length; i++) shadow[i] = Math.min(0.9, shadow[i]! * photo.shadow);
   throwIfAborted(signal);
   const amb = spec.ambient.color;
   const ambMax = Math.max(...amb);

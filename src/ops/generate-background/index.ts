@@ -16,7 +16,7 @@ export const imageTransform = z.object({
         .max(2, { error: 'must be a number greater than 0 and at most 2' }),
     )
     .optional()
-    .describe('Subject size relative to the canvas, (0, 2]; default 1, or 0.6 when the background was removed automatically'),
+    .describe('Subject size relative to the canvas, (0, 2]; default 1, or 0.6 when the background was removed automatically, or at most 0.45 on a background image'),
   x_center: numberField({ min: 0, max: 1, description: 'Horizontal centre of the subject, 0..1' }).default(0.5),
   y_center: numberField({ min: 0, max: 1, description: 'Vertical centre of the subject, 0..1' }).default(0.5),
 });
@@ -45,18 +45,32 @@ export type GenerateBackgroundOptions = z.output<typeof generateBackgroundOption
 export const generateBackground = defineOperation({
   name: 'generate-background',
   path: '/v1/generate-background',
-  summary: 'Place the subject in a new scene (presets or a prompt), 1024x1024 JPEG',
+  summary: 'Place the subject in a new scene (presets, a prompt, or your own photo), 1024x1024 JPEG',
   description:
-    'RGB inputs get their background removed first; RGBA inputs keep their alpha as the cut-out. Scenes (tabletops, outdoor places, studio sweeps, podiums, interiors) are rendered procedurally and the subject is graded to their light.',
+    'RGB inputs get their background removed first; RGBA inputs keep their alpha as the cut-out. Scenes (tabletops, outdoor places, studio sweeps, podiums, interiors) are rendered procedurally and the subject is graded to their light; on your own photo (background_image) it stands on the estimated ground line of the photo.',
   mode: 'sync',
   bodies: ['json', 'multipart'],
   acceptsImageResponse: true,
-  inputs: [imageInput()],
+  inputs: [
+    imageInput(),
+    {
+      key: 'background',
+      kind: 'image',
+      urlField: 'background_image_url',
+      fileField: 'background_image',
+      inlineBase64: true,
+      optional: true,
+      flag: 'background-image',
+      description:
+        'Your own backdrop photo (file, glob or http(s) URL; imgtool extension): the subject is placed on its estimated ground line with a matching shadow and grade; scene, prompt and negative_prompt are then ignored',
+    },
+  ],
   limits: { maxBytes: 25 * MB, minSide: 64, maxSide: 6000, formats: [] },
   options: generateBackgroundOptions,
   examples: [
     'imgtool generate-background product.jpg --scene marble',
     "imgtool generate-background bag.png --prompt 'warm wooden table by a sunny window' --seed 7",
+    'imgtool generate-background bag.png --background-image beach.jpg',
   ],
   cost: () => 2,
   costNote: '2 credits',

@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import type { Pipeline } from '../define.js';
+import type { LoadedInput, OpResult, Pipeline } from '../define.js';
 import { ImgtoolError, throwIfAborted } from '../../errors.js';
 import { decodeImage, encodeImage, encodeOptionsFor, type DecodedImage, type RawImage } from '../../media/image.js';
 import { cutoutSubject } from '../remove-background/cutout.js';
@@ -8,6 +8,7 @@ import { compose, placeLayer } from './compose.js';
 import { makeLayout, renderScene } from './render.js';
 import { cloneSpec, PRESETS, type SceneSpec } from './scenes.js';
 import { parsePrompt } from './prompt.js';
+import { backdropGrade, backdropSpec, loadBackdrop } from './backdrop.js';
 
 /** Default placement scale: a whole RGBA layer fills the canvas; an automatic cut-out gets room. */
 export const DEFAULT_SCALE = { rgba: 1, autoRemoved: 0.6 } as const;
@@ -108,6 +109,7 @@ export const run: Pipeline<GenerateBackgroundOptions> = async (job, ctx) => {
   }
   throwIfAborted(ctx.signal);
   ctx.onProgress({ fraction: 0.4, stage: 'place' });
+  if (job.inputs.background) return onPhoto(job.inputs.background, layer, autoRemoved, o, input.name, ctx);
 
   const seed = o.seed ?? randomInt(0, 2 ** 31 - 1);
   const chosen = chooseScene(o, seed, ctx.warn);
@@ -151,3 +153,82 @@ export const run: Pipeline<GenerateBackgroundOptions> = async (job, ctx) => {
     },
   };
 };
+
+/** Default subject height on a photo: at most this share of the room above the ground line. */
+const PHOTO_HEADROOM = 0.85;
+/** Default subject size on a photo: smaller than on a rendered scene, so the place shows. */
+const PHOTO_SCALE = 0.45;
+/** Shadow multiplier on a photo: its texture hides the contact shadow a flat rendered ground shows. */
+const PHOTO_SHADOW = 1.8;
+
+/**
+ * The subject on the user's own photo: cover-fitted backdrop, the subject's base on the
+ * estimated ground line (y_center other than the default 0.5 places it by hand instead), a
+ * shadow from the estimated light, the subject graded to the photo's colour and brightness.
+ */
+async function onPhoto(
+  background: LoadedInput,
+  layer: RawImage,
+  autoRemoved: boolean,
+  o: GenerateBackgroundOptions,
+  name: string,
+  ctx: Parameters<Pipeline<GenerateBackgroundOptions>>[1],
+): Promise<OpResult> {
+  const op = generateBackground;
+  const given = [o.scene !== undefined && 'scene', o.prompt !== undefined && 'prompt', o.negative_prompt !== undefined && 'negative_prompt', o.seed !== undefined && 'seed'].filter(
+    (x): x is string => Boolean(x),
+  );
+  if (given.length) ctx.warn(`a background image was given, so ${given.join(', ')} ${given.length > 1 ? 'are' : 'is'} ignored; drop --background-image to generate a scene`);
+  const size = OUTPUT_SIZE;
+  ctx.onProgress({ fraction: 0.45, stage: 'backdrop' });
+  const backdrop = await loadBackdrop(background, size, ctx.signal);
+  const a = backdrop.analysis;
+  // Scale means the subject's size here (as for automatic cut-outs), so the layer is cropped to it.
+  const subject = autoRemoved ? layer : (cropToAlpha(layer) ?? layer);
+  const tallness = subject.height / Math.max(subject.width, subject.height);
+  const fit = (a.ground * PHOTO_HEADROOM) / tallness;
+  const byHand = o.image_transform.y_center !== 0.5;
+  const scale = o.image_transform.scale ?? Math.min(PHOTO_SCALE, fit);
+  let transform = { scale, x_center: o.image_transform.x_center, y_center: o.image_transform.y_center };
+  let placement = await placeLayer(subject, transform, size);
+  if (!byHand && placement.bbox) {
+    // Move the subject so its lowest opaque row lands on the ground line.
+    const dy = Math.round(a.ground * size) - placement.baseY;
+    transform = { ...transform, y_center: transform.y_center + dy / size };
+    placement = await placeLayer(subject, transform, size);
+  }
+  if (!placement.bbox) ctx.warn(`the subject of ${name} lies entirely outside the canvas at this image_transform; the output is the backdrop alone`);
+  throwIfAborted(ctx.signal);
+  const spec = backdropSpec(a);
+  const layout = makeLayout(spec, size, placement.baseX, placement.baseY, placement.bbox ? placement.bbox.x1 - placement.bbox.x0 + 1 : size * 0.3);
+  ctx.onProgress({ fraction: 0.7, stage: 'compose' });
+  // The photo's light reaches everywhere as far as we know: the shadow removes key light uniformly.
+  const keyShare = new Float32Array(size * size).fill(0.8);
+  const composed = await compose(backdrop.rgb, keyShare, placement, layout, spec, ctx.signal, { gain: backdropGrade(a), shadow: PHOTO_SHADOW });
+  ctx.onProgress({ fraction: 0.92, stage: 'encode' });
+  const data = await encodeImage({ data: composed.rgb, width: size, height: size, channels: 3 }, 'jpeg');
+  ctx.onProgress({ fraction: 1, stage: 'done' });
+  const r2 = (v: number) => Math.round(v * 100) / 100;
+  const r3 = (v: number) => Math.round(v * 1000) / 1000;
+  return {
+    ext: 'jpg',
+    contentType: 'image/jpeg',
+    data,
+    credits: op.cost(o, {}),
+    meta: {
+      width: size,
+      height: size,
+      scene: 'background_image',
+      background_image: background.name,
+      ...(given.length ? { ignored_options: given } : {}),
+      horizon: a.horizon === null ? null : r3(a.horizon),
+      ground_line: r3(a.ground),
+      light: { azimuth: Math.round(a.light.azimuth), elevation: Math.round(a.light.elevation), estimated: a.light.estimated },
+      defocus: r2(backdrop.defocus),
+      subject_grade: backdropGrade(a).map(r2),
+      background_removed: autoRemoved,
+      image_transform: transform,
+      subject_box: placement.bbox,
+    },
+  };
+}
