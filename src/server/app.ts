@@ -8,13 +8,12 @@ import rateLimit from '@fastify/rate-limit';
 import { ImgtoolError, isImgtoolError } from '../errors.js';
 import { createAuthenticator, type Credential, type JwtOptions } from './auth.js';
 import { Billing } from './billing.js';
-import { FileIdempotencyStore } from './idempotency-store.js';
 import { JobStore, type Execute } from './jobs.js';
 import { DEFAULT_LEASE_MS, LeaseKeeper } from './leases.js';
-import type { IdempotencyStore } from './stores.js';
+import { openBackends, type RedisOptions } from './backends.js';
+import type { AccountStore, IdempotencyStore } from './stores.js';
 import { ThreadRunner } from './threads.js';
 import { getOperation, OPERATIONS } from '../ops/registry.js';
-import { KeyStore } from './keys.js';
 import { buildOpenApi } from './openapi.js';
 import { WorkerPool } from './pool.js';
 import { loadSecret, ResultStore } from './results.js';
@@ -65,10 +64,15 @@ export interface ServerOptions {
    * JavaScript, inline under a TypeScript test runner (a worker cannot load .ts sources).
    */
   isolation?: 'threads' | 'inline';
+  /**
+   * Cluster mode: keys, balances, holds, the ledger, idempotency records and rate-limit counters
+   * live in this Redis, shared by every API node. Without it (the default) they are files in dataDir.
+   */
+  redis?: RedisOptions;
 }
 
 export interface ImgtoolServer {
-  keys: KeyStore;
+  keys: AccountStore;
   billing: Billing;
   leases: LeaseKeeper;
   idempotency: IdempotencyStore;
@@ -117,8 +121,8 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
     return503OnClosing: true,
   });
 
-  const keys = await new KeyStore(o.dataDir, { subjectCredits: o.jwt?.subjectCredits, crossProcess: o.crossProcessLock, clock }).init();
-  const idempotency = await new FileIdempotencyStore(o.dataDir, keys.instance, clock).init();
+  const backends = await openBackends({ dataDir: o.dataDir, redis: o.redis, subjectCredits: o.jwt?.subjectCredits, crossProcess: o.crossProcessLock, clock });
+  const { keys, idempotency } = backends;
   const leases = new LeaseKeeper({ holds: keys, idempotency, tmpRoot, leaseMs: o.leaseMs ?? DEFAULT_LEASE_MS, log: app.log });
   const billing = new Billing(keys, leases);
   // Pipelines' temp files go in this instance's own directory, which the sweep removes once this instance is gone.
@@ -161,7 +165,13 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
     // After authentication, so the limit is per credential rather than per IP.
     hook: 'preHandler',
     keyGenerator: (req) => req.credential?.id ?? req.ip,
-    errorResponseBuilder: (_req, ctx) => new ImgtoolError('rate_limit_exceeded', `too many requests: at most ${ctx.max} per ${ctx.after} for this credential; retry after the Retry-After header's seconds`),
+    // In a cluster the counters are in Redis, so a credential's limit holds across all API nodes.
+    ...(backends.redis ? { redis: backends.redis, nameSpace: `${backends.prefix}rl:` } : {}),
+    errorResponseBuilder: (_req, ctx) =>
+      new ImgtoolError(
+        'rate_limit_exceeded',
+        `too many requests: at most ${ctx.max} per ${ctx.after} for this credential; retry after the Retry-After header's seconds`,
+      ),
   });
 
   app.setErrorHandler((err, req, reply) => {
@@ -199,6 +209,16 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
 
   const openapi = buildOpenApi(OPERATIONS);
   app.get('/openapi.json', async () => openapi);
+  // Readiness (as opposed to /health, liveness): the shared state is reachable.
+  app.get('/ready', async (_req, reply) => {
+    if (!backends.redis) return { ready: true };
+    try {
+      await backends.redis.ping();
+      return { ready: true, redis: 'ok' };
+    } catch (err) {
+      return reply.code(503).send({ error: `Redis unreachable (${(err as Error).message})`, error_code: 'service_unavailable' });
+    }
+  });
 
   registerRoutes(app, {
     keys,
@@ -217,7 +237,10 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
     execute,
   });
 
-  const interval = (o.sweepIntervalMs ?? 60_000) > 0 ? setInterval(() => sweep().catch((err) => app.log.error({ err }, 'sweep failed')), o.sweepIntervalMs ?? 60_000) : undefined;
+  const interval =
+    (o.sweepIntervalMs ?? 60_000) > 0
+      ? setInterval(() => sweep().catch((err) => app.log.error({ err }, 'sweep failed')), o.sweepIntervalMs ?? 60_000)
+      : undefined;
   interval?.unref();
 
   app.addHook('onClose', async () => {
@@ -226,6 +249,7 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
     pool.close();
     await threads?.close();
     await leases.stop();
+    await backends.close();
   });
 
   // Jobs resume only once every route exists, so a re-queued job can finish before listen().

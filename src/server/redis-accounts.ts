@@ -138,6 +138,13 @@ redis.call('HSET', KEYS[1], ARGV[3], c)
 if c > 0 then ledger({ts=ARGV[2], account=ARGV[3], delta=c, balance=c, reason='grant'}) end
 return 1
 `,
+  // ARGV: prefix, ts, account, credits
+  importSubject: `${ACCOUNT_LUA}
+if redis.call('HSETNX', KEYS[1], ARGV[3], ARGV[4]) == 0 then return 0 end
+local c = tonumber(ARGV[4])
+if c > 0 then ledger({ts=ARGV[2], account=ARGV[3], delta=c, balance=c, reason='grant'}) end
+return 1
+`,
   // ARGV: prefix, ts, account, amount, subjectCredits
   credit: `${ACCOUNT_LUA}
 local acct, amount = ARGV[3], tonumber(ARGV[4])
@@ -168,9 +175,26 @@ export interface RedisAccountOptions {
   clock?: () => number;
 }
 
-/** Connects to Redis with settings suited to the money path (no offline queue: fail fast when Redis is down). */
-export function connectRedis(url: string): Redis {
-  return new Redis(url, { maxRetriesPerRequest: 3, enableOfflineQueue: true, lazyConnect: false });
+/**
+ * Connects to Redis and waits until it answers, so a wrong URL fails at startup with a message
+ * naming it rather than at the first request. Commands issued while Redis restarts are queued
+ * and retried (the client reconnects by itself).
+ */
+export async function connectRedis(url: string): Promise<Redis> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 20 });
+  // Connection errors are retried by the client; without a listener they would be printed raw.
+  redis.on('error', () => {});
+  try {
+    await redis.connect();
+    await redis.ping();
+  } catch (err) {
+    redis.disconnect();
+    throw new ImgtoolError(
+      'service_unavailable',
+      `cannot reach Redis at ${url.replace(/\/\/[^@/]*@/, '//***@')} (${(err as Error).message}); check --redis and that redis-server is running`,
+    );
+  }
+  return redis;
 }
 
 export class RedisAccountStore implements AccountStore {
@@ -236,6 +260,11 @@ export class RedisAccountStore implements AccountStore {
   /** Adds a key record as it is (hash and all): `imgtool serve migrate` uses it; false when the id or hash exists. */
   async importKey(record: KeyRecord): Promise<boolean> {
     return (await this.script('createKey', [record.id, record.hash, JSON.stringify(record), record.credits])) === 1;
+  }
+
+  /** A JWT subject's balance from a single-node data dir (migrate); false when Redis has one already. */
+  async importSubject(account: string, credits: number): Promise<boolean> {
+    return (await this.script('importSubject', [account, credits])) === 1;
   }
 
   private async publicRecord(raw: string): Promise<PublicKeyRecord> {

@@ -49,6 +49,7 @@ async function waitReady(url: string, proc: ChildProcess): Promise<void> {
   while (Date.now() < deadline) {
     if (proc.exitCode !== null) throw new Error(`redis-server exited with ${proc.exitCode}`);
     const c = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    c.on('error', () => {});
     try {
       await c.connect();
       if ((await c.ping()) === 'PONG') return;

@@ -29,6 +29,9 @@ interface ServeConfigFile {
   allowPrivateUrls?: boolean;
   concurrency?: number;
   holdLease?: number;
+  /** Cluster mode: redis://host:port (shared state for every API node). */
+  redis?: string;
+  redisPrefix?: string;
   jwt?: { issuer: string; audience: string; jwks: string; subjectCredits?: number };
 }
 
@@ -47,6 +50,8 @@ interface ServeFlags {
   jwtCredits?: string;
   holdLease?: string;
   log?: string;
+  redis?: string;
+  redisPrefix?: string;
 }
 
 function int(v: string | number | undefined, what: string, min: number): number | undefined {
@@ -59,7 +64,8 @@ function int(v: string | number | undefined, what: string, min: number): number 
 function leaseSeconds(v: string | number | undefined): number | undefined {
   if (v === undefined) return undefined;
   const n = Number(v);
-  if (!Number.isFinite(n) || n < 0.3 || n > 3600) throw new ImgtoolError('invalid_parameter', `--hold-lease must be a number of seconds from 0.3 to 3600, got ${JSON.stringify(v)}`);
+  if (!Number.isFinite(n) || n < 0.3 || n > 3600)
+    throw new ImgtoolError('invalid_parameter', `--hold-lease must be a number of seconds from 0.3 to 3600, got ${JSON.stringify(v)}`);
   return Math.round(n * 1000);
 }
 
@@ -74,6 +80,15 @@ function readConfig(path: string | undefined): ServeConfigFile {
   } catch (err) {
     throw new ImgtoolError('invalid_parameter', `--config ${path} is not a readable JSON file (${(err as Error).message})`);
   }
+}
+
+/** --redis / --redis-prefix (flags over --config), or undefined for the file backends. */
+function redisFrom(flags: { redis?: string; redisPrefix?: string; config?: string }): { url: string; prefix?: string } | undefined {
+  const cfg = readConfig(flags.config);
+  const url = flags.redis ?? cfg.redis;
+  if (!url) return undefined;
+  if (!/^rediss?:\/\//.test(url)) throw new ImgtoolError('invalid_parameter', `--redis must be a redis:// or rediss:// URL, got ${JSON.stringify(url)}`);
+  return { url, prefix: flags.redisPrefix ?? cfg.redisPrefix };
 }
 
 function dataDirFrom(flags: { dataDir?: string; config?: string }, env: NodeJS.ProcessEnv): string {
@@ -95,7 +110,10 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
     .option('--port <n>', `TCP port (default ${SERVE_DEFAULTS.port})`)
     .option('--host <addr>', `address to bind (default ${SERVE_DEFAULTS.host}; 0.0.0.0 for every interface)`)
     .option('--data-dir <dir>', 'where keys, ledger, jobs and results are stored')
-    .option('--config <file>', 'JSON file with any of: port, host, dataDir, publicUrl, rateLimit, allowPrivateUrls, concurrency, holdLease (seconds), jwt {issuer, audience, jwks, subjectCredits}')
+    .option(
+      '--config <file>',
+      'JSON file with any of: port, host, dataDir, publicUrl, rateLimit, allowPrivateUrls, concurrency, holdLease (seconds), jwt {issuer, audience, jwks, subjectCredits}',
+    )
     .option('--public-url <url>', 'base of result URLs when behind a proxy (default: the request Host)')
     .option('--rate-limit <n>', `requests per second per credential (default ${SERVE_DEFAULTS.rateLimit}; 0 disables)`)
     .option('--allow-private-urls', 'let image_url/video_url reach loopback and private networks (trusted setups only)')
@@ -104,8 +122,16 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
     .option('--jwt-audience <aud>', 'required audience of bearer JWTs')
     .option('--jwt-jwks <url|file>', 'JWKS URL or file used to verify bearer JWTs')
     .option('--jwt-credits <n>', 'credits a new JWT subject starts with (default 0)')
-    .option('--hold-lease <seconds>', 'lease of a credit reservation, renewed while its work runs; after a crash it is refunded within ~1.5 leases (default 10)')
+    .option(
+      '--hold-lease <seconds>',
+      'lease of a credit reservation, renewed while its work runs; after a crash it is refunded within ~1.5 leases (default 10)',
+    )
     .option('--log <level>', 'log level: info, warn, error, silent (default info)')
+    .option(
+      '--redis <url>',
+      'cluster mode: keep keys, balances, ledger, idempotency records and rate limits in this Redis (redis://host:port), shared by every API node; --data-dir must then be a directory all nodes share',
+    )
+    .option('--redis-prefix <prefix>', 'prefix of every Redis key (default imgtool:), to share one Redis between deployments')
     .action(async (flags: ServeFlags) => {
       const cfg = readConfig(flags.config);
       const jwtIssuer = flags.jwtIssuer ?? cfg.jwt?.issuer;
@@ -126,9 +152,12 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
         allowPrivateUrls: flags.allowPrivateUrls ?? cfg.allowPrivateUrls ?? false,
         concurrency: int(flags.concurrency ?? cfg.concurrency, '--concurrency', 1),
         leaseMs: leaseSeconds(flags.holdLease ?? cfg.holdLease),
-        jwt: jwtIssuer ? { issuer: jwtIssuer, audience: jwtAudience!, jwks: jwtJwks!, subjectCredits: int(flags.jwtCredits ?? cfg.jwt?.subjectCredits, '--jwt-credits', 0) } : undefined,
+        jwt: jwtIssuer
+          ? { issuer: jwtIssuer, audience: jwtAudience!, jwks: jwtJwks!, subjectCredits: int(flags.jwtCredits ?? cfg.jwt?.subjectCredits, '--jwt-credits', 0) }
+          : undefined,
         logger: level === 'silent' ? false : { level },
         handleSignals: !out.signal,
+        redis: redisFrom(flags),
       });
       // Graceful stop: in-flight requests finish, running jobs go back to pending for the next start.
       out.signal?.addEventListener('abort', () => void close(), { once: true });
@@ -137,9 +166,21 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
 
   const keys = serve.command('keys').description('Manage the API keys of the server in --data-dir (give --data-dir/--config as for serve)');
   // --data-dir and --config belong to `serve`; commander parses them anywhere on the line.
-  const store = async (cmd: Command) => {
-    const { KeyStore } = await import('../../server/keys.js');
-    return new KeyStore(dataDirFrom(cmd.optsWithGlobals() as { dataDir?: string; config?: string }, out.env)).init();
+  // The admin commands work on whichever backend the server uses: the data dir's files, or Redis with --redis.
+  const withStore = async <T>(cmd: Command, fn: (s: import('../../server/stores.js').AccountStore) => Promise<T>): Promise<T> => {
+    const flags = cmd.optsWithGlobals() as { dataDir?: string; config?: string; redis?: string; redisPrefix?: string };
+    const redis = redisFrom(flags);
+    if (!redis) {
+      const { KeyStore } = await import('../../server/keys.js');
+      return fn(await new KeyStore(dataDirFrom(flags, out.env)).init());
+    }
+    const { connectRedis, RedisAccountStore } = await import('../../server/redis-accounts.js');
+    const client = await connectRedis(redis.url);
+    try {
+      return await fn(new RedisAccountStore(client, { prefix: redis.prefix }));
+    } finally {
+      await client.quit().catch(() => client.disconnect());
+    }
   };
 
   keys
@@ -150,8 +191,14 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
     .option('--label <text>', 'a note to recognise the key by')
     .option('--json', 'print JSON')
     .action(async (flags: { scopes: string; credits: string; label?: string; json?: boolean }, cmd: Command) => {
-      const { key, record } = await (await store(cmd)).createKey({ scopes: flags.scopes.split(','), credits: int(flags.credits, '--credits', 0)!, label: flags.label });
-      out.stdout.write(flags.json ? JSON.stringify({ ...record, key }) + '\n' : `${key}\n  id ${record.id}, scopes ${record.scopes.join(' ')}, ${record.credits} credits\n  Store the key now: it cannot be shown again.\n`);
+      const { key, record } = await withStore(cmd, (s) =>
+        s.createKey({ scopes: flags.scopes.split(','), credits: int(flags.credits, '--credits', 0)!, label: flags.label }),
+      );
+      out.stdout.write(
+        flags.json
+          ? JSON.stringify({ ...record, key }) + '\n'
+          : `${key}\n  id ${record.id}, scopes ${record.scopes.join(' ')}, ${record.credits} credits\n  Store the key now: it cannot be shown again.\n`,
+      );
     });
 
   keys
@@ -159,16 +206,20 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
     .description('List keys (id, prefix, scopes, balance; never the secret)')
     .option('--json', 'print JSON')
     .action(async (flags: { json?: boolean }, cmd: Command) => {
-      const list = await (await store(cmd)).listKeys();
+      const list = await withStore(cmd, (s) => s.listKeys());
       if (flags.json) out.stdout.write(JSON.stringify(list) + '\n');
-      else for (const k of list) out.stdout.write(`${k.id}  ${k.prefix}...  ${k.scopes.join(',').padEnd(26)} ${String(k.credits).padStart(8)} credits  ${k.revoked_at ? 'revoked ' + k.revoked_at : 'active'}${k.label ? '  ' + k.label : ''}\n`);
+      else
+        for (const k of list)
+          out.stdout.write(
+            `${k.id}  ${k.prefix}...  ${k.scopes.join(',').padEnd(26)} ${String(k.credits).padStart(8)} credits  ${k.revoked_at ? 'revoked ' + k.revoked_at : 'active'}${k.label ? '  ' + k.label : ''}\n`,
+          );
     });
 
   keys
     .command('revoke <id>')
     .description('Revoke a key: it stops working at once')
     .action(async (id: string, _flags: unknown, cmd: Command) => {
-      const k = await (await store(cmd)).revokeKey(id);
+      const k = await withStore(cmd, (s) => s.revokeKey(id));
       out.stdout.write(`${k.id} revoked\n`);
     });
 
@@ -176,7 +227,7 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
     .command('credit <id> <n>')
     .description('Add N credits to a key (negative removes; refused if it would go below 0); id may also be jwt:<sub>')
     .action(async (id: string, n: string, _flags: unknown, cmd: Command) => {
-      const after = await (await store(cmd)).creditAccount(id, Number(n));
+      const after = await withStore(cmd, (s) => s.creditAccount(id, Number(n)));
       out.stdout.write(`${id}: ${after} credits\n`);
     });
 
@@ -186,14 +237,47 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
     .description('Reconcile balances with the ledger: exit 1 if a balance differs from grants - charges + refunds, or a reservation is older than its lease')
     .option('--json', 'print JSON')
     .action(async (_f: unknown, cmd: Command) => {
-      const flags = cmd.optsWithGlobals<{ json?: boolean; dataDir?: string; config?: string }>();
-      const { verifyLedger } = await import('../../server/ledger-verify.js');
-      const report = await verifyLedger(dataDirFrom(flags, out.env));
+      const flags = cmd.optsWithGlobals<{ json?: boolean; dataDir?: string; config?: string; redis?: string; redisPrefix?: string }>();
+      const { verifyLedger, verifyRedisLedger } = await import('../../server/ledger-verify.js');
+      const dataDir = dataDirFrom(flags, out.env);
+      const report = redisFrom(flags)
+        ? await withStore(cmd, (s) => verifyRedisLedger(s as import('../../server/redis-accounts.js').RedisAccountStore, Date.now(), dataDir))
+        : await verifyLedger(dataDir);
       if (flags.json) out.stdout.write(JSON.stringify(report) + '\n');
       else {
         for (const p of report.problems) out.stdout.write(`mismatch: ${p}\n`);
-        out.stdout.write(`${report.ok ? 'ok' : 'FAILED'}: ${report.accounts} accounts, ${report.entries} ledger entries, ${report.openHolds} open reservations${report.parkedJobs ? ` (${report.parkedJobs} of pending jobs, resumed on the next start)` : ''}${report.unappliedBytes ? `, ${report.unappliedBytes} bytes of unapplied ledger tail (dropped on the next change)` : ''}\n`);
+        out.stdout.write(
+          `${report.ok ? 'ok' : 'FAILED'}: ${report.accounts} accounts, ${report.entries} ledger entries, ${report.openHolds} open reservations${report.parkedJobs ? ` (${report.parkedJobs} of pending jobs, resumed on the next start)` : ''}${report.unappliedBytes ? `, ${report.unappliedBytes} bytes of unapplied ledger tail (dropped on the next change)` : ''}\n`,
+        );
       }
       if (!report.ok) setExit(1);
+    });
+
+  serve
+    .command('migrate')
+    .description(
+      "Copy a single-node data dir's keys (hashes, scopes, revocations) and balances into Redis (--redis), each balance as one ledger grant; keys already in Redis are left alone",
+    )
+    .action(async (_f: unknown, cmd: Command) => {
+      const flags = cmd.optsWithGlobals<{ dataDir?: string; config?: string; redis?: string; redisPrefix?: string }>();
+      if (!redisFrom(flags))
+        throw new ImgtoolError('invalid_parameter', 'serve migrate needs --redis redis://host:port (the target) and --data-dir (the source)');
+      const { KeyStore } = await import('../../server/keys.js');
+      const source = await (await new KeyStore(dataDirFrom(flags, out.env)).init()).snapshot();
+      if (Object.keys(source.holds).length) {
+        throw new ImgtoolError(
+          'invalid_parameter',
+          `${dataDirFrom(flags, out.env)} has ${Object.keys(source.holds).length} open credit reservation(s): stop its server (they are refunded or resumed on its next start) and run it once more before migrating`,
+        );
+      }
+      const { copied, skipped } = await withStore(cmd, async (s) => {
+        const r = s as import('../../server/redis-accounts.js').RedisAccountStore;
+        let copied = 0;
+        let skipped = 0;
+        for (const k of source.keys) (await r.importKey(k)) ? copied++ : skipped++;
+        for (const [id, sub] of Object.entries(source.subjects)) (await r.importSubject(id, sub.credits)) ? copied++ : skipped++;
+        return { copied, skipped };
+      });
+      out.stdout.write(`migrated ${copied} account(s) into Redis${skipped ? `; ${skipped} already there, left alone` : ''}\n`);
     });
 }
