@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 import { join } from 'node:path';
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import multipart from '@fastify/multipart';
 import rateLimit from '@fastify/rate-limit';
 import { ImgtoolError, isImgtoolError } from '../errors.js';
@@ -10,7 +10,8 @@ import { createAuthenticator, type Credential, type JwtOptions } from './auth.js
 import { Billing } from './billing.js';
 import { JobStore, type Execute } from './jobs.js';
 import { DEFAULT_LEASE_MS, LeaseKeeper } from './leases.js';
-import { openBackends, type RedisOptions } from './backends.js';
+import { type Backends, openBackends, type RedisOptions } from './backends.js';
+import type { WorkerNode } from './cluster/worker-node.js';
 import type { AccountStore, IdempotencyStore } from './stores.js';
 import { ThreadRunner } from './threads.js';
 import { getOperation, OPERATIONS } from '../ops/registry.js';
@@ -69,6 +70,15 @@ export interface ServerOptions {
    * live in this Redis, shared by every API node. Without it (the default) they are files in dataDir.
    */
   redis?: RedisOptions;
+  /**
+   * Cluster mode only: pipelines this API node runs itself for the cluster's queues (default
+   * cores - 1); 0 makes it a pure API node that leaves all work to `imgtool worker` processes.
+   */
+  workers?: number;
+  /** Cluster mode: this node's name, which keeps its async job records apart in the shared data dir (default the host name). */
+  nodeId?: string;
+  /** Cluster mode: BullMQ lock duration of this node's workers (tests shorten it to see stalls quickly). */
+  workerLockMs?: number;
 }
 
 export interface ImgtoolServer {
@@ -108,6 +118,26 @@ function transportError(err: { code?: string; statusCode?: number; message: stri
   return undefined;
 }
 
+/** Cluster mode: the queues this node sends work to, and its own workers (unless --workers 0). */
+async function startCluster(o: ServerOptions, b: Backends, isolation: 'threads' | 'inline', log: FastifyBaseLogger) {
+  const { QueueDispatcher, connectionFromUrl } = await import('./cluster/queues.js');
+  const settings = { connection: connectionFromUrl(o.redis!.url), prefix: b.prefix!, dataDir: o.dataDir };
+  const dispatcher = new QueueDispatcher(settings, b.redis!);
+  const n = o.workers ?? o.concurrency ?? Math.max(1, availableParallelism() - 1);
+  let worker: WorkerNode | undefined;
+  if (n > 0) {
+    const { startWorkerNode } = await import('./cluster/worker-node.js');
+    worker = await startWorkerNode({ ...settings, concurrency: n, redis: b.redis!, log, lockMs: o.workerLockMs, isolation });
+  }
+  return {
+    dispatcher,
+    close: async () => {
+      await worker?.close();
+      await dispatcher.close();
+    },
+  };
+}
+
 export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
   const clock = o.clock ?? Date.now;
   const tmpRoot = join(o.dataDir, 'tmp');
@@ -129,16 +159,21 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
   const tmpDir = leases.tmpDir;
   await mkdir(tmpDir, { recursive: true, mode: 0o700 });
   const results = await new ResultStore(o.dataDir, await loadSecret(o.dataDir), clock, o.resultTtlMs).init();
-  const pool = new WorkerPool(o.concurrency ?? Math.max(1, availableParallelism() - 1), o.maxQueue ?? 100);
   const isolation = o.isolation ?? (import.meta.url.endsWith('.js') ? 'threads' : 'inline');
-  const threads = isolation === 'threads' ? new ThreadRunner(new URL('./worker.js', import.meta.url), tmpDir) : undefined;
+  const cluster = backends.redis ? await startCluster(o, backends, isolation, app.log) : undefined;
+  // In a cluster the pool only bounds how many requests wait for the queues; the workers bound the pipelines.
+  const pool = new WorkerPool(cluster ? (o.maxQueue ?? 100) : (o.concurrency ?? Math.max(1, availableParallelism() - 1)), o.maxQueue ?? 100);
+  const threads = isolation === 'threads' && !cluster ? new ThreadRunner(new URL('./worker.js', import.meta.url), tmpDir) : undefined;
   const execute: Execute = async (job, ctx) => {
+    if (cluster) return cluster.dispatcher.execute(job, ctx);
     if (threads) return threads.run(job, ctx);
     const op = getOperation(job.operation);
     if (!op) throw new ImgtoolError('internal_error', `unknown operation ${job.operation}`);
     return (await op.load())(job, ctx);
   };
-  const jobs = new JobStore({ dataDir: o.dataDir, billing, results, pool, clock, log: app.log, retentionMs: o.jobRetentionMs, tmpDir, execute });
+  // Async job records belong to the API node that accepted them (its leases keep their holds).
+  const jobsDir = cluster ? join(o.dataDir, 'nodes', o.nodeId ?? hostname()) : o.dataDir;
+  const jobs = new JobStore({ dataDir: jobsDir, billing, results, pool, clock, log: app.log, retentionMs: o.jobRetentionMs, tmpDir, execute });
   const authenticate = await createAuthenticator(keys, o.jwt);
 
   const sweep = async () => {
@@ -214,10 +249,12 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
     if (!backends.redis) return { ready: true };
     try {
       await backends.redis.ping();
-      return { ready: true, redis: 'ok' };
     } catch (err) {
       return reply.code(503).send({ error: `Redis unreachable (${(err as Error).message})`, error_code: 'service_unavailable' });
     }
+    const workers = (await backends.redis.keys(`${backends.prefix}workers:*`)).length;
+    if (!workers) return reply.code(503).send({ error: 'no worker has been seen in the last 30 s; start `imgtool worker`', error_code: 'service_unavailable' });
+    return { ready: true, redis: 'ok', workers };
   });
 
   registerRoutes(app, {
@@ -249,6 +286,7 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
     pool.close();
     await threads?.close();
     await leases.stop();
+    await cluster?.close();
     await backends.close();
   });
 

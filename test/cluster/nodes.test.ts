@@ -36,7 +36,9 @@ describe.skipIf(!haveRedis)('two API nodes on one Redis', () => {
   beforeAll(async () => {
     redis = await startRedis();
     dataDir = tempDir('imgtool-nodes-');
-    const node = () => buildServer({ dataDir, redis: { url: redis.url, prefix: PREFIX }, sweepIntervalMs: 0, rateLimit: { max: 4, windowMs: 60_000 } });
+    let n = 0;
+    const node = () =>
+      buildServer({ dataDir, nodeId: `node${++n}`, redis: { url: redis.url, prefix: PREFIX }, sweepIntervalMs: 0, rateLimit: { max: 4, windowMs: 60_000 } });
     a = await node();
     b = await node();
     urlA = await a.listen({ port: 0, host: '127.0.0.1' });
@@ -58,7 +60,7 @@ describe.skipIf(!haveRedis)('two API nodes on one Redis', () => {
     expect(await credits(urlB)).toBe(20);
     await a.imgtool.keys.creditAccount(keyId, 5);
     expect(await credits(urlB)).toBe(25);
-    expect(await (await fetch(`${urlB}/ready`)).json()).toEqual({ ready: true, redis: 'ok' });
+    expect(await (await fetch(`${urlB}/ready`)).json()).toEqual({ ready: true, redis: 'ok', workers: 2 });
   });
 
   test('one Idempotency-Key through both nodes: one run, one charge, the same result; the link works on either node', async () => {
