@@ -15,6 +15,7 @@ import { LocalExecutor, type Executor } from './executor.js';
 import { registerCreditsCommand } from './commands/credits.js';
 import { registerModelsCommand } from './commands/models.js';
 import { registerServeCommand } from './commands/serve.js';
+import { registerWorkerCommand } from './commands/worker.js';
 import { costContextFor } from './cost-context.js';
 
 /** Everything a command touches outside itself, so tests can run the CLI in-process. */
@@ -236,6 +237,7 @@ export function createProgram(io: CliIO): Command {
   registerCreditsCommand(program, io);
   registerModelsCommand(program, io);
   registerServeCommand(program, io);
+  registerWorkerCommand(program, io);
   return program;
 }
 

@@ -52,6 +52,8 @@ interface ServeFlags {
   log?: string;
   redis?: string;
   redisPrefix?: string;
+  workers?: string;
+  nodeId?: string;
 }
 
 function int(v: string | number | undefined, what: string, min: number): number | undefined {
@@ -132,6 +134,11 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
       'cluster mode: keep keys, balances, ledger, idempotency records and rate limits in this Redis (redis://host:port), shared by every API node; --data-dir must then be a directory all nodes share',
     )
     .option('--redis-prefix <prefix>', 'prefix of every Redis key (default imgtool:), to share one Redis between deployments')
+    .option('--workers <n>', 'with --redis: pipelines this node runs for the cluster (default: cores - 1); 0 = API only, work goes to `imgtool worker`')
+    .option(
+      '--node-id <name>',
+      "with --redis: this API node's name, unique in the cluster (default the host name); its async job records live under <data-dir>/nodes/<name>",
+    )
     .action(async (flags: ServeFlags) => {
       const cfg = readConfig(flags.config);
       const jwtIssuer = flags.jwtIssuer ?? cfg.jwt?.issuer;
@@ -141,6 +148,8 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
         throw new ImgtoolError('invalid_parameter', 'bearer tokens need all three of --jwt-issuer, --jwt-audience and --jwt-jwks');
       }
       const rate = int(flags.rateLimit ?? cfg.rateLimit, '--rate-limit', 0) ?? SERVE_DEFAULTS.rateLimit;
+      if (flags.workers !== undefined && !redisFrom(flags))
+        throw new ImgtoolError('invalid_parameter', '--workers needs --redis (a cluster); without it use --concurrency');
       const { startServer } = await import('../../server/listen.js');
       const level = flags.log ?? 'info';
       const { url, close } = await startServer({
@@ -158,7 +167,10 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
         logger: level === 'silent' ? false : { level },
         handleSignals: !out.signal,
         redis: redisFrom(flags),
+        workers: int(flags.workers, '--workers', 0),
+        nodeId: flags.nodeId,
       });
+
       // Graceful stop: in-flight requests finish, running jobs go back to pending for the next start.
       out.signal?.addEventListener('abort', () => void close(), { once: true });
       out.stdout.write(`imgtool serve listening on ${url} (data in ${dataDirFrom(flags, out.env)})\n`);
@@ -251,6 +263,30 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
         );
       }
       if (!report.ok) setExit(1);
+    });
+
+  serve
+    .command('status')
+    .description('Cluster status (--redis): workers seen in the last 30 s, queue depths per operation, jobs in flight')
+    .option('--json', 'print JSON')
+    .action(async (_f: unknown, cmd: Command) => {
+      const flags = cmd.optsWithGlobals<{ json?: boolean; dataDir?: string; config?: string; redis?: string; redisPrefix?: string }>();
+      const redis = redisFrom(flags);
+      if (!redis) throw new ImgtoolError('invalid_parameter', 'serve status needs --redis redis://host:port');
+      const { clusterStatus } = await import('../../server/cluster/status.js');
+      const st = await clusterStatus(redis.url, redis.prefix ?? 'imgtool:');
+      if (flags.json) {
+        out.stdout.write(`${JSON.stringify(st)}\n`);
+        return;
+      }
+      out.stdout.write(`workers: ${st.workers.length}\n`);
+      for (const w of st.workers)
+        out.stdout.write(
+          `  ${w.id}  ${w.running}/${w.concurrency} running  ${w.operations.join(',')}  seen ${Math.round((Date.now() - w.seen_at) / 1000)} s ago\n`,
+        );
+      out.stdout.write(`queues (waiting / active):\n`);
+      for (const [op, c] of Object.entries(st.queues)) out.stdout.write(`  ${op.padEnd(26)} ${String(c.waiting ?? 0).padStart(5)} / ${c.active ?? 0}\n`);
+      out.stdout.write(`jobs in flight: ${st.inFlight}\n`);
     });
 
   serve

@@ -64,7 +64,12 @@ export async function startWorkerNode(o: WorkerNodeOptions): Promise<WorkerNode>
   const sub = o.redis.duplicate();
   sub.on('error', () => {});
   await sub.subscribe(cancelChannel(o.prefix));
-  sub.on('message', (_ch: string, jobId: string) => controllers.get(jobId)?.abort());
+  sub.on('message', (_ch: string, jobId: string) => {
+    const c = controllers.get(jobId);
+    if (!c) return;
+    o.log?.info({ job: jobId }, 'job cancelled: aborting its pipeline');
+    c.abort();
+  });
 
   const run = async (job: Job, ctx: RunContext): Promise<OpResult> => {
     if (threads) return threads.run(job, ctx);
