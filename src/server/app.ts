@@ -177,8 +177,10 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
   const authenticate = await createAuthenticator(keys, o.jwt);
 
   const sweep = async () => {
-    await results.sweep();
     await jobs.sweep();
+    // In a cluster the shared results dir is swept by one node at a time (a Redis lock with a TTL).
+    if (backends.redis && (await backends.redis.set(`${backends.prefix}sweep-lock`, keys.instance, 'PX', 30_000, 'NX')) !== 'OK') return;
+    await results.sweep();
     await idempotency.sweep();
   };
   app.decorate('imgtool', { keys, billing, leases, idempotency, jobs, results, pool, sweep });

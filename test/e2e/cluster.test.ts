@@ -124,7 +124,7 @@ describe.skipIf(!haveRedis || !builtCliAvailable())('cluster: 2 API nodes, 2 wor
     const { job_id } = (await r.json()) as { job_id: string };
     const path = `/v1/video/loop/job/${job_id}`;
     // Only the first worker exists: once progress shows, it is the one running the job.
-    const running = await waitJob(api(0), path, (b) => (b.progress ?? 0) > 0 || b.status !== 'pending');
+    const running = await waitJob(api(0), path, (b) => (b.progress ?? 0) > 0 || b.status === 'completed' || b.status === 'failed');
     expect(running.status).toBe('running');
     workers.push(await startWorker(redis.url, dataDir));
     await workers[0]!.stop('SIGKILL');
@@ -139,7 +139,7 @@ describe.skipIf(!haveRedis || !builtCliAvailable())('cluster: 2 API nodes, 2 wor
     const r = await call(api(0), 'POST', '/v1/video/loop', { json: { image: jpeg.toString('base64'), resolution: '480p', duration: 5 } });
     const { job_id } = (await r.json()) as { job_id: string };
     const path = `/v1/video/loop/job/${job_id}`;
-    await waitJob(api(0), path, (b) => (b.progress ?? 0) > 0 || b.status !== 'pending');
+    await waitJob(api(0), path, (b) => (b.progress ?? 0) > 0 || b.status === 'completed' || b.status === 'failed');
     const mark = workers[1]!.output().length;
     expect((await call(api(0), 'POST', `${path}/cancel`)).status).toBe(200);
     // (How fast is measured in bench/cluster.mjs; tests make no wall-clock claims.)
