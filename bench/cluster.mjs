@@ -64,7 +64,11 @@ function proc(args, ready) {
 async function cluster(workersN, prefix) {
   const dir = mkdtempSync(join(tmpdir(), 'imgtool-cluster-bench-'));
   const port = await freePort();
-  const redisProc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--save', '', '--maxmemory-policy', 'noeviction'], { stdio: 'ignore' });
+  const redisProc = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--save', '', '--maxmemory-policy', 'noeviction'],
+    { stdio: 'ignore' },
+  );
   const url = `redis://127.0.0.1:${port}`;
   let client;
   for (let i = 0; i < 100; i++) {
@@ -80,7 +84,13 @@ async function cluster(workersN, prefix) {
   const dataDir = join(dir, 'data');
   const common = ['--redis', url, '--redis-prefix', prefix, '--data-dir', dataDir];
   const apis = [];
-  for (const name of ['api1', 'api2']) apis.push(await proc(['serve', ...common, '--port', '0', '--workers', '0', '--node-id', name, '--rate-limit', '0', '--hold-lease', '2', '--log', 'error'], /listening on (http:\/\/\S+)/));
+  for (const name of ['api1', 'api2'])
+    apis.push(
+      await proc(
+        ['serve', ...common, '--port', '0', '--workers', '0', '--node-id', name, '--rate-limit', '0', '--hold-lease', '2', '--log', 'error'],
+        /listening on (http:\/\/\S+)/,
+      ),
+    );
   const workers = [];
   for (let i = 0; i < workersN; i++) workers.push(await proc(['worker', ...common, '--stall-timeout', '5', '--log', 'info'], /ready/));
   return {
@@ -120,7 +130,11 @@ async function load(c, seconds, during) {
         const url = alive[(n + attempt) % alive.length];
         let r;
         try {
-          r = await fetch(`${url}/v1/remove-background`, { method: 'POST', headers: { 'x-api-key': c.key, 'content-type': 'application/json', accept: 'image/*', 'idempotency-key': idem }, body });
+          r = await fetch(`${url}/v1/remove-background`, {
+            method: 'POST',
+            headers: { 'x-api-key': c.key, 'content-type': 'application/json', accept: 'image/*', 'idempotency-key': idem },
+            body,
+          });
         } catch {
           retries++;
           await sleep(100);
@@ -184,7 +198,17 @@ for (const n of [1, 2]) {
   const before = await c.store.balance(c.keyId);
   const r = await load(c, SECONDS);
   const b = await books(c, r.charged, before);
-  rows.push({ run: `${n} worker${n > 1 ? 's' : ''}`, 'ok/s': r.rps.toFixed(2), ok: r.ok, 'p50 ms': r.p50, 'p99 ms': r.p99, retries: r.retries, errors: JSON.stringify(r.errors), 'charged = responses x cost': `${b.exact} (${b.spent} / ${b.charged})`, 'ledger verify': b.verify });
+  rows.push({
+    run: `${n} worker${n > 1 ? 's' : ''}`,
+    'ok/s': r.rps.toFixed(2),
+    ok: r.ok,
+    'p50 ms': r.p50,
+    'p99 ms': r.p99,
+    retries: r.retries,
+    errors: JSON.stringify(r.errors),
+    'charged = responses x cost': `${b.exact} (${b.spent} / ${b.charged})`,
+    'ledger verify': b.verify,
+  });
   await c.close();
 }
 
@@ -201,13 +225,29 @@ for (const n of [1, 2]) {
     await c.apis[0].stop('SIGKILL');
   });
   const b = await books(c, r.charged, before);
-  rows.push({ run: '2 workers, 1 worker + 1 API node SIGKILLed', 'ok/s': r.rps.toFixed(2), ok: r.ok, 'p50 ms': r.p50, 'p99 ms': r.p99, retries: r.retries, errors: JSON.stringify(r.errors), 'charged = responses x cost': `${b.exact} (${b.spent} / ${b.charged})`, 'ledger verify': b.verify });
+  rows.push({
+    run: '2 workers, 1 worker + 1 API node SIGKILLed',
+    'ok/s': r.rps.toFixed(2),
+    ok: r.ok,
+    'p50 ms': r.p50,
+    'p99 ms': r.p99,
+    retries: r.retries,
+    errors: JSON.stringify(r.errors),
+    'charged = responses x cost': `${b.exact} (${b.spent} / ${b.charged})`,
+    'ledger verify': b.verify,
+  });
 
   // Cancel → the worker aborts the pipeline: time from the cancel response to the worker's log line.
   const img = await sharp(join(FIXTURES, 'images/fruits.jpg')).resize(128, 128).jpeg().toBuffer();
   const url = c.urls[1];
   const w = c.workers[1];
-  const job = await (await fetch(`${url}/v1/video/loop`, { method: 'POST', headers: { 'x-api-key': c.key, 'content-type': 'application/json' }, body: JSON.stringify({ image: img.toString('base64'), resolution: '480p', duration: 5 }) })).json();
+  const job = await (
+    await fetch(`${url}/v1/video/loop`, {
+      method: 'POST',
+      headers: { 'x-api-key': c.key, 'content-type': 'application/json' },
+      body: JSON.stringify({ image: img.toString('base64'), resolution: '480p', duration: 5 }),
+    })
+  ).json();
   for (let i = 0; i < 600; i++) {
     const s = await (await fetch(`${url}/v1/video/loop/job/${job.job_id}`, { headers: { 'x-api-key': c.key } })).json();
     if (s.progress > 0 || s.status === 'completed' || s.status === 'failed') break;

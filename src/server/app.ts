@@ -173,7 +173,15 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
   };
   // Async job records belong to the API node that accepted them (its leases keep their holds).
   const jobsDir = cluster ? join(o.dataDir, 'nodes', o.nodeId ?? hostname()) : o.dataDir;
-  const jobs = new JobStore({ dataDir: jobsDir, billing, results, pool, clock, log: app.log, retentionMs: o.jobRetentionMs, tmpDir, execute });
+  const jobOptions = { dataDir: jobsDir, billing, results, pool, clock, log: app.log, retentionMs: o.jobRetentionMs, tmpDir, execute };
+  let jobs: JobStore;
+  if (cluster) {
+    // Any node answers for any job: status from the owner's record, cancel relayed to the owner.
+    const { ClusterJobStore } = await import('./cluster/jobs-view.js');
+    const view = new ClusterJobStore(jobOptions, { sharedDir: o.dataDir, redis: backends.redis!, prefix: backends.prefix!, retentionMs: o.jobRetentionMs });
+    await view.listen();
+    jobs = view;
+  } else jobs = new JobStore(jobOptions);
   const authenticate = await createAuthenticator(keys, o.jwt);
 
   const sweep = async () => {
