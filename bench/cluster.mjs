@@ -54,7 +54,11 @@ function proc(args, ready) {
       const m = ready.exec(out);
       if (m) {
         clearTimeout(timer);
-        ok({ child, m, output: () => out, stop: async (sig = 'SIGTERM') => (child.exitCode === null && child.signalCode === null && child.kill(sig), exited) });
+        const stop = async (sig = 'SIGTERM') => {
+          if (child.exitCode === null && child.signalCode === null) child.kill(sig);
+          await exited;
+        };
+        ok({ child, m, output: () => out, stop });
       }
     });
     child.once('exit', (c) => fail(new Error(`${args[0]} exited ${c}:\n${out}`)));

@@ -13,7 +13,13 @@ let redis: RedisServer;
 
 async function cli(...args: string[]): Promise<{ out: string; code: number }> {
   let out = '';
-  const io = { stdout: new Writable({ write: (c, _e, cb) => ((out += String(c)), cb()) }), env: { IMGTOOL_HOME: tempDir('imgtool-home-') }, exitCode: 0 };
+  const stdout = new Writable({
+    write: (c, _e, cb) => {
+      out += String(c);
+      cb();
+    },
+  });
+  const io = { stdout, env: { IMGTOOL_HOME: tempDir('imgtool-home-') }, exitCode: 0 };
   const program = new Command('imgtool').exitOverride();
   registerServeCommand(program, io);
   await program.parseAsync(['node', 'imgtool', 'serve', ...args]);

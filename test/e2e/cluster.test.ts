@@ -31,7 +31,11 @@ async function startWorker(redisUrl: string, dataDir: string): Promise<ChildWork
   child.stderr!.on('data', (d) => (out += d));
   await new Promise<void>((ok, fail) => {
     const timer = setTimeout(() => fail(new Error(`imgtool worker did not start:\n${out}`)), 30_000);
-    child.stdout!.on('data', () => /ready/.test(out) && (clearTimeout(timer), ok()));
+    child.stdout!.on('data', () => {
+      if (!/ready/.test(out)) return;
+      clearTimeout(timer);
+      ok();
+    });
     child.once('exit', (code) => fail(new Error(`imgtool worker exited with ${code}:\n${out}`)));
   });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
@@ -178,6 +182,33 @@ describe.skipIf(!haveRedis || !builtCliAvailable())('cluster: 2 API nodes, 2 wor
     expect(await credits(api(1))).toBe(before - 1);
     apis[0] = await startApi('api1');
   }, 180_000);
+
+  test('a job whose worker is killed twice fails with service_unavailable and is refunded', async () => {
+    for (const w of workers) await w.stop('SIGKILL');
+    const before = await credits(api(1));
+    const wA = await startWorker(redis.url, dataDir);
+    workers.push(wA);
+    const r = await call(api(1), 'POST', '/v1/video/loop', { json: { image: jpeg.toString('base64'), resolution: '480p', duration: 5 } });
+    const { job_id } = (await r.json()) as { job_id: string };
+    const path = `/v1/video/loop/job/${job_id}`;
+    const waitStarted = async (w: ChildWorker) => {
+      const until = Date.now() + 60_000;
+      while (!w.output().includes('job started') && Date.now() < until) await sleep(50);
+      expect(w.output()).toMatch(/job started/);
+    };
+    await waitStarted(wA);
+    await wA.stop('SIGKILL');
+    const wB = await startWorker(redis.url, dataDir);
+    workers.push(wB);
+    await waitStarted(wB);
+    await wB.stop('SIGKILL');
+    // A third worker finds the job stalled a second time: BullMQ fails it, the API node refunds.
+    workers.push(await startWorker(redis.url, dataDir));
+    const done = await waitJob(api(0), path, (b) => b.status === 'completed' || b.status === 'failed', 120_000);
+    expect(done).toMatchObject({ status: 'failed', error: { code: 'service_unavailable' } });
+    expect(await credits(api(0))).toBe(before);
+    expect(await charges(job_id)).toBe(0);
+  }, 240_000);
 
   test('redis-server restarted mid-run (AOF): requests resume and ledger verify passes', async () => {
     const results: number[] = [];

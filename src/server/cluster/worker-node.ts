@@ -83,6 +83,7 @@ export async function startWorkerNode(o: WorkerNodeOptions): Promise<WorkerNode>
     if (!op) throw new Error(encodeFailure('internal_error', `unknown operation ${d.operation}`));
     const controller = new AbortController();
     controllers.set(bj.id!, controller);
+    o.log?.info({ job: bj.id, operation: op.name, attempt: bj.attemptsStarted, stalled: bj.stalledCounter }, 'job started');
     let lastProgress = 0;
     try {
       const result = await pool.run(async () => {
