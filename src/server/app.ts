@@ -262,7 +262,8 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
     } catch (err) {
       return reply.code(503).send({ error: `Redis unreachable (${(err as Error).message})`, error_code: 'service_unavailable' });
     }
-    const workers = (await backends.redis.keys(`${backends.prefix}workers:*`)).length;
+    const { liveWorkers } = await import('./cluster/worker-node.js');
+    const workers = (await liveWorkers(backends.redis, backends.prefix!)).length;
     if (!workers) return reply.code(503).send({ error: 'no worker has been seen in the last 30 s; start `imgtool worker`', error_code: 'service_unavailable' });
     return { ready: true, redis: 'ok', workers };
   });

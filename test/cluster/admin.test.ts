@@ -3,6 +3,8 @@ import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { registerServeCommand } from '../../src/cli/commands/serve.js';
 import { KeyStore } from '../../src/server/keys.js';
+import { connectionFromUrl } from '../../src/server/cluster/queues.js';
+import { startWorkerNode } from '../../src/server/cluster/worker-node.js';
 import { RedisAccountStore } from '../../src/server/redis-accounts.js';
 import { tempDir } from '../helpers.js';
 import { haveRedis, type RedisServer, startRedis } from './redis.js';
@@ -50,6 +52,38 @@ describe.skipIf(!haveRedis)('admin commands with --redis', () => {
     expect(bad.out).toMatch(new RegExp(`mismatch: ${created.id}: balance 99 but the ledger sums to 10`));
     expect((await cli('keys', 'revoke', created.id, ...r)).out).toBe(`${created.id} revoked\n`);
     await expect(cli('keys', 'list', '--redis', 'http://nope')).rejects.toMatchObject({ code: 'invalid_parameter' });
+  });
+
+  test('status lists live workers (heartbeats in Redis) and a depth for every operation queue', async () => {
+    const r = ['--redis', redis.url, '--redis-prefix', 'st:'];
+    const empty = JSON.parse((await cli('status', '--json', ...r)).out) as {
+      workers: unknown[];
+      queues: Record<string, { waiting: number }>;
+      inFlight: number;
+    };
+    expect(empty.workers).toEqual([]);
+    const client = redis.client();
+    const node = await startWorkerNode({
+      connection: connectionFromUrl(redis.url),
+      prefix: 'st:',
+      dataDir: tempDir('imgtool-status-'),
+      redis: client,
+      concurrency: 2,
+      operations: ['upscale'],
+      isolation: 'inline',
+    });
+    try {
+      const st = JSON.parse((await cli('status', '--json', ...r)).out) as typeof empty & {
+        workers: { id: string; operations: string[]; concurrency: number }[];
+      };
+      expect(st.workers).toEqual([expect.objectContaining({ id: node.id, operations: ['upscale'], concurrency: 2 })]);
+      expect(st.queues['remove-background']).toMatchObject({ waiting: 0, active: 0 });
+      expect(st.inFlight).toBe(0);
+      expect((await cli('status', ...r)).out).toMatch(/^workers: 1$/m);
+    } finally {
+      await node.close();
+    }
+    expect(JSON.parse((await cli('status', '--json', ...r)).out).workers).toEqual([]);
   });
 
   test('migrate copies a single-node data dir: the same secrets work, balances and JWT subjects carried over, verify ok; a second run copies nothing', async () => {

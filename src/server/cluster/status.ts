@@ -1,16 +1,9 @@
 import { OPERATIONS } from '../../ops/registry.js';
 import { connectRedis } from '../redis-accounts.js';
 import { connectionFromUrl, QueueDispatcher } from './queues.js';
+import { liveWorkers, type WorkerHeartbeat } from './worker-node.js';
 
-export interface WorkerInfo {
-  id: string;
-  host: string;
-  pid: number;
-  operations: string[];
-  concurrency: number;
-  running: number;
-  seen_at: number;
-}
+export type WorkerInfo = WorkerHeartbeat;
 
 /** `imgtool serve status --redis`: workers with a live heartbeat, queue depths, jobs in flight. */
 export async function clusterStatus(
@@ -20,8 +13,7 @@ export async function clusterStatus(
   const redis = await connectRedis(url);
   const dispatcher = new QueueDispatcher({ connection: connectionFromUrl(url), prefix, dataDir: '' }, redis);
   try {
-    const keys = await redis.keys(`${prefix}workers:*`);
-    const workers = (keys.length ? await redis.mget(keys) : []).filter((v): v is string => Boolean(v)).map((v) => JSON.parse(v) as WorkerInfo);
+    const workers = await liveWorkers(redis, prefix);
     const queues = await dispatcher.depths(OPERATIONS.map((op) => op.name));
     const inFlight = Object.values(queues).reduce((n, c) => n + (c.waiting ?? 0) + (c.active ?? 0) + (c.delayed ?? 0), 0);
     return { workers: workers.sort((a, b) => a.id.localeCompare(b.id)), queues, inFlight };

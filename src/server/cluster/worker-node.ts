@@ -22,7 +22,8 @@ import { bullPrefix, cancelChannel, encodeFailure, type QueuedResult, type Queue
  * - Cancel: the API node publishes the job id on `<prefix>cancel`; the worker running it aborts
  *   the pipeline's signal, which kills ffmpeg and stops the model loop.
  * - SIGTERM: `close()` stops taking jobs and waits for the running ones to finish (drain).
- * - Every 10 s it writes a heartbeat `<prefix>workers:<id>` (expires in 30 s) for `serve status`.
+ * - Every 10 s it writes a heartbeat in the hash `<prefix>workers` (live = seen in the last 30 s) for
+ *   `serve status` and `/ready`; a hash, not one key per worker, so nobody needs KEYS/SCAN.
  */
 
 export interface WorkerNodeOptions extends QueueSettings {
@@ -47,6 +48,29 @@ export interface WorkerNode {
 }
 
 const HEARTBEAT_MS = 10_000;
+
+/** Workers whose heartbeat is at most 30 s old; forgets ones silent for 10 minutes (killed). */
+export interface WorkerHeartbeat {
+  id: string;
+  host: string;
+  pid: number;
+  operations: string[];
+  concurrency: number;
+  running: number;
+  seen_at: number;
+}
+
+export async function liveWorkers(redis: Redis, prefix: string): Promise<WorkerHeartbeat[]> {
+  const all = await redis.hgetall(`${prefix}workers`);
+  const now = Date.now();
+  const live: WorkerHeartbeat[] = [];
+  for (const [id, raw] of Object.entries(all)) {
+    const w = JSON.parse(raw) as WorkerHeartbeat;
+    if (now - w.seen_at <= 3 * HEARTBEAT_MS) live.push(w);
+    else if (now - w.seen_at > 60 * HEARTBEAT_MS) await redis.hdel(`${prefix}workers`, id);
+  }
+  return live;
+}
 
 export async function startWorkerNode(o: WorkerNodeOptions): Promise<WorkerNode> {
   const id = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
@@ -143,7 +167,7 @@ export async function startWorkerNode(o: WorkerNodeOptions): Promise<WorkerNode>
 
   const beat = async () => {
     const info = { id, host: hostname(), pid: process.pid, operations: ops, concurrency: o.concurrency, running: controllers.size, seen_at: Date.now() };
-    await o.redis.set(`${o.prefix}workers:${id}`, JSON.stringify(info), 'PX', 3 * HEARTBEAT_MS).catch(() => {});
+    await o.redis.hset(`${o.prefix}workers`, id, JSON.stringify(info)).catch(() => {});
   };
   await beat();
   const timer = setInterval(() => void beat(), HEARTBEAT_MS);
@@ -157,7 +181,7 @@ export async function startWorkerNode(o: WorkerNodeOptions): Promise<WorkerNode>
       clearInterval(timer);
       // Drain: stop taking jobs, let the running ones finish.
       await Promise.all(workers.map((w) => w.close()));
-      await o.redis.del(`${o.prefix}workers:${id}`).catch(() => {});
+      await o.redis.hdel(`${o.prefix}workers`, id).catch(() => {});
       await sub.quit().catch(() => sub.disconnect());
       pool.close();
       await threads?.close();
