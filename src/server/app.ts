@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { availableParallelism, hostname } from 'node:os';
 import { join } from 'node:path';
 import Fastify, { type FastifyBaseLogger, LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
@@ -118,6 +118,20 @@ function transportError(err: { code?: string; statusCode?: number; message: stri
   return undefined;
 }
 
+/**
+ * Work dirs of API nodes and temp dirs of workers that were killed: nothing live is a day old
+ * (a run waits in its queue for minutes, not days), so older entries are leftovers.
+ */
+async function sweepClusterLeftovers(dataDir: string, now: number): Promise<void> {
+  for (const sub of ['work', 'tmp']) {
+    const dir = join(dataDir, 'cluster', sub);
+    for (const name of await readdir(dir).catch(() => [] as string[])) {
+      const st = await stat(join(dir, name)).catch(() => undefined);
+      if (st && now - st.mtimeMs > 24 * 3600 * 1000) await rm(join(dir, name), { recursive: true, force: true });
+    }
+  }
+}
+
 /** Cluster mode: the queues this node sends work to, and its own workers (unless --workers 0). */
 async function startCluster(o: ServerOptions, b: Backends, isolation: 'threads' | 'inline', log: FastifyBaseLogger) {
   const { QueueDispatcher, connectionFromUrl } = await import('./cluster/queues.js');
@@ -187,9 +201,14 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
   const sweep = async () => {
     await jobs.sweep();
     // In a cluster the shared results dir is swept by one node at a time (a Redis lock with a TTL).
-    if (backends.redis && (await backends.redis.set(`${backends.prefix}sweep-lock`, keys.instance, 'PX', 30_000, 'NX')) !== 'OK') return;
+    if (backends.redis) {
+      const lock = `${backends.prefix}sweep-lock`;
+      const got = (await backends.redis.set(lock, keys.instance, 'PX', 30_000, 'NX')) === 'OK' || (await backends.redis.get(lock)) === keys.instance;
+      if (!got) return;
+    }
     await results.sweep();
     await idempotency.sweep();
+    if (cluster) await sweepClusterLeftovers(o.dataDir, clock());
   };
   app.decorate('imgtool', { keys, billing, leases, idempotency, jobs, results, pool, sweep });
 

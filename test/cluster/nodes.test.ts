@@ -1,4 +1,5 @@
-import { rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, utimesSync } from 'node:fs';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { buildServer } from '../../src/server/app.js';
@@ -79,6 +80,21 @@ describe.skipIf(!haveRedis)('two API nodes on one Redis', () => {
     expect(onB.headers.get('content-type')).toBe('image/jpeg');
     const report = await verifyRedisLedger(new RedisAccountStore(redis.client(), { prefix: PREFIX }));
     expect(report.problems).toEqual([]);
+  });
+
+  test('the shared dir is swept by one node at a time; leftovers of killed processes go after a day', async () => {
+    const old = join(dataDir, 'cluster', 'work', 'dead-request');
+    const fresh = join(dataDir, 'cluster', 'tmp', 'live-worker');
+    mkdirSync(old, { recursive: true });
+    mkdirSync(fresh, { recursive: true });
+    const dayAgo = new Date(Date.now() - 25 * 3600 * 1000);
+    utimesSync(old, dayAgo, dayAgo);
+    // Node a took the sweep lock at startup: b's sweep leaves the shared dir alone.
+    await b.imgtool.sweep();
+    expect(existsSync(old)).toBe(true);
+    await a.imgtool.sweep();
+    expect(existsSync(old)).toBe(false);
+    expect(existsSync(fresh)).toBe(true);
   });
 
   test('the rate limit is per credential across nodes (counters in Redis)', async () => {

@@ -114,7 +114,7 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
     .option('--data-dir <dir>', 'where keys, ledger, jobs and results are stored')
     .option(
       '--config <file>',
-      'JSON file with any of: port, host, dataDir, publicUrl, rateLimit, allowPrivateUrls, concurrency, holdLease (seconds), jwt {issuer, audience, jwks, subjectCredits}',
+      'JSON file with any of: port, host, dataDir, publicUrl, rateLimit, allowPrivateUrls, concurrency, holdLease (seconds), redis, redisPrefix, jwt {issuer, audience, jwks, subjectCredits}',
     )
     .option('--public-url <url>', 'base of result URLs when behind a proxy (default: the request Host)')
     .option('--rate-limit <n>', `requests per second per credential (default ${SERVE_DEFAULTS.rateLimit}; 0 disables)`)
