@@ -210,6 +210,24 @@ describe.skipIf(!haveRedis || !builtCliAvailable())('cluster: 2 API nodes, 2 wor
     expect(await charges(job_id)).toBe(0);
   }, 240_000);
 
+  test('a worker given SIGTERM mid-job drains: it finishes the job, then exits', async () => {
+    for (const w of workers) await w.stop('SIGKILL');
+    const w = await startWorker(redis.url, dataDir);
+    workers.push(w);
+    const r = await call(api(0), 'POST', '/v1/video/loop', { json: { image: jpeg.toString('base64'), resolution: '480p', duration: 5 } });
+    const { job_id } = (await r.json()) as { job_id: string };
+    const until = Date.now() + 60_000;
+    while (!w.output().includes('job started') && Date.now() < until) await sleep(50);
+    await w.stop('SIGTERM');
+    expect(w.child.exitCode, w.output()).toBe(0);
+    expect(w.output()).toMatch(/draining/);
+    // Finished by the draining worker, not handed to another (none is running now).
+    const done = await waitJob(api(1), `/v1/video/loop/job/${job_id}`, (b) => b.status === 'completed' || b.status === 'failed', 30_000);
+    expect(done).toMatchObject({ status: 'completed' });
+    expect(await charges(job_id)).toBe(1);
+    workers.push(await startWorker(redis.url, dataDir));
+  }, 180_000);
+
   test('redis-server restarted mid-run (AOF): requests resume and ledger verify passes', async () => {
     const results: number[] = [];
     const load = (async () => {
