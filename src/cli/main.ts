@@ -46,7 +46,7 @@ export async function runCli(argv: string[], partial: Partial<CliIO> = {}): Prom
 export async function main(argv: string[]): Promise<void> {
   const controller = new AbortController();
   // The server shuts down gracefully on the same signal and that is a normal end, not an interruption.
-  const serving = argv[2] === 'serve';
+  const serving = argv[2] === 'serve' || argv[2] === 'worker';
   let interrupts = 0;
   const onSignal = () => {
     interrupts += 1;

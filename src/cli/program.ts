@@ -17,6 +17,7 @@ import { registerCreditsCommand } from './commands/credits.js';
 import { registerModelsCommand } from './commands/models.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerWatchCommand } from './commands/watch.js';
+import { registerWorkerCommand } from './commands/worker.js';
 import { costContextFor } from './cost-context.js';
 
 /** Everything a command touches outside itself, so tests can run the CLI in-process. */
@@ -288,6 +289,7 @@ export function createProgram(io: CliIO): Command {
   registerModelsCommand(program, io);
   registerServeCommand(program, io);
   registerWatchCommand(program, io);
+  registerWorkerCommand(program, io);
   return program;
 }
 

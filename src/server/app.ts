@@ -1,20 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
-import { availableParallelism } from 'node:os';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { availableParallelism, hostname } from 'node:os';
 import { join } from 'node:path';
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import multipart from '@fastify/multipart';
 import rateLimit from '@fastify/rate-limit';
 import { ImgtoolError, isImgtoolError } from '../errors.js';
 import { createAuthenticator, type Credential, type JwtOptions } from './auth.js';
 import { Billing } from './billing.js';
-import { FileIdempotencyStore } from './idempotency-store.js';
 import { JobStore, type Execute } from './jobs.js';
 import { DEFAULT_LEASE_MS, LeaseKeeper } from './leases.js';
-import type { IdempotencyStore } from './stores.js';
+import { type Backends, openBackends, type RedisOptions } from './backends.js';
+import type { WorkerNode } from './cluster/worker-node.js';
+import type { AccountStore, IdempotencyStore } from './stores.js';
 import { ThreadRunner } from './threads.js';
 import { BUILT_IN_OPERATIONS, getOperation } from '../ops/registry.js';
-import { KeyStore } from './keys.js';
 import { WorkerPool } from './pool.js';
 import { loadSecret, ResultStore } from './results.js';
 import { registerRoutes } from './routes.js';
@@ -71,10 +71,24 @@ export interface ServerOptions {
   timeouts?: TimeoutOptions;
   /** When pipeline threads are retired to give their memory back (recycle.ts has the defaults). */
   recycle?: RecycleOptions;
+  /**
+   * Cluster mode: keys, balances, holds, the ledger, idempotency records and rate-limit counters
+   * live in this Redis, shared by every API node. Without it (the default) they are files in dataDir.
+   */
+  redis?: RedisOptions;
+  /**
+   * Cluster mode only: pipelines this API node runs itself for the cluster's queues (default
+   * cores - 1); 0 makes it a pure API node that leaves all work to `imgtool worker` processes.
+   */
+  workers?: number;
+  /** Cluster mode: this node's name, which keeps its async job records apart in the shared data dir (default the host name). */
+  nodeId?: string;
+  /** Cluster mode: BullMQ lock duration of this node's workers (tests shorten it to see stalls quickly). */
+  workerLockMs?: number;
 }
 
 export interface ImgtoolServer {
-  keys: KeyStore;
+  keys: AccountStore;
   billing: Billing;
   leases: LeaseKeeper;
   idempotency: IdempotencyStore;
@@ -110,6 +124,40 @@ function transportError(err: { code?: string; statusCode?: number; message: stri
   return undefined;
 }
 
+/**
+ * Work dirs of API nodes and temp dirs of workers that were killed: nothing live is a day old
+ * (a run waits in its queue for minutes, not days), so older entries are leftovers.
+ */
+async function sweepClusterLeftovers(dataDir: string, now: number): Promise<void> {
+  for (const sub of ['work', 'tmp']) {
+    const dir = join(dataDir, 'cluster', sub);
+    for (const name of await readdir(dir).catch(() => [] as string[])) {
+      const st = await stat(join(dir, name)).catch(() => undefined);
+      if (st && now - st.mtimeMs > 24 * 3600 * 1000) await rm(join(dir, name), { recursive: true, force: true });
+    }
+  }
+}
+
+/** Cluster mode: the queues this node sends work to, and its own workers (unless --workers 0). */
+async function startCluster(o: ServerOptions, b: Backends, isolation: 'threads' | 'inline', log: FastifyBaseLogger) {
+  const { QueueDispatcher, connectionFromUrl } = await import('./cluster/queues.js');
+  const settings = { connection: connectionFromUrl(o.redis!.url), prefix: b.prefix!, dataDir: o.dataDir };
+  const dispatcher = new QueueDispatcher(settings, b.redis!);
+  const n = o.workers ?? o.concurrency ?? Math.max(1, availableParallelism() - 1);
+  let worker: WorkerNode | undefined;
+  if (n > 0) {
+    const { startWorkerNode } = await import('./cluster/worker-node.js');
+    worker = await startWorkerNode({ ...settings, concurrency: n, redis: b.redis!, log, lockMs: o.workerLockMs, isolation });
+  }
+  return {
+    dispatcher,
+    close: async () => {
+      await worker?.close();
+      await dispatcher.close();
+    },
+  };
+}
+
 export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
   const clock = o.clock ?? Date.now;
   const tmpRoot = join(o.dataDir, 'tmp');
@@ -124,33 +172,53 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
   });
   installTransportGuards(app, o.timeouts, o.dataDir);
 
-  const keys = await new KeyStore(o.dataDir, { subjectCredits: o.jwt?.subjectCredits, crossProcess: o.crossProcessLock, clock }).init();
-  const idempotency = await new FileIdempotencyStore(o.dataDir, keys.instance, clock).init();
+  const backends = await openBackends({ dataDir: o.dataDir, redis: o.redis, subjectCredits: o.jwt?.subjectCredits, crossProcess: o.crossProcessLock, clock });
+  const { keys, idempotency } = backends;
   const leases = new LeaseKeeper({ holds: keys, idempotency, tmpRoot, leaseMs: o.leaseMs ?? DEFAULT_LEASE_MS, log: app.log });
   const billing = new Billing(keys, leases);
   // Pipelines' temp files go in this instance's own directory, which the sweep removes once this instance is gone.
   const tmpDir = leases.tmpDir;
   await mkdir(tmpDir, { recursive: true, mode: 0o700 });
   const results = await new ResultStore(o.dataDir, await loadSecret(o.dataDir), clock, o.resultTtlMs).init();
-  const pool = new WorkerPool(o.concurrency ?? Math.max(1, availableParallelism() - 1), o.maxQueue ?? 100);
   const isolation = o.isolation ?? (import.meta.url.endsWith('.js') ? 'threads' : 'inline');
-  const threads = isolation === 'threads' ? new ThreadRunner(new URL('./worker.js', import.meta.url), tmpDir, new RecyclePolicy(o.recycle)) : undefined;
+  const cluster = backends.redis ? await startCluster(o, backends, isolation, app.log) : undefined;
+  // In a cluster the pool only bounds how many requests wait for the queues; the workers bound the pipelines.
+  const pool = new WorkerPool(cluster ? (o.maxQueue ?? 100) : (o.concurrency ?? Math.max(1, availableParallelism() - 1)), o.maxQueue ?? 100);
+  const threads = isolation === 'threads' && !cluster ? new ThreadRunner(new URL('./worker.js', import.meta.url), tmpDir, new RecyclePolicy(o.recycle)) : undefined;
   // Worker threads load the registry afresh and so know only the built-in operations; one
   // registered from outside (registerOperation) runs on the main thread.
   const inThreads = new Set<string>(BUILT_IN_OPERATIONS.map((op) => op.name));
   const execute: Execute = async (job, ctx) => {
+    if (cluster) return cluster.dispatcher.execute(job, ctx);
     if (threads && inThreads.has(job.operation)) return threads.run(job, ctx);
     const op = getOperation(job.operation);
     if (!op) throw new ImgtoolError('internal_error', `unknown operation ${job.operation}`);
     return (await op.load())(job, ctx);
   };
-  const jobs = new JobStore({ dataDir: o.dataDir, billing, results, pool, clock, log: app.log, retentionMs: o.jobRetentionMs, tmpDir, execute });
+  // Async job records belong to the API node that accepted them (its leases keep their holds).
+  const jobsDir = cluster ? join(o.dataDir, 'nodes', o.nodeId ?? hostname()) : o.dataDir;
+  const jobOptions = { dataDir: jobsDir, billing, results, pool, clock, log: app.log, retentionMs: o.jobRetentionMs, tmpDir, execute };
+  let jobs: JobStore;
+  if (cluster) {
+    // Any node answers for any job: status from the owner's record, cancel relayed to the owner.
+    const { ClusterJobStore } = await import('./cluster/jobs-view.js');
+    const view = new ClusterJobStore(jobOptions, { sharedDir: o.dataDir, redis: backends.redis!, prefix: backends.prefix!, retentionMs: o.jobRetentionMs });
+    await view.listen();
+    jobs = view;
+  } else jobs = new JobStore(jobOptions);
   const authenticate = await createAuthenticator(keys, o.jwt);
 
   const sweep = async () => {
-    await results.sweep();
     await jobs.sweep();
+    // In a cluster the shared results dir is swept by one node at a time (a Redis lock with a TTL).
+    if (backends.redis) {
+      const lock = `${backends.prefix}sweep-lock`;
+      const got = (await backends.redis.set(lock, keys.instance, 'PX', 30_000, 'NX')) === 'OK' || (await backends.redis.get(lock)) === keys.instance;
+      if (!got) return;
+    }
+    await results.sweep();
     await idempotency.sweep();
+    if (cluster) await sweepClusterLeftovers(o.dataDir, clock());
   };
   app.decorate('imgtool', { keys, billing, leases, idempotency, jobs, results, pool, sweep });
 
@@ -171,7 +239,13 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
     // After authentication, so the limit is per credential rather than per IP.
     hook: 'preHandler',
     keyGenerator: (req) => req.credential?.id ?? req.ip,
-    errorResponseBuilder: (_req, ctx) => new ImgtoolError('rate_limit_exceeded', `too many requests: at most ${ctx.max} per ${ctx.after} for this credential; retry after the Retry-After header's seconds`),
+    // In a cluster the counters are in Redis, so a credential's limit holds across all API nodes.
+    ...(backends.redis ? { redis: backends.redis, nameSpace: `${backends.prefix}rl:` } : {}),
+    errorResponseBuilder: (_req, ctx) =>
+      new ImgtoolError(
+        'rate_limit_exceeded',
+        `too many requests: at most ${ctx.max} per ${ctx.after} for this credential; retry after the Retry-After header's seconds`,
+      ),
   });
 
   app.setErrorHandler((err, req, reply) => {
@@ -207,6 +281,20 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
     );
   });
 
+  // Readiness (as opposed to /health, liveness): the shared state is reachable.
+  app.get('/ready', async (_req, reply) => {
+    if (!backends.redis) return { ready: true };
+    try {
+      await backends.redis.ping();
+    } catch (err) {
+      return reply.code(503).send({ error: `Redis unreachable (${(err as Error).message})`, error_code: 'service_unavailable' });
+    }
+    const { liveWorkers } = await import('./cluster/worker-node.js');
+    const workers = (await liveWorkers(backends.redis, backends.prefix!)).length;
+    if (!workers) return reply.code(503).send({ error: 'no worker has been seen in the last 30 s; start `imgtool worker`', error_code: 'service_unavailable' });
+    return { ready: true, redis: 'ok', workers };
+  });
+
   registerRoutes(app, {
     keys,
     billing,
@@ -224,7 +312,10 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
     execute,
   });
 
-  const interval = (o.sweepIntervalMs ?? 60_000) > 0 ? setInterval(() => sweep().catch((err) => app.log.error({ err }, 'sweep failed')), o.sweepIntervalMs ?? 60_000) : undefined;
+  const interval =
+    (o.sweepIntervalMs ?? 60_000) > 0
+      ? setInterval(() => sweep().catch((err) => app.log.error({ err }, 'sweep failed')), o.sweepIntervalMs ?? 60_000)
+      : undefined;
   interval?.unref();
 
   app.addHook('onClose', async () => {
@@ -233,6 +324,8 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
     pool.close();
     await threads?.close();
     await leases.stop();
+    await cluster?.close();
+    await backends.close();
   });
 
   // Jobs resume only once every route exists, so a re-queued job can finish before listen().

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { createLocalJWKSet, createRemoteJWKSet, jwtVerify, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
 import { ImgtoolError } from '../errors.js';
-import type { KeyStore } from './keys.js';
+import type { AccountStore } from './stores.js';
 
 /**
  * Who is calling: an X-API-KEY secret from the key store, or an OAuth 2.0 bearer JWT verified
@@ -36,7 +36,7 @@ async function keySet(jwks: string): Promise<JWTVerifyGetKey> {
   return createLocalJWKSet(JSON.parse(await readFile(jwks, 'utf8')) as JSONWebKeySet);
 }
 
-export async function createAuthenticator(keys: KeyStore, jwt?: JwtOptions): Promise<Authenticate> {
+export async function createAuthenticator(keys: AccountStore, jwt?: JwtOptions): Promise<Authenticate> {
   const getKey = jwt ? await keySet(jwt.jwks) : undefined;
   return async (headers) => {
     const apiKey = headers['x-api-key'];

@@ -5,7 +5,7 @@ import lockfile from 'proper-lockfile';
 import writeFileAtomic from 'write-file-atomic';
 import { ImgtoolError } from '../errors.js';
 import { Mutex } from './mutex.js';
-import type { HoldOutcome, HoldStore } from './stores.js';
+import type { AccountStore, HoldOutcome } from './stores.js';
 
 /**
  * The key store and credits ledger. One JSON file (accounts.json) holds API keys (only their
@@ -111,7 +111,7 @@ export function parseScopes(s: string | readonly string[]): string[] {
   return [...new Set(list)];
 }
 
-export class KeyStore implements HoldStore {
+export class KeyStore implements AccountStore {
   readonly file: string;
   readonly ledgerFile: string;
   /** Identifies this process's holds (and their leases). */

@@ -62,6 +62,22 @@ export async function verifyLedger(dataDir: string, now: number = Date.now()): P
     }
   });
 
+  const books = await checkBooks(state, entries, now, (id) => parkedJob(dataDir, id));
+  return { ...books, ok: problems.length === 0 && books.ok, problems: [...problems, ...books.problems], unappliedBytes: size - applied };
+}
+
+/**
+ * The reconciliation itself, for any backend: the state (balances, open holds) against the
+ * ledger's entries. `isParked` says whether a lapsed job hold belongs to a job still waiting for
+ * a worker or a restart (not a mismatch).
+ */
+export async function checkBooks(
+  state: StoreFile,
+  entries: readonly LedgerEntry[],
+  now: number,
+  isParked: (id: string) => Promise<boolean>,
+): Promise<LedgerReport> {
+  const problems: string[] = [];
   const sums = new Map<string, Sums>();
   const sumFor = (a: string) => sums.get(a) ?? (sums.set(a, { grants: 0, reserved: 0, charged: 0, refunded: 0 }), sums.get(a)!);
   const last = new Map<string, LedgerEntry>();
@@ -74,7 +90,8 @@ export async function verifyLedger(dataDir: string, now: number = Date.now()): P
     if (!e.ref) continue;
     const prev = last.get(e.ref);
     if (e.reason === 'reserve' && prev && prev.reason === 'reserve') problems.push(`hold ${e.ref} was reserved twice without being closed`);
-    if ((e.reason === 'charge' || e.reason === 'refund') && (!prev || prev.reason !== 'reserve')) problems.push(`hold ${e.ref}: ${e.reason} without an open reservation (settled twice?)`);
+    if ((e.reason === 'charge' || e.reason === 'refund') && (!prev || prev.reason !== 'reserve'))
+      problems.push(`hold ${e.ref}: ${e.reason} without an open reservation (settled twice?)`);
     last.set(e.ref, e);
   }
 
@@ -85,19 +102,47 @@ export async function verifyLedger(dataDir: string, now: number = Date.now()): P
     const b = balances.get(id) ?? 0;
     const s = sumFor(id);
     const sum = s.grants - s.reserved - s.charged + s.refunded;
-    if (sum !== b) problems.push(`${id}: balance ${b} but the ledger sums to ${sum} (grants ${s.grants}, reserved ${s.reserved}, extra charged ${s.charged}, refunded ${s.refunded})`);
+    if (sum !== b)
+      problems.push(
+        `${id}: balance ${b} but the ledger sums to ${sum} (grants ${s.grants}, reserved ${s.reserved}, extra charged ${s.charged}, refunded ${s.refunded})`,
+      );
   }
 
   let parked = 0;
   for (const [id, hold] of Object.entries(state.holds)) {
     const e = last.get(id);
-    if (!e || e.reason !== 'reserve' || -e.delta !== hold.amount || e.account !== hold.account) problems.push(`hold ${id} (${hold.account}, ${hold.amount} credits) has no matching open reservation in the ledger`);
-    if ((hold.lease_until ?? 0) < now && hold.kind === 'job' && (await parkedJob(dataDir, id))) parked++;
-    else if ((hold.lease_until ?? 0) < now) problems.push(`hold ${id} (${hold.account}, ${hold.amount} credits, ${hold.kind} ${hold.operation ?? ''}) is older than its lease (${hold.lease_until ? new Date(hold.lease_until).toISOString() : 'no lease'}): its server stopped renewing it`);
+    if (!e || e.reason !== 'reserve' || -e.delta !== hold.amount || e.account !== hold.account)
+      problems.push(`hold ${id} (${hold.account}, ${hold.amount} credits) has no matching open reservation in the ledger`);
+    if ((hold.lease_until ?? 0) < now && hold.kind === 'job' && (await isParked(id))) parked++;
+    else if ((hold.lease_until ?? 0) < now)
+      problems.push(
+        `hold ${id} (${hold.account}, ${hold.amount} credits, ${hold.kind} ${hold.operation ?? ''}) is older than its lease (${hold.lease_until ? new Date(hold.lease_until).toISOString() : 'no lease'}): its server stopped renewing it`,
+      );
   }
   for (const [ref, e] of last) {
     if (e.reason === 'reserve' && !state.holds[ref]) problems.push(`hold ${ref} was reserved in the ledger but is neither open nor closed`);
   }
 
-  return { ok: problems.length === 0, problems, accounts: balances.size, entries: entries.length, openHolds: Object.keys(state.holds).length, unappliedBytes: size - applied, parkedJobs: parked };
+  return {
+    ok: problems.length === 0,
+    problems,
+    accounts: balances.size,
+    entries: entries.length,
+    openHolds: Object.keys(state.holds).length,
+    unappliedBytes: 0,
+    parkedJobs: parked,
+  };
+}
+
+/**
+ * The same reconciliation for the Redis backend (`serve ledger verify --redis`): balances, holds
+ * and ledger read in one MULTI. Jobs parked in the shared data dir count as in accounts.json mode.
+ */
+export async function verifyRedisLedger(
+  store: { snapshot(): Promise<{ state: StoreFile; ledger: LedgerEntry[] }> },
+  now: number = Date.now(),
+  dataDir?: string,
+): Promise<LedgerReport> {
+  const { state, ledger } = await store.snapshot();
+  return checkBooks(state, ledger, now, async (id) => (dataDir ? parkedJob(dataDir, id) : false));
 }

@@ -10,10 +10,9 @@ import { parseOptions } from '../ops/validate.js';
 import { requireScope, type Authenticate } from './auth.js';
 import type { Billing } from './billing.js';
 import { withIdempotency, type Outgoing } from './idempotency.js';
-import type { IdempotencyStore } from './stores.js';
+import type { AccountStore, IdempotencyStore } from './stores.js';
 import { loadSources, parseJsonBody, parseMultipart, pickSources, precheckImage } from './inputs.js';
 import type { Execute, JobRecord, JobStore } from './jobs.js';
-import type { KeyStore } from './keys.js';
 import type { LeaseKeeper } from './leases.js';
 import { buildOpenApi } from './openapi.js';
 import type { WorkerPool } from './pool.js';
@@ -26,7 +25,7 @@ import type { ResultStore, StoredResult } from './results.js';
  */
 
 export interface RouteDeps {
-  keys: KeyStore;
+  keys: AccountStore;
   billing: Billing;
   leases: LeaseKeeper;
   idempotency: IdempotencyStore;

@@ -65,3 +65,29 @@ export interface IdempotencyStore {
   /** Deletes records past their retention; returns how many. */
   sweep(): Promise<number>;
 }
+
+/** An API key as listed (never its secret or hash). */
+export interface PublicKeyRecord {
+  id: string;
+  prefix: string;
+  scopes: string[];
+  credits: number;
+  label?: string;
+  created_at: string;
+  revoked_at?: string;
+}
+
+/**
+ * API keys and balances: what authentication, `GET /v1/account` and the admin commands use.
+ * Backed by accounts.json + ledger.jsonl (KeyStore) or by Redis (RedisAccountStore); both also
+ * implement HoldStore and pass the same contract tests (test/server/stores.test.ts).
+ */
+export interface AccountStore extends HoldStore {
+  createKey(opts: { scopes: readonly string[]; credits: number; label?: string }): Promise<{ key: string; record: PublicKeyRecord }>;
+  listKeys(): Promise<PublicKeyRecord[]>;
+  revokeKey(id: string): Promise<PublicKeyRecord>;
+  /** Adds (or with a negative amount, removes) credits; a balance never goes below zero. */
+  creditAccount(id: string, amount: number): Promise<number>;
+  /** The key record for a presented secret, unless unknown or revoked. */
+  verifyKey(presented: string): Promise<{ id: string; scopes: string[] } | undefined>;
+}

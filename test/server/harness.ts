@@ -17,7 +17,10 @@ export interface Harness {
 
 export async function startHarness(opts: Partial<ServerOptions> & { credits?: number; setup?: (app: FastifyInstance) => void } = {}): Promise<Harness> {
   const dataDir = opts.dataDir ?? tempDir('imgtool-serve-');
-  const app = await buildServer({ rateLimit: false, sweepIntervalMs: 0, ...opts, dataDir });
+  // test/cluster/ re-runs server suites with the shared state in Redis (one prefix per server).
+  const redisUrl = process.env.IMGTOOL_TEST_REDIS_URL;
+  const redis = redisUrl ? { redis: { url: redisUrl, prefix: `t${Math.random().toString(36).slice(2)}:` } } : {};
+  const app = await buildServer({ rateLimit: false, sweepIntervalMs: 0, ...redis, ...opts, dataDir });
   const { key, record } = await app.imgtool.keys.createKey({ scopes: ['imaging:read', 'imaging:write'], credits: opts.credits ?? 100 });
   opts.setup?.(app);
   const url = await app.listen({ port: 0, host: '127.0.0.1' });

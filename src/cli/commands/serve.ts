@@ -31,6 +31,9 @@ interface ServeConfigFile {
   allowPrivateUrls?: boolean;
   concurrency?: number;
   holdLease?: number;
+  /** Cluster mode: redis://host:port (shared state for every API node). */
+  redis?: string;
+  redisPrefix?: string;
   jwt?: { issuer: string; audience: string; jwks: string; subjectCredits?: number; allowNoExp?: boolean };
   /** Seconds. */
   headerTimeout?: number;
@@ -66,6 +69,10 @@ interface ServeFlags {
   recycleRss?: string;
   recycleIdle?: string;
   log?: string;
+  redis?: string;
+  redisPrefix?: string;
+  workers?: string;
+  nodeId?: string;
 }
 
 function int(v: string | number | undefined, what: string, min: number): number | undefined {
@@ -78,7 +85,8 @@ function int(v: string | number | undefined, what: string, min: number): number 
 function leaseSeconds(v: string | number | undefined): number | undefined {
   if (v === undefined) return undefined;
   const n = Number(v);
-  if (!Number.isFinite(n) || n < 0.3 || n > 3600) throw new ImgtoolError('invalid_parameter', `--hold-lease must be a number of seconds from 0.3 to 3600, got ${JSON.stringify(v)}`);
+  if (!Number.isFinite(n) || n < 0.3 || n > 3600)
+    throw new ImgtoolError('invalid_parameter', `--hold-lease must be a number of seconds from 0.3 to 3600, got ${JSON.stringify(v)}`);
   return Math.round(n * 1000);
 }
 
@@ -103,6 +111,15 @@ function readConfig(path: string | undefined): ServeConfigFile {
   }
 }
 
+/** --redis / --redis-prefix (flags over --config), or undefined for the file backends. */
+function redisFrom(flags: { redis?: string; redisPrefix?: string; config?: string }): { url: string; prefix?: string } | undefined {
+  const cfg = readConfig(flags.config);
+  const url = flags.redis ?? cfg.redis;
+  if (!url) return undefined;
+  if (!/^rediss?:\/\//.test(url)) throw new ImgtoolError('invalid_parameter', `--redis must be a redis:// or rediss:// URL, got ${JSON.stringify(url)}`);
+  return { url, prefix: flags.redisPrefix ?? cfg.redisPrefix };
+}
+
 function dataDirFrom(flags: { dataDir?: string; config?: string }, env: NodeJS.ProcessEnv): string {
   return resolve(flags.dataDir ?? readConfig(flags.config).dataDir ?? defaultDataDir(env));
 }
@@ -122,7 +139,7 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
     .option('--port <n>', `TCP port (default ${SERVE_DEFAULTS.port})`)
     .option('--host <addr>', `address to bind (default ${SERVE_DEFAULTS.host}; 0.0.0.0 for every interface)`)
     .option('--data-dir <dir>', 'where keys, ledger, jobs and results are stored')
-    .option('--config <file>', 'JSON file with any of: port, host, dataDir, publicUrl, rateLimit, allowPrivateUrls, concurrency, holdLease (seconds), jwt {issuer, audience, jwks, subjectCredits, allowNoExp}, headerTimeout, bodyTimeout, requestTimeout, keepAliveTimeout (seconds), recycleAfter, recycleRss, recycleIdle')
+    .option('--config <file>', 'JSON file with any of: port, host, dataDir, publicUrl, rateLimit, allowPrivateUrls, concurrency, holdLease (seconds), redis, redisPrefix, jwt {issuer, audience, jwks, subjectCredits, allowNoExp}, headerTimeout, bodyTimeout, requestTimeout, keepAliveTimeout (seconds), recycleAfter, recycleRss, recycleIdle')
     .option('--public-url <url>', 'base of result URLs when behind a proxy (default: the request Host)')
     .option('--rate-limit <n>', `requests per second per credential (default ${SERVE_DEFAULTS.rateLimit}; 0 disables)`)
     .option('--allow-private-urls', 'let image_url/video_url reach loopback and private networks (trusted setups only)')
@@ -141,6 +158,16 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
     .option('--recycle-rss <MB>', `retire a pipeline thread that finishes a job while the server's RSS is above this (default ${RECYCLE_DEFAULTS.maxRssMb}; 0 never)`)
     .option('--recycle-idle <s>', `retire a pipeline thread idle this many seconds, so a quiet server shrinks (default ${RECYCLE_DEFAULTS.idleMs / 1000}; 0 never)`)
     .option('--log <level>', 'log level: info, warn, error, silent (default info)')
+    .option(
+      '--redis <url>',
+      'cluster mode: keep keys, balances, ledger, idempotency records and rate limits in this Redis (redis://host:port), shared by every API node; --data-dir must then be a directory all nodes share',
+    )
+    .option('--redis-prefix <prefix>', 'prefix of every Redis key (default imgtool:), to share one Redis between deployments')
+    .option('--workers <n>', 'with --redis: pipelines this node runs for the cluster (default: cores - 1); 0 = API only, work goes to `imgtool worker`')
+    .option(
+      '--node-id <name>',
+      "with --redis: this API node's name, unique in the cluster (default the host name); its async job records live under <data-dir>/nodes/<name>",
+    )
     .action(async (flags: ServeFlags) => {
       const cfg = readConfig(flags.config);
       const jwtIssuer = flags.jwtIssuer ?? cfg.jwt?.issuer;
@@ -150,6 +177,8 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
         throw new ImgtoolError('invalid_parameter', 'bearer tokens need all three of --jwt-issuer, --jwt-audience and --jwt-jwks');
       }
       const rate = int(flags.rateLimit ?? cfg.rateLimit, '--rate-limit', 0) ?? SERVE_DEFAULTS.rateLimit;
+      if (flags.workers !== undefined && !redisFrom(flags))
+        throw new ImgtoolError('invalid_parameter', '--workers needs --redis (a cluster); without it use --concurrency');
       const { startServer } = await import('../../server/listen.js');
       const level = flags.log ?? 'info';
       const { url, close } = await startServer({
@@ -171,7 +200,11 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
         recycle: { maxJobs: int(flags.recycleAfter ?? cfg.recycleAfter, '--recycle-after', 0), maxRssMb: int(flags.recycleRss ?? cfg.recycleRss, '--recycle-rss', 0), idleMs: seconds(flags.recycleIdle ?? cfg.recycleIdle, '--recycle-idle', 0) },
         logger: level === 'silent' ? false : { level },
         handleSignals: !out.signal,
+        redis: redisFrom(flags),
+        workers: int(flags.workers, '--workers', 0),
+        nodeId: flags.nodeId,
       });
+
       // Graceful stop: in-flight requests finish, running jobs go back to pending for the next start.
       out.signal?.addEventListener('abort', () => void close(), { once: true });
       out.stdout.write(`imgtool serve listening on ${url} (data in ${dataDirFrom(flags, out.env)})\n`);
@@ -179,9 +212,21 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
 
   const keys = serve.command('keys').description('Manage the API keys of the server in --data-dir (give --data-dir/--config as for serve)');
   // --data-dir and --config belong to `serve`; commander parses them anywhere on the line.
-  const store = async (cmd: Command) => {
+  // The admin commands work on whichever backend the server uses: the data dir's files, or Redis with --redis.
+  const withStore = async <T>(cmd: Command, fn: (s: import('../../server/stores.js').AccountStore) => Promise<T>): Promise<T> => {
+    const flags = cmd.optsWithGlobals() as { dataDir?: string; config?: string; redis?: string; redisPrefix?: string };
+    const redis = redisFrom(flags);
+    if (!redis) {
     const { KeyStore } = await import('../../server/keys.js');
-    return new KeyStore(dataDirFrom(cmd.optsWithGlobals() as { dataDir?: string; config?: string }, out.env)).init();
+      return fn(await new KeyStore(dataDirFrom(flags, out.env)).init());
+    }
+    const { connectRedis, RedisAccountStore } = await import('../../server/redis-accounts.js');
+    const client = await connectRedis(redis.url);
+    try {
+      return await fn(new RedisAccountStore(client, { prefix: redis.prefix }));
+    } finally {
+      await client.quit().catch(() => client.disconnect());
+    }
   };
 
   keys
@@ -192,8 +237,14 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
     .option('--label <text>', 'a note to recognise the key by')
     .option('--json', 'print JSON')
     .action(async (flags: { scopes: string; credits: string; label?: string; json?: boolean }, cmd: Command) => {
-      const { key, record } = await (await store(cmd)).createKey({ scopes: flags.scopes.split(','), credits: int(flags.credits, '--credits', 0)!, label: flags.label });
-      out.stdout.write(flags.json ? JSON.stringify({ ...record, key }) + '\n' : `${key}\n  id ${record.id}, scopes ${record.scopes.join(' ')}, ${record.credits} credits\n  Store the key now: it cannot be shown again.\n`);
+      const { key, record } = await withStore(cmd, (s) =>
+        s.createKey({ scopes: flags.scopes.split(','), credits: int(flags.credits, '--credits', 0)!, label: flags.label }),
+      );
+      out.stdout.write(
+        flags.json
+          ? JSON.stringify({ ...record, key }) + '\n'
+          : `${key}\n  id ${record.id}, scopes ${record.scopes.join(' ')}, ${record.credits} credits\n  Store the key now: it cannot be shown again.\n`,
+      );
     });
 
   keys
@@ -201,16 +252,20 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
     .description('List keys (id, prefix, scopes, balance; never the secret)')
     .option('--json', 'print JSON')
     .action(async (flags: { json?: boolean }, cmd: Command) => {
-      const list = await (await store(cmd)).listKeys();
+      const list = await withStore(cmd, (s) => s.listKeys());
       if (flags.json) out.stdout.write(JSON.stringify(list) + '\n');
-      else for (const k of list) out.stdout.write(`${k.id}  ${k.prefix}...  ${k.scopes.join(',').padEnd(26)} ${String(k.credits).padStart(8)} credits  ${k.revoked_at ? 'revoked ' + k.revoked_at : 'active'}${k.label ? '  ' + k.label : ''}\n`);
+      else
+        for (const k of list)
+          out.stdout.write(
+            `${k.id}  ${k.prefix}...  ${k.scopes.join(',').padEnd(26)} ${String(k.credits).padStart(8)} credits  ${k.revoked_at ? 'revoked ' + k.revoked_at : 'active'}${k.label ? '  ' + k.label : ''}\n`,
+          );
     });
 
   keys
     .command('revoke <id>')
     .description('Revoke a key: it stops working at once')
     .action(async (id: string, _flags: unknown, cmd: Command) => {
-      const k = await (await store(cmd)).revokeKey(id);
+      const k = await withStore(cmd, (s) => s.revokeKey(id));
       out.stdout.write(`${k.id} revoked\n`);
     });
 
@@ -218,7 +273,7 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
     .command('credit <id> <n>')
     .description('Add N credits to a key (negative removes; refused if it would go below 0); id may also be jwt:<sub>')
     .action(async (id: string, n: string, _flags: unknown, cmd: Command) => {
-      const after = await (await store(cmd)).creditAccount(id, Number(n));
+      const after = await withStore(cmd, (s) => s.creditAccount(id, Number(n)));
       out.stdout.write(`${id}: ${after} credits\n`);
     });
 
@@ -228,14 +283,71 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
     .description('Reconcile balances with the ledger: exit 1 if a balance differs from grants - charges + refunds, or a reservation is older than its lease')
     .option('--json', 'print JSON')
     .action(async (_f: unknown, cmd: Command) => {
-      const flags = cmd.optsWithGlobals<{ json?: boolean; dataDir?: string; config?: string }>();
-      const { verifyLedger } = await import('../../server/ledger-verify.js');
-      const report = await verifyLedger(dataDirFrom(flags, out.env));
+      const flags = cmd.optsWithGlobals<{ json?: boolean; dataDir?: string; config?: string; redis?: string; redisPrefix?: string }>();
+      const { verifyLedger, verifyRedisLedger } = await import('../../server/ledger-verify.js');
+      const dataDir = dataDirFrom(flags, out.env);
+      const report = redisFrom(flags)
+        ? await withStore(cmd, (s) => verifyRedisLedger(s as import('../../server/redis-accounts.js').RedisAccountStore, Date.now(), dataDir))
+        : await verifyLedger(dataDir);
       if (flags.json) out.stdout.write(JSON.stringify(report) + '\n');
       else {
         for (const p of report.problems) out.stdout.write(`mismatch: ${p}\n`);
-        out.stdout.write(`${report.ok ? 'ok' : 'FAILED'}: ${report.accounts} accounts, ${report.entries} ledger entries, ${report.openHolds} open reservations${report.parkedJobs ? ` (${report.parkedJobs} of pending jobs, resumed on the next start)` : ''}${report.unappliedBytes ? `, ${report.unappliedBytes} bytes of unapplied ledger tail (dropped on the next change)` : ''}\n`);
+        out.stdout.write(
+          `${report.ok ? 'ok' : 'FAILED'}: ${report.accounts} accounts, ${report.entries} ledger entries, ${report.openHolds} open reservations${report.parkedJobs ? ` (${report.parkedJobs} of pending jobs, resumed on the next start)` : ''}${report.unappliedBytes ? `, ${report.unappliedBytes} bytes of unapplied ledger tail (dropped on the next change)` : ''}\n`,
+        );
       }
       if (!report.ok) setExit(1);
+    });
+
+  serve
+    .command('status')
+    .description('Cluster status (--redis): workers seen in the last 30 s, queue depths per operation, jobs in flight')
+    .option('--json', 'print JSON')
+    .action(async (_f: unknown, cmd: Command) => {
+      const flags = cmd.optsWithGlobals<{ json?: boolean; dataDir?: string; config?: string; redis?: string; redisPrefix?: string }>();
+      const redis = redisFrom(flags);
+      if (!redis) throw new ImgtoolError('invalid_parameter', 'serve status needs --redis redis://host:port');
+      const { clusterStatus } = await import('../../server/cluster/status.js');
+      const st = await clusterStatus(redis.url, redis.prefix ?? 'imgtool:');
+      if (flags.json) {
+        out.stdout.write(`${JSON.stringify(st)}\n`);
+        return;
+      }
+      out.stdout.write(`workers: ${st.workers.length}\n`);
+      for (const w of st.workers)
+        out.stdout.write(
+          `  ${w.id}  ${w.running}/${w.concurrency} running  ${w.operations.join(',')}  seen ${Math.round((Date.now() - w.seen_at) / 1000)} s ago\n`,
+        );
+      out.stdout.write(`queues (waiting / active):\n`);
+      for (const [op, c] of Object.entries(st.queues)) out.stdout.write(`  ${op.padEnd(26)} ${String(c.waiting ?? 0).padStart(5)} / ${c.active ?? 0}\n`);
+      out.stdout.write(`jobs in flight: ${st.inFlight}\n`);
+    });
+
+  serve
+    .command('migrate')
+    .description(
+      "Copy a single-node data dir's keys (hashes, scopes, revocations) and balances into Redis (--redis), each balance as one ledger grant; keys already in Redis are left alone",
+    )
+    .action(async (_f: unknown, cmd: Command) => {
+      const flags = cmd.optsWithGlobals<{ dataDir?: string; config?: string; redis?: string; redisPrefix?: string }>();
+      if (!redisFrom(flags))
+        throw new ImgtoolError('invalid_parameter', 'serve migrate needs --redis redis://host:port (the target) and --data-dir (the source)');
+      const { KeyStore } = await import('../../server/keys.js');
+      const source = await (await new KeyStore(dataDirFrom(flags, out.env)).init()).snapshot();
+      if (Object.keys(source.holds).length) {
+        throw new ImgtoolError(
+          'invalid_parameter',
+          `${dataDirFrom(flags, out.env)} has ${Object.keys(source.holds).length} open credit reservation(s): stop its server (they are refunded or resumed on its next start) and run it once more before migrating`,
+        );
+      }
+      const { copied, skipped } = await withStore(cmd, async (s) => {
+        const r = s as import('../../server/redis-accounts.js').RedisAccountStore;
+        let copied = 0;
+        let skipped = 0;
+        for (const k of source.keys) (await r.importKey(k)) ? copied++ : skipped++;
+        for (const [id, sub] of Object.entries(source.subjects)) (await r.importSubject(id, sub.credits)) ? copied++ : skipped++;
+        return { copied, skipped };
+      });
+      out.stdout.write(`migrated ${copied} account(s) into Redis${skipped ? `; ${skipped} already there, left alone` : ''}\n`);
     });
 }

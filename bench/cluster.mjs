@@ -1,0 +1,271 @@
+// Cluster load test: a real redis-server, 2 API nodes (`imgtool serve --redis --workers 0`) and
+// 1 or 2 worker processes (`imgtool worker`), 50 concurrent clients sending small
+// remove-background requests for --seconds. Runs:
+//   A) 1 worker, B) 2 workers: throughput ratio B/A, p50/p99, unintended errors;
+//   C) 2 workers with one worker (SIGKILL) and one API node (SIGKILL) killed during the run:
+//      clients retry with their Idempotency-Key on the other node, as the remote client does.
+// After each run the ledger is checked: charges = successful responses x cost, exactly, and
+// `ledger verify` passes. Also times cancel → worker abort for a video job.
+// Usage: npm run build && node bench/cluster.mjs [--seconds 60] [--clients 50]
+import { spawn, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import sharp from 'sharp';
+import { verifyRedisLedger } from '../dist/server/ledger-verify.js';
+import { connectRedis, RedisAccountStore } from '../dist/server/redis-accounts.js';
+import { FIXTURES } from './fixtures.mjs';
+
+const arg = (name, dflt) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+};
+const SECONDS = arg('seconds', 60);
+const CLIENTS = arg('clients', 50);
+const BIN = resolve(import.meta.dirname, '../bin/imgtool.js');
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+if (spawnSync('redis-server', ['--version']).status !== 0) {
+  console.error('bench/cluster.mjs needs redis-server (apt-get install -y redis-server)');
+  process.exit(1);
+}
+
+function freePort() {
+  return new Promise((ok) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = s.address().port;
+      s.close(() => ok(p));
+    });
+  });
+}
+
+function proc(args, ready) {
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
+  const exited = new Promise((r) => child.once('exit', r));
+  return new Promise((ok, fail) => {
+    const timer = setTimeout(() => fail(new Error(`${args[0]} did not start:\n${out}`)), 60_000);
+    child.stdout.on('data', () => {
+      const m = ready.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        const stop = async (sig = 'SIGTERM') => {
+          if (child.exitCode === null && child.signalCode === null) child.kill(sig);
+          await exited;
+        };
+        ok({ child, m, output: () => out, stop });
+      }
+    });
+    child.once('exit', (c) => fail(new Error(`${args[0]} exited ${c}:\n${out}`)));
+  });
+}
+
+async function cluster(workersN, prefix) {
+  const dir = mkdtempSync(join(tmpdir(), 'imgtool-cluster-bench-'));
+  const port = await freePort();
+  const redisProc = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--save', '', '--maxmemory-policy', 'noeviction'],
+    { stdio: 'ignore' },
+  );
+  const url = `redis://127.0.0.1:${port}`;
+  let client;
+  for (let i = 0; i < 100; i++) {
+    try {
+      client = await connectRedis(url);
+      break;
+    } catch {
+      await sleep(100);
+    }
+  }
+  const store = new RedisAccountStore(client, { prefix });
+  const { key, record } = await store.createKey({ scopes: ['imaging:read', 'imaging:write'], credits: 10_000_000 });
+  const dataDir = join(dir, 'data');
+  const common = ['--redis', url, '--redis-prefix', prefix, '--data-dir', dataDir];
+  const apis = [];
+  for (const name of ['api1', 'api2'])
+    apis.push(
+      await proc(
+        ['serve', ...common, '--port', '0', '--workers', '0', '--node-id', name, '--rate-limit', '0', '--hold-lease', '2', '--log', 'error'],
+        /listening on (http:\/\/\S+)/,
+      ),
+    );
+  const workers = [];
+  for (let i = 0; i < workersN; i++) workers.push(await proc(['worker', ...common, '--stall-timeout', '5', '--log', 'info'], /ready/));
+  return {
+    key,
+    keyId: record.id,
+    store,
+    apis,
+    workers,
+    urls: apis.map((a) => a.m[1]),
+    async close() {
+      for (const p of [...apis, ...workers]) await p.stop('SIGKILL');
+      client.disconnect();
+      redisProc.kill('SIGTERM');
+      await new Promise((r) => redisProc.once('exit', r));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const image = await sharp(join(FIXTURES, 'images/fruits.jpg')).resize(96, 96).jpeg().toBuffer();
+const body = JSON.stringify({ image: image.toString('base64') });
+
+/** 50 clients, each a loop of requests with a fresh Idempotency-Key, retried (same key) on the other node after a network error or 409/503. */
+async function load(c, seconds, during) {
+  const lat = [];
+  let ok = 0;
+  let charged = 0;
+  let retries = 0;
+  const errors = {};
+  const end = Date.now() + seconds * 1000;
+  let alive = [...c.urls];
+  const client = async (n) => {
+    while (Date.now() < end) {
+      const idem = randomUUID();
+      const t0 = performance.now();
+      for (let attempt = 0; ; attempt++) {
+        const url = alive[(n + attempt) % alive.length];
+        let r;
+        try {
+          r = await fetch(`${url}/v1/remove-background`, {
+            method: 'POST',
+            headers: { 'x-api-key': c.key, 'content-type': 'application/json', accept: 'image/*', 'idempotency-key': idem },
+            body,
+          });
+        } catch {
+          retries++;
+          await sleep(100);
+          continue;
+        }
+        const buf = await r.arrayBuffer();
+        if (r.status === 200) {
+          ok++;
+          charged += Number(r.headers.get('x-credits-charged'));
+          lat.push(performance.now() - t0);
+          break;
+        }
+        if ((r.status === 409 || r.status === 503) && attempt < 200) {
+          retries++;
+          await sleep(200);
+          continue;
+        }
+        const code = (() => {
+          try {
+            return JSON.parse(Buffer.from(buf).toString()).error_code;
+          } catch {
+            return String(r.status);
+          }
+        })();
+        errors[code] = (errors[code] ?? 0) + 1;
+        break;
+      }
+    }
+  };
+  const start = performance.now();
+  const tasks = Array.from({ length: CLIENTS }, (_, i) => client(i));
+  if (during) {
+    await during((u) => {
+      alive = alive.filter((x) => x !== u);
+    });
+  }
+  await Promise.all(tasks);
+  const secs = (performance.now() - start) / 1000;
+  lat.sort((a, b) => a - b);
+  const pct = (p) => Math.round(lat[Math.min(lat.length - 1, Math.floor((p / 100) * lat.length))] ?? 0);
+  return { ok, charged, retries, errors, rps: ok / secs, p50: pct(50), p99: pct(99) };
+}
+
+async function books(c, charged, before) {
+  // Wait for lapsed holds of killed processes to be refunded by a live node's sweep.
+  let report = await verifyRedisLedger(c.store);
+  for (let i = 0; i < 40 && !report.ok; i++) {
+    await sleep(500);
+    report = await verifyRedisLedger(c.store);
+  }
+  const spent = before - (await c.store.balance(c.keyId));
+  return { spent, charged, exact: spent === charged, verify: report.ok ? 'ok' : report.problems.slice(0, 3).join('; ') };
+}
+
+const rows = [];
+for (const n of [1, 2]) {
+  const c = await cluster(n, `b${n}:`);
+  // Warm-up: models load once per worker thread.
+  await load(c, 3);
+  await books(c, 0, 0);
+  const before = await c.store.balance(c.keyId);
+  const r = await load(c, SECONDS);
+  const b = await books(c, r.charged, before);
+  rows.push({
+    run: `${n} worker${n > 1 ? 's' : ''}`,
+    'ok/s': r.rps.toFixed(2),
+    ok: r.ok,
+    'p50 ms': r.p50,
+    'p99 ms': r.p99,
+    retries: r.retries,
+    errors: JSON.stringify(r.errors),
+    'charged = responses x cost': `${b.exact} (${b.spent} / ${b.charged})`,
+    'ledger verify': b.verify,
+  });
+  await c.close();
+}
+
+{
+  const c = await cluster(2, 'bk:');
+  await load(c, 3);
+  await books(c, 0, 0);
+  const before = await c.store.balance(c.keyId);
+  const r = await load(c, SECONDS, async (drop) => {
+    await sleep((SECONDS * 1000) / 3);
+    await c.workers[0].stop('SIGKILL');
+    await sleep((SECONDS * 1000) / 3);
+    drop(c.urls[0]);
+    await c.apis[0].stop('SIGKILL');
+  });
+  const b = await books(c, r.charged, before);
+  rows.push({
+    run: '2 workers, 1 worker + 1 API node SIGKILLed',
+    'ok/s': r.rps.toFixed(2),
+    ok: r.ok,
+    'p50 ms': r.p50,
+    'p99 ms': r.p99,
+    retries: r.retries,
+    errors: JSON.stringify(r.errors),
+    'charged = responses x cost': `${b.exact} (${b.spent} / ${b.charged})`,
+    'ledger verify': b.verify,
+  });
+
+  // Cancel → the worker aborts the pipeline: time from the cancel response to the worker's log line.
+  const img = await sharp(join(FIXTURES, 'images/fruits.jpg')).resize(128, 128).jpeg().toBuffer();
+  const url = c.urls[1];
+  const w = c.workers[1];
+  const job = await (
+    await fetch(`${url}/v1/video/loop`, {
+      method: 'POST',
+      headers: { 'x-api-key': c.key, 'content-type': 'application/json' },
+      body: JSON.stringify({ image: img.toString('base64'), resolution: '480p', duration: 5 }),
+    })
+  ).json();
+  for (let i = 0; i < 600; i++) {
+    const s = await (await fetch(`${url}/v1/video/loop/job/${job.job_id}`, { headers: { 'x-api-key': c.key } })).json();
+    if (s.progress > 0 || s.status === 'completed' || s.status === 'failed') break;
+    await sleep(50);
+  }
+  const mark = w.output().length;
+  const t0 = performance.now();
+  await fetch(`${url}/v1/video/loop/job/${job.job_id}/cancel`, { method: 'POST', headers: { 'x-api-key': c.key } });
+  while (!/job cancelled/.test(w.output().slice(mark)) && performance.now() - t0 < 10_000) await sleep(5);
+  console.log(`cancel → worker aborted the pipeline in ${Math.round(performance.now() - t0)} ms`);
+  await c.close();
+}
+
+console.table(rows);
+const [one, two] = rows;
+console.log(`throughput ratio 2 workers / 1 worker: ${(Number(two['ok/s']) / Number(one['ok/s'])).toFixed(2)}x (${SECONDS} s runs, ${CLIENTS} clients)`);
+process.exit(0);

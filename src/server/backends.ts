@@ -1,0 +1,55 @@
+import type { Redis } from 'ioredis';
+import { FileIdempotencyStore } from './idempotency-store.js';
+import { KeyStore } from './keys.js';
+import type { AccountStore, IdempotencyStore } from './stores.js';
+
+/**
+ * Chooses the server's state backends at startup: files in the data dir (the embedded default,
+ * one machine, no Redis ever) or Redis (a cluster: any number of API nodes and workers share
+ * keys, balances, holds, the ledger, idempotency records and rate-limit counters).
+ */
+
+export interface RedisOptions {
+  /** redis://[user:password@]host:port[/db] */
+  url: string;
+  /** Key prefix, so several deployments can share one Redis. Default `imgtool:`. */
+  prefix?: string;
+}
+
+export interface Backends {
+  keys: AccountStore;
+  idempotency: IdempotencyStore;
+  /** The shared client in cluster mode. */
+  redis?: Redis;
+  prefix?: string;
+  close: () => Promise<void>;
+}
+
+export async function openBackends(o: {
+  dataDir: string;
+  redis?: RedisOptions;
+  subjectCredits?: number;
+  crossProcess?: boolean;
+  clock: () => number;
+}): Promise<Backends> {
+  if (!o.redis) {
+    const keys = await new KeyStore(o.dataDir, { subjectCredits: o.subjectCredits, crossProcess: o.crossProcess, clock: o.clock }).init();
+    const idempotency = await new FileIdempotencyStore(o.dataDir, keys.instance, o.clock).init();
+    return { keys, idempotency, close: async () => {} };
+  }
+  const { connectRedis, RedisAccountStore } = await import('./redis-accounts.js');
+  const { RedisIdempotencyStore } = await import('./redis-idempotency.js');
+  const prefix = o.redis.prefix ?? 'imgtool:';
+  const redis = await connectRedis(o.redis.url);
+  const keys = new RedisAccountStore(redis, { prefix, subjectCredits: o.subjectCredits, clock: o.clock });
+  const idempotency = new RedisIdempotencyStore(redis, keys.instance, prefix, o.clock);
+  return {
+    keys,
+    idempotency,
+    redis,
+    prefix,
+    close: async () => {
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}

@@ -1,0 +1,177 @@
+import { randomUUID } from 'node:crypto';
+import { copyFile, link, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Queue, QueueEvents } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { ImgtoolError, type ErrorCode } from '../../errors.js';
+import type { Job, OpResult, RunContext } from '../../ops/define.js';
+
+/**
+ * The cluster's work queues: one BullMQ queue per operation (so workers can specialise), on
+ * the same Redis as the money state. An API node hands a pipeline run to its queue and waits
+ * for it (sync requests and async jobs alike: billing, idempotency and job records stay on the
+ * API side, unchanged); any worker process (`imgtool worker`) runs it. Inputs and outputs
+ * travel through the shared data dir (<dataDir>/cluster/work/<id>/), never through Redis.
+ */
+
+export interface QueueSettings {
+  /** ioredis client options: BullMQ opens its own connections from them. */
+  connection: { host: string; port: number; username?: string; password?: string; db?: number; tls?: object };
+  /** Redis key prefix of the deployment (imgtool:); BullMQ's keys go under `<prefix>bull`. */
+  prefix: string;
+  dataDir: string;
+}
+
+/** What travels in a BullMQ job: file paths in the shared data dir, never the bytes. */
+export interface QueuedRun {
+  operation: string;
+  options: Record<string, unknown>;
+  inputs: Record<string, { name: string; path: string; size: number }>;
+  workDir: string;
+}
+
+/** A worker's answer: the output file in workDir. */
+export interface QueuedResult {
+  ext: string;
+  contentType: string;
+  file: string;
+  credits: number;
+  meta?: Record<string, unknown>;
+}
+
+export const bullPrefix = (prefix: string) => `${prefix}bull`;
+export const queueName = (operation: string) => `op-${operation}`;
+export const cancelChannel = (prefix: string) => `${prefix}cancel`;
+export const workDirOf = (dataDir: string, id: string) => join(dataDir, 'cluster', 'work', id);
+
+/** BullMQ's connection settings from a redis:// URL. */
+export function connectionFromUrl(url: string): QueueSettings['connection'] {
+  const u = new URL(url);
+  return {
+    host: u.hostname,
+    port: Number(u.port || 6379),
+    username: u.username ? decodeURIComponent(u.username) : undefined,
+    password: u.password ? decodeURIComponent(u.password) : undefined,
+    db: u.pathname.length > 1 ? Number(u.pathname.slice(1)) : undefined,
+    tls: u.protocol === 'rediss:' ? {} : undefined,
+  };
+}
+
+/** A worker's failure travels as JSON in BullMQ's failedReason; anything else (a stall) is not ours. */
+export function encodeFailure(code: ErrorCode, message: string): string {
+  return JSON.stringify({ imgtool: true, code, message });
+}
+
+function decodeFailure(reason: string): ImgtoolError {
+  try {
+    const f = JSON.parse(reason) as { imgtool?: boolean; code: ErrorCode; message: string };
+    if (f.imgtool) return new ImgtoolError(f.code, f.message);
+  } catch {
+    // not one of ours
+  }
+  if (/stalled/i.test(reason)) {
+    return new ImgtoolError('service_unavailable', 'the workers running this request stopped twice (machine lost); nothing was charged, retry');
+  }
+  return new ImgtoolError('internal_error', `worker failure: ${reason}`);
+}
+
+export class QueueDispatcher {
+  private readonly queues = new Map<string, Queue>();
+  private readonly events = new Map<string, QueueEvents>();
+
+  constructor(
+    private readonly s: QueueSettings,
+    /** A client for publishing cancels (the API node's shared one). */
+    private readonly redis: Redis,
+  ) {}
+
+  private queue(op: string): Queue {
+    let q = this.queues.get(op);
+    if (!q) {
+      q = new Queue(queueName(op), { connection: this.s.connection, prefix: bullPrefix(this.s.prefix) });
+      q.on('error', () => {});
+      this.queues.set(op, q);
+    }
+    return q;
+  }
+
+  private async queueEvents(op: string): Promise<QueueEvents> {
+    let e = this.events.get(op);
+    if (!e) {
+      e = new QueueEvents(queueName(op), { connection: this.s.connection, prefix: bullPrefix(this.s.prefix) });
+      e.on('error', () => {});
+      e.setMaxListeners(0);
+      this.events.set(op, e);
+      await e.waitUntilReady();
+    }
+    return e;
+  }
+
+  /** The Execute of an API node in a cluster: queue the run, wait for a worker, take its output file. */
+  execute = async (job: Job, ctx: RunContext): Promise<OpResult> => {
+    const id = randomUUID();
+    const workDir = workDirOf(this.s.dataDir, id);
+    await mkdir(workDir, { recursive: true, mode: 0o700 });
+    const events = await this.queueEvents(job.operation);
+    const onProgress = ({ jobId, data }: { jobId: string; data: unknown }) => {
+      if (jobId === id && typeof data === 'number') ctx.onProgress({ fraction: data, stage: 'worker' } as never);
+    };
+    events.on('progress', onProgress as never);
+    let queued: Awaited<ReturnType<Queue['add']>> | undefined;
+    let cancelled!: (err: Error) => void;
+    const aborted = new Promise<never>((_r, reject) => (cancelled = reject));
+    aborted.catch(() => {});
+    const onAbort = () => {
+      cancelled(new ImgtoolError('job_cancelled', 'cancelled'));
+      // The worker running it aborts its pipeline; a job still waiting is removed from the queue.
+      void this.redis.publish(cancelChannel(this.s.prefix), id).catch(() => {});
+      void queued?.remove().catch(() => {});
+    };
+    try {
+      const inputs: QueuedRun['inputs'] = {};
+      for (const [key, input] of Object.entries(job.inputs)) {
+        const path = join(workDir, `input-${key}`);
+        if (input.data) await writeFile(path, input.data, { mode: 0o600 });
+        else if (input.path) await link(input.path, path).catch(() => copyFile(input.path!, path));
+        inputs[key] = { name: input.name, path, size: input.size };
+      }
+      const data: QueuedRun = { operation: job.operation, options: job.options as Record<string, unknown>, inputs, workDir };
+      if (ctx.signal.aborted) throw new ImgtoolError('job_cancelled', 'cancelled');
+      queued = await this.queue(job.operation).add(job.operation, data, {
+        jobId: id,
+        attempts: 1,
+        removeOnComplete: { age: 3600 },
+        removeOnFail: { age: 24 * 3600 },
+      });
+      ctx.signal.addEventListener('abort', onAbort, { once: true });
+      let result: QueuedResult;
+      try {
+        result = (await Promise.race([queued.waitUntilFinished(events), aborted])) as QueuedResult;
+      } catch (err) {
+        if (ctx.signal.aborted) throw new ImgtoolError('job_cancelled', 'cancelled');
+        throw decodeFailure((err as Error).message);
+      }
+      if (ctx.signal.aborted) throw new ImgtoolError('job_cancelled', 'cancelled');
+      // Into this node's temp dir (same file system): from here on it is like a local pipeline's output.
+      const file = ctx.tempPath(result.ext);
+      await rename(result.file, file);
+      return { ext: result.ext, contentType: result.contentType, file, credits: result.credits, meta: result.meta };
+    } finally {
+      ctx.signal.removeEventListener('abort', onAbort);
+      events.off('progress', onProgress as never);
+      await rm(workDir, { recursive: true, force: true });
+    }
+  };
+
+  /** Waiting/active/delayed counts per operation queue (for `serve status`). */
+  async depths(operations: readonly string[]): Promise<Record<string, Record<string, number>>> {
+    const out: Record<string, Record<string, number>> = {};
+    for (const op of operations) out[op] = await this.queue(op).getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed');
+    return out;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.events.values()].map((e) => e.close()));
+    await Promise.all([...this.queues.values()].map((q) => q.close()));
+  }
+}

@@ -1,0 +1,191 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { type Job as BullJob, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { ImgtoolError, toImgtoolError } from '../../errors.js';
+import type { Job, LoadedInput, OpResult, RunContext } from '../../ops/define.js';
+import { getOperation, OPERATIONS } from '../../ops/registry.js';
+import { WorkerPool } from '../pool.js';
+import { ThreadRunner } from '../threads.js';
+import { bullPrefix, cancelChannel, encodeFailure, type QueuedResult, type QueuedRun, type QueueSettings, queueName } from './queues.js';
+
+/**
+ * A worker node: BullMQ workers on the operation queues it serves, running pipelines (on worker
+ * threads when compiled, so a pipeline's synchronous work never delays BullMQ's lock renewals,
+ * which would look like a stall). At most `concurrency` pipelines run at once across its queues.
+ *
+ * - A worker killed (SIGKILL) stops renewing its job locks: BullMQ's stalled-job check gives
+ *   the job to another worker once (2 attempts in all), then fails it; the API node answers
+ *   service_unavailable and refunds.
+ * - Cancel: the API node publishes the job id on `<prefix>cancel`; the worker running it aborts
+ *   the pipeline's signal, which kills ffmpeg and stops the model loop.
+ * - SIGTERM: `close()` stops taking jobs and waits for the running ones to finish (drain).
+ * - Every 10 s it writes a heartbeat in the hash `<prefix>workers` (live = seen in the last 30 s) for
+ *   `serve status` and `/ready`; a hash, not one key per worker, so nobody needs KEYS/SCAN.
+ */
+
+export interface WorkerNodeOptions extends QueueSettings {
+  /** Operations served (default all). */
+  operations?: readonly string[];
+  concurrency: number;
+  /** A client for the cancel subscription and the heartbeat (a subscriber connection is made from it). */
+  redis: Redis;
+  log?: { info: (o: object, m: string) => void; warn: (o: object, m: string) => void; error: (o: object, m: string) => void };
+  /** BullMQ lock duration: a job whose worker stops renewing for this long is stalled. Default 30 s. */
+  lockMs?: number;
+  /** How often stalled jobs are looked for. Default lockMs / 2. */
+  stalledCheckMs?: number;
+  isolation?: 'threads' | 'inline';
+}
+
+export interface WorkerNode {
+  id: string;
+  /** Pipelines running now. */
+  running: () => number;
+  close: () => Promise<void>;
+}
+
+const HEARTBEAT_MS = 10_000;
+
+/** Workers whose heartbeat is at most 30 s old; forgets ones silent for 10 minutes (killed). */
+export interface WorkerHeartbeat {
+  id: string;
+  host: string;
+  pid: number;
+  operations: string[];
+  concurrency: number;
+  running: number;
+  seen_at: number;
+}
+
+export async function liveWorkers(redis: Redis, prefix: string): Promise<WorkerHeartbeat[]> {
+  const all = await redis.hgetall(`${prefix}workers`);
+  const now = Date.now();
+  const live: WorkerHeartbeat[] = [];
+  for (const [id, raw] of Object.entries(all)) {
+    const w = JSON.parse(raw) as WorkerHeartbeat;
+    if (now - w.seen_at <= 3 * HEARTBEAT_MS) live.push(w);
+    else if (now - w.seen_at > 60 * HEARTBEAT_MS) await redis.hdel(`${prefix}workers`, id);
+  }
+  return live;
+}
+
+export async function startWorkerNode(o: WorkerNodeOptions): Promise<WorkerNode> {
+  const id = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  const ops = o.operations?.length ? [...o.operations] : OPERATIONS.map((op) => op.name);
+  for (const name of ops)
+    if (!getOperation(name))
+      throw new ImgtoolError('invalid_parameter', `--ops: unknown operation "${name}"; use ${OPERATIONS.map((op) => op.name).join(', ')}`);
+  const tmpDir = join(o.dataDir, 'cluster', 'tmp', id);
+  await mkdir(tmpDir, { recursive: true, mode: 0o700 });
+  const isolation = o.isolation ?? (import.meta.url.endsWith('.js') ? 'threads' : 'inline');
+  const threads = isolation === 'threads' ? new ThreadRunner(new URL('../worker.js', import.meta.url), tmpDir) : undefined;
+  const pool = new WorkerPool(o.concurrency, 1_000_000);
+  const controllers = new Map<string, AbortController>();
+
+  const sub = o.redis.duplicate();
+  sub.on('error', () => {});
+  await sub.subscribe(cancelChannel(o.prefix));
+  sub.on('message', (_ch: string, jobId: string) => {
+    const c = controllers.get(jobId);
+    if (!c) return;
+    o.log?.info({ job: jobId }, 'job cancelled: aborting its pipeline');
+    c.abort();
+  });
+
+  const run = async (job: Job, ctx: RunContext): Promise<OpResult> => {
+    if (threads) return threads.run(job, ctx);
+    const op = getOperation(job.operation)!;
+    return (await op.load())(job, ctx);
+  };
+
+  const processor = async (bj: BullJob<QueuedRun>): Promise<QueuedResult> => {
+    const d = bj.data;
+    const op = getOperation(d.operation);
+    if (!op) throw new Error(encodeFailure('internal_error', `unknown operation ${d.operation}`));
+    const controller = new AbortController();
+    controllers.set(bj.id!, controller);
+    o.log?.info({ job: bj.id, operation: op.name, attempt: bj.attemptsStarted, stalled: bj.stalledCounter }, 'job started');
+    let lastProgress = 0;
+    try {
+      const result = await pool.run(async () => {
+        const inputs: Record<string, LoadedInput> = {};
+        for (const [key, i] of Object.entries(d.inputs)) {
+          const spec = op.inputs.find((s) => s.key === key);
+          inputs[key] = spec?.kind === 'image' ? { name: i.name, data: await readFile(i.path), size: i.size } : { name: i.name, path: i.path, size: i.size };
+        }
+        return run(
+          { operation: op.name, inputs, options: d.options },
+          {
+            signal: controller.signal,
+            onProgress: (e) => {
+              if (Date.now() - lastProgress < 250) return;
+              lastProgress = Date.now();
+              void bj.updateProgress(Math.max(0, Math.min(1, e.fraction))).catch(() => {});
+            },
+            warn: (message) => o.log?.warn({ job: bj.id, operation: op.name }, message),
+            tempPath: (ext) => join(tmpDir, `${randomUUID()}.${ext}`),
+          },
+        );
+      }, controller.signal);
+      if (controller.signal.aborted) {
+        if (result.file) await rm(result.file, { force: true });
+        throw new ImgtoolError('job_cancelled', 'cancelled');
+      }
+      // The output goes into the job's work dir on the shared file system, for the API node to take.
+      const file = join(d.workDir, `result.${result.ext}`);
+      if (result.data) await writeFile(file, result.data, { mode: 0o600 });
+      else await rename(result.file!, file);
+      return { ext: result.ext, contentType: result.contentType, file, credits: result.credits, meta: result.meta };
+    } catch (err) {
+      const e = toImgtoolError(err);
+      if (e.code === 'internal_error') o.log?.error({ err, job: bj.id, operation: op.name }, 'pipeline failed with an internal error');
+      throw new Error(encodeFailure(e.code, e.code === 'internal_error' ? `internal error (job ${bj.id}); the worker log has the details` : e.message));
+    } finally {
+      controllers.delete(bj.id!);
+    }
+  };
+
+  const lockMs = o.lockMs ?? 30_000;
+  const workers = ops.map((name) => {
+    const w = new Worker<QueuedRun, QueuedResult>(queueName(name), processor, {
+      connection: o.connection,
+      prefix: bullPrefix(o.prefix),
+      concurrency: o.concurrency,
+      lockDuration: lockMs,
+      stalledInterval: o.stalledCheckMs ?? Math.round(lockMs / 2),
+      // A job whose worker died is given to another worker once: 2 attempts in all.
+      maxStalledCount: 1,
+    });
+    w.on('error', (err) => o.log?.warn({ err: err.message, queue: name }, 'queue connection error'));
+    w.on('stalled', (jobId) => o.log?.warn({ job: jobId, operation: name }, 'job stalled (its worker stopped); retrying it on another worker'));
+    return w;
+  });
+  await Promise.all(workers.map((w) => w.waitUntilReady()));
+
+  const beat = async () => {
+    const info = { id, host: hostname(), pid: process.pid, operations: ops, concurrency: o.concurrency, running: controllers.size, seen_at: Date.now() };
+    await o.redis.hset(`${o.prefix}workers`, id, JSON.stringify(info)).catch(() => {});
+  };
+  await beat();
+  const timer = setInterval(() => void beat(), HEARTBEAT_MS);
+  timer.unref();
+  o.log?.info({ worker: id, operations: ops, concurrency: o.concurrency }, 'worker ready');
+
+  return {
+    id,
+    running: () => controllers.size,
+    close: async () => {
+      clearInterval(timer);
+      // Drain: stop taking jobs, let the running ones finish.
+      await Promise.all(workers.map((w) => w.close()));
+      await o.redis.hdel(`${o.prefix}workers`, id).catch(() => {});
+      await sub.quit().catch(() => sub.disconnect());
+      pool.close();
+      await threads?.close();
+      await rm(tmpDir, { recursive: true, force: true });
+    },
+  };
+}
