@@ -281,21 +281,23 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
     );
   });
 
-  // Readiness (as opposed to /health, liveness): the shared state is reachable.
-  app.get('/ready', async (_req, reply) => {
+  // Readiness (as opposed to /health, liveness): the shared state is reachable and, in a
+  // cluster, some worker is there to take the work.
+  const ready = async (): Promise<{ ready: true; redis?: string; workers?: number }> => {
     if (!backends.redis) return { ready: true };
     try {
       await backends.redis.ping();
     } catch (err) {
-      return reply.code(503).send({ error: `Redis unreachable (${(err as Error).message})`, error_code: 'service_unavailable' });
+      throw new ImgtoolError('service_unavailable', `Redis unreachable (${(err as Error).message})`);
     }
     const { liveWorkers } = await import('./cluster/worker-node.js');
     const workers = (await liveWorkers(backends.redis, backends.prefix!)).length;
-    if (!workers) return reply.code(503).send({ error: 'no worker has been seen in the last 30 s; start `imgtool worker`', error_code: 'service_unavailable' });
+    if (!workers) throw new ImgtoolError('service_unavailable', 'no worker has been seen in the last 30 s; start `imgtool worker`');
     return { ready: true, redis: 'ok', workers };
-  });
+  };
 
   registerRoutes(app, {
+    ready,
     keys,
     billing,
     leases,

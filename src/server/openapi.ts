@@ -178,6 +178,22 @@ export function buildOpenApi(ops: readonly OperationDefinition[]): Json {
       responses: { '200': json('The server is up', { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] }, pool: { type: 'object' }, jobs: { type: 'object' } } }), ...errors([429]) },
     },
   };
+  paths['/ready'] = {
+    get: {
+      operationId: 'ready',
+      tags: ['server'],
+      summary: 'Readiness: the shared state is reachable and, in a cluster, workers are present',
+      security: [],
+      responses: {
+        '200': json('Ready to take work', {
+          type: 'object',
+          required: ['ready'],
+          properties: { ready: { type: 'boolean', enum: [true] }, redis: { type: 'string' }, workers: { type: 'integer', minimum: 1 } },
+        }),
+        ...errors([429, 503]),
+      },
+    },
+  };
   paths['/openapi.json'] = {
     get: { operationId: 'openapi', tags: ['server'], summary: 'This document', security: [], responses: { '200': json('OpenAPI 3.1 document', { type: 'object' }), ...errors([429]) } },
   };

@@ -25,6 +25,8 @@ import type { ResultStore, StoredResult } from './results.js';
  */
 
 export interface RouteDeps {
+  /** GET /ready: resolves when the node can take work, throws service_unavailable otherwise. */
+  ready: () => Promise<object>;
   keys: AccountStore;
   billing: Billing;
   leases: LeaseKeeper;
@@ -77,6 +79,8 @@ export function registerRoutes(app: FastifyInstance, d: RouteDeps): void {
 
   const openapi = buildOpenApi(OPERATIONS);
   route('GET', '/openapi.json', { handler: async () => openapi });
+
+  route('GET', '/ready', { handler: async () => d.ready() });
 
   route('GET', '/health', {
     handler: async () => ({ status: 'ok', pool: d.pool.stats(), jobs: d.jobs.stats() }),
