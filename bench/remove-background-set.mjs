@@ -59,13 +59,13 @@ export const OBJECTS = [...Object.keys(MULTI), ...SINGLE];
 
 /**
  * Backdrops. Scenes (textures, a fruit stall, a potted plant, a branch) are backgrounds at full
- * detail. A photo whose own subject fills the frame (a face, a cat, a butterfly, an orange) is not a
+ * detail. A photo whose own subject fills the frame (a face, a cat, a squirrel, a butterfly, an orange) is not a
  * background: a product pasted over it makes two subjects, and neither a model nor a person can say
  * which one the seller meant. Those photos are used only defocused, as backdrops are in product
  * photography.
  */
-export const SCENES = ['images/fruits.jpg', 'textures/brick.png', 'images/plant.jpg', 'textures/grass.png', 'images/squirrel_cls.jpg', 'textures/gravel.png'];
-export const SUBJECT_PHOTOS = ['images/chelsea.png', 'images/baboon.jpg', 'images/butterfly.jpg', 'images/orange.jpg', 'images/astronaut.png', 'images/grace_hopper.jpg'];
+export const SCENES = ['images/fruits.jpg', 'textures/brick.png', 'images/plant.jpg', 'textures/grass.png', 'textures/gravel.png'];
+export const SUBJECT_PHOTOS = ['images/chelsea.png', 'images/baboon.jpg', 'images/butterfly.jpg', 'images/orange.jpg', 'images/astronaut.png', 'images/grace_hopper.jpg', 'images/squirrel_cls.jpg'];
 export const BACKDROPS = [...SCENES, ...SUBJECT_PHOTOS];
 /** busy: a scene as it is; low-contrast: any backdrop blurred and flattened; similar-colour: a scene mixed half-way to the object's colour. */
 export const KINDS = ['busy', 'low-contrast', 'similar-colour'];
@@ -130,28 +130,36 @@ function meanColour(obj) {
  * its exact alpha and its description.
  */
 export async function buildCase(fixtures, k, width, height) {
-  const name = OBJECTS[k % OBJECTS.length];
+  const object = OBJECTS[k % OBJECTS.length];
   const pass = Math.floor(k / OBJECTS.length);
   const kind = KINDS[(k + pass) % KINDS.length];
-  const file = kind === 'low-contrast' ? BACKDROPS[(k * 5 + pass * 7) % BACKDROPS.length] : SCENES[(k * 5 + pass) % SCENES.length];
-  const obj = await buildObject(fixtures, name);
-  const frac = 0.55 + 0.1 * (k % 4);
-  const scale = Math.min((width * 0.9) / obj.width, (height * frac) / obj.height);
+  const backdropFile = kind === 'low-contrast' ? BACKDROPS[(k * 5 + pass * 7) % BACKDROPS.length] : SCENES[(k * 3 + pass) % SCENES.length];
+  const c = await compose(fixtures, { object, backdropFile, kind, width, height, size: 0.55 + 0.1 * (k % 4), x: ((k * 37) % 100) / 100, y: ((k * 61) % 100) / 100 });
+  return { ...c, name: `${String(k).padStart(2, '0')}-${c.name}` };
+}
+
+/**
+ * One composite: `object` on `backdropFile` (of `kind`), its height `size` of the frame's (or
+ * less, to fit 90% of the width), its free space split x : 1 - x left/right and y : 1 - y above/below.
+ */
+export async function compose(fixtures, { object, backdropFile, kind = 'busy', width = 640, height = 480, size = 0.7, x = 0.5, y = 0.5 }) {
+  const obj = await buildObject(fixtures, object);
+  const scale = Math.min((width * 0.9) / obj.width, (height * size) / obj.height);
   const ow = Math.round(obj.width * scale), oh = Math.round(obj.height * scale);
   const fg = await sharp(obj.data, { raw: { width: obj.width, height: obj.height, channels: 4 } }).resize(ow, oh, { fit: 'fill' }).raw().toBuffer();
-  const left = Math.round(((width - ow) * ((k * 37) % 100)) / 100);
-  const top = Math.round(((height - oh) * ((k * 61) % 100)) / 100);
-  const rgb = await backdrop(fixtures, file, kind, width, height, meanColour(obj));
+  const left = Math.round((width - ow) * x);
+  const top = Math.round((height - oh) * y);
+  const rgb = await backdrop(fixtures, backdropFile, kind, width, height, meanColour(obj));
   const alpha = new Uint8Array(width * height);
-  for (let y = 0; y < oh; y++) {
-    for (let x = 0; x < ow; x++) {
-      const s = (y * ow + x) * 4, a = fg[s + 3], i = (top + y) * width + left + x;
-      alpha[i] = a;
-      for (let c = 0; c < 3; c++) rgb[i * 3 + c] = Math.round((fg[s + c] * a + rgb[i * 3 + c] * (255 - a)) / 255);
+  for (let j = 0; j < oh; j++) {
+    for (let i = 0; i < ow; i++) {
+      const s = (j * ow + i) * 4, a = fg[s + 3], p = (top + j) * width + left + i;
+      alpha[p] = a;
+      for (let c = 0; c < 3; c++) rgb[p * 3 + c] = Math.round((fg[s + c] * a + rgb[p * 3 + c] * (255 - a)) / 255);
     }
   }
-  const bgName = file.split('/')[1].split('.')[0];
-  return { name: `${String(k).padStart(2, '0')}-${name}-on-${bgName}-${kind}`, object: name, multi: name in MULTI, backdrop: file, kind, rgb, alpha, width, height };
+  const bgName = backdropFile.split('/')[1].split('.')[0];
+  return { name: `${object}-on-${bgName}-${kind}`, object, multi: object in MULTI, backdrop: backdropFile, kind, rgb, alpha, width, height };
 }
 
 /**

@@ -148,6 +148,37 @@ async function runBatch(pool: SessionPool, entry: ModelEntry, size: Square, fram
 }
 
 /**
+ * How ISNet's sessions are laid out for inputs in flight. 'per-core': one single-threaded session
+ * per core, like the other models; each holds its own onnxruntime arena sized for 1024x1024
+ * activations, so a batch at the CLI's default concurrency peaked at ~2.9 GB. 'shared': one
+ * session using every core, shared by all inputs in flight, whose arena is the only large one;
+ * the other inputs' U2-Net-p runs, decoding, refinement and encoding fill the cores meanwhile.
+ */
+let isnetSessions: 'shared' | 'per-core' = 'per-core';
+/**
+ * Whether ISNet's sessions keep onnxruntime's memory arena. Without it each run's activations are
+ * returned when the run ends instead of staying reserved (and rounded up to powers of two) for
+ * the next run, so sessions that are not running hold only their weights.
+ */
+let isnetArena = false;
+const isIsnet = (model: SegmentModel) => model.startsWith('isnet');
+
+/** Tuning hook for benchmarks: ISNet's session layout and arena (see isnetSessions, isnetArena). */
+export function configureSegment(o: { isnetSessions?: 'shared' | 'per-core'; isnetArena?: boolean }): void {
+  if (o.isnetSessions) isnetSessions = o.isnetSessions;
+  if (o.isnetArena !== undefined) isnetArena = o.isnetArena;
+}
+
+function segmentPool(model: SegmentModel): Promise<SessionPool> {
+  const arena = isIsnet(model) && !isnetArena ? { enableCpuMemArena: false } : {};
+  if (isIsnet(model) && isnetSessions === 'shared') return sessionPool(model, 1, { intraOpNumThreads: engineCores(), ...arena });
+  // Sessions live in worker threads (pool.ts), each with an input's share of the cores, as many
+  // as fit the cores: a batch at --concurrency 2 on 2 cores really runs two models at once.
+  const threads = engineThreads();
+  return sessionPool(model, Math.max(1, Math.floor(engineCores() / threads)), { intraOpNumThreads: threads, ...arena });
+}
+
+/**
  * Foreground mask of one image at its own resolution.
  * @example
  * const { mask } = await segment({ data: rgba, width, height, channels: 4 }, 'isnet');
@@ -166,10 +197,7 @@ export async function segmentBatch(frames: SegmentInput[], model: SegmentModel, 
   const entry = segmentEntry(model);
   const size = inputSize(entry, opts.size);
   throwIfAborted(opts.signal);
-  // Sessions live in worker threads (pool.ts), each with an input's share of the cores, as many
-  // as fit the cores: a batch at --concurrency 2 on 2 cores really runs two models at once.
-  const threads = engineThreads();
-  const pool = await sessionPool(model, Math.max(1, Math.floor(engineCores() / threads)), { intraOpNumThreads: threads });
+  const pool = await segmentPool(model);
   const batch = typeof entry.input.shape[0] === 'string' ? Math.max(1, opts.batchSize ?? 4) : 1;
   const results: SegmentResult[] = [];
   for (let i = 0; i < frames.length; i += batch) {
