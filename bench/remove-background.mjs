@@ -83,11 +83,11 @@ async function child(engine, listFile) {
     if (side) configureCutout(name === 'imgtool-u2netp' ? { u2netpSide: Number(side) } : { isnetSide: Number(side) });
     // "imgtool-isnet-fp32": the default mode with ISNet's float graph instead of the int8 build.
     if (name.includes('-fp32')) configureCutout({ isnetModel: 'isnet' });
-    // "-shared": one ISNet session on all cores shared by the inputs in flight; "-arena": ISNet's
+    // "-shared": one ISNet session on all cores shared by the inputs in flight; "-arena": the
     // sessions keep onnxruntime's memory arena (the default before round 4); to compare in one run.
     const { configureSegment } = await import('../dist/engine/segment.js');
     if (name.includes('-shared')) configureSegment({ isnetSessions: 'shared' });
-    if (name.includes('-arena')) configureSegment({ isnetArena: true });
+    if (name.includes('-arena')) configureSegment({ arena: true });
     // What the CLI does for a batch at --concurrency K: each input's sessions get cores / K threads.
     (await import('../dist/engine/models.js')).configureEngine({ concurrency: k });
     const ctx = { signal: new AbortController().signal, onProgress: () => {}, warn: () => {}, tempPath: (e) => join(dir, `tmp.${e}`) };
