@@ -10,15 +10,14 @@
  * and each is judged on its own:
  *  - a core is kept if it is the main body (the largest core), of comparable size to it
  *    (several products side by side), or close to a kept core (a detached part both models see);
- *  - a blob attached to a kept core is kept if a large share of its outline runs along that core
- *    (the part of the object one model trimmed: a strap, a rim), and dropped if it only touches it
- *    at a point (a backdrop object one model merged into the subject);
- *  - a detached blob near a kept core is kept if the other model also leans towards it (its soft
- *    value is well above zero there: the part is seen, only not confidently), and it is no larger
- *    than the main body; a backdrop object only one model likes gets ~0 from the other.
- * The soft value is the union (max) inside and around kept blobs, so a part found by one model
+ *  - a blob near a kept core, attached or not, is kept if the other model leans towards it (its
+ *    mean soft value there is well above zero: the part is seen, only not confidently); a backdrop
+ *    region only one model likes gets ~0 from the other. How much of a blob's outline touches the
+ *    body did not separate the two on the bench set (docs/ops/remove-background.md).
+ * The soft value is the union (max) on and right next to kept blobs, so a part found by one model
  * keeps that model's edge, and the agreement (min) elsewhere, which gives the tighter boundary
- * band. Weak values survive only close to what is kept.
+ * band. Weak values survive only close to what is kept. When the models pick different objects
+ * (little overlap), the one whose outline follows stronger image edges is used alone.
  *
  * `keep` chooses what the user wants: `auto` (above), `largest` (only the largest kept region,
  * one connected object), `all` (every region either model is confident about, minus specks).
