@@ -32,7 +32,7 @@ export function configureCutout(o: { isnetSide?: number; isnetModel?: 'isnet' | 
 }
 
 export interface CutoutOptions {
-  /** isnet (default): ISNet checked by U2-Net-p, best quality; u2netp: U2-Net-p alone, several times faster. */
+  /** isnet (default): ISNet and U2-Net-p fused (fusion.ts), best quality; u2netp: U2-Net-p alone, several times faster. */
   model?: CutoutModel;
   signal?: AbortSignal;
   /** Tuning knobs for the edge refinement; the defaults are the measured best. */
