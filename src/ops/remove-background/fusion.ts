@@ -35,6 +35,8 @@ export interface FusionParams {
   partNearShare: number;
   /** ...at least this share of the main core's area (smaller ones are slivers along an edge)... */
   partMinShare: number;
+  /** ...at least this thick (area / outline pixels: a line 3 px wide is ~1.5; mortar lines, edge slivers)... */
+  partThickness: number;
   /** ...when the other model's mean soft value on it is at least this (0..1). */
   partSupport: number;
   /** Soft (below-threshold) values survive within this share of the diagonal of what is kept. */
@@ -49,7 +51,8 @@ export const DEFAULT_FUSION: FusionParams = {
   nearShare: 0.02,
   partNearShare: 0.1,
   partMinShare: 0.01,
-  partSupport: 0.08,
+  partThickness: 2,
+  partSupport: 0.1,
   haloShare: 0.02,
   speckShare: 0.0005,
 };
@@ -297,19 +300,23 @@ function keepBlobs(
   const { labels, areas } = blobs;
   const m = areas.length;
   const support = new Float64Array(m);
+  const outline = new Float64Array(m);
   const nearest = new Float64Array(m).fill(Infinity);
   const dist = distanceToSeeds(keepAll, w, h);
-  for (let i = 0; i < labels.length; i++) {
-    const l = labels[i];
-    if (!l) continue;
-    // The other model's soft value: the lower of the two where only one is confident.
-    support[l] += lo[i];
-    if (dist[i] < nearest[l]) nearest[l] = dist[i];
+  for (let y = 0, i = 0; y < h; y++) {
+    for (let x = 0; x < w; x++, i++) {
+      const l = labels[i];
+      if (!l) continue;
+      // The other model's soft value: the lower of the two where only one is confident.
+      support[l] += lo[i];
+      if (dist[i] < nearest[l]) nearest[l] = dist[i];
+      if (x === 0 || y === 0 || x === w - 1 || y === h - 1 || labels[i - 1] !== l || labels[i + 1] !== l || labels[i - w] !== l || labels[i + w] !== l) outline[l]++;
+    }
   }
   const partNear = Math.max(2, p.partNearShare * diag);
   const minArea = p.partMinShare * mainArea;
   const keep = new Uint8Array(m);
-  for (let l = 1; l < m; l++) keep[l] = nearest[l] <= partNear && areas[l] >= minArea && support[l] / areas[l] >= p.partSupport * 255 ? 1 : 0;
+  for (let l = 1; l < m; l++) keep[l] = nearest[l] <= partNear && areas[l] >= minArea && areas[l] >= p.partThickness * outline[l] && support[l] / areas[l] >= p.partSupport * 255 ? 1 : 0;
   for (let i = 0; i < labels.length; i++) {
     if (keep[labels[i]]) {
       keepAll[i] = 1;
