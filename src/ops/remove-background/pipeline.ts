@@ -67,7 +67,7 @@ export const run: Pipeline<RemoveBackgroundOptions> = async (job, ctx) => {
   const img = await decodeImage(input, op.limits, op.name);
   throwIfAborted(ctx.signal);
   progress(0.1, 'segment');
-  const { rgba, mask } = await cutoutSubject(img, { model: o.model, signal: ctx.signal });
+  const { rgba, mask, parts } = await cutoutSubject(img, { model: o.model, keep: o.keep, signal: ctx.signal });
   throwIfAborted(ctx.signal);
   const { width: w, height: h } = img;
 
@@ -119,7 +119,8 @@ export const run: Pipeline<RemoveBackgroundOptions> = async (job, ctx) => {
     contentType: 'image/png',
     data,
     credits: op.cost(o, {}),
-    meta: { width: region.width, height: region.height, model: o.model, crop: o.crop ? region : undefined },
+    // parts: the connected regions kept (input pixels, largest first), so a user can see a lost or extra part.
+    meta: { width: region.width, height: region.height, model: o.model, keep: o.keep, parts, crop: o.crop ? region : undefined },
   };
 };
 

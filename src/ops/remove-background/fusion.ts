@@ -1,0 +1,357 @@
+/**
+ * Mask fusion and cleanup that keep every part of the subject.
+ *
+ * Two models (ISNet, fine; U2-Net-p, coarse, a different network trained on different data) each
+ * give a soft mask. Keeping only where both agree (their minimum) drops whatever only one of them
+ * finds: ear cups, a lens, a trophy's base, a fish's tail. Keeping their union keeps what only one
+ * of them hallucinates in the backdrop. So the masks are split into
+ *  - cores: connected regions where both are confident (min >= 128), and
+ *  - blobs: connected regions where only one is (max >= 128 > min),
+ * and each is judged on its own:
+ *  - a core is kept if it is the main body (the largest core), of comparable size to it
+ *    (several products side by side), or close to a kept core (a detached part both models see);
+ *  - a blob near a kept core, attached or not, is kept if the other model leans towards it (its
+ *    mean soft value there is well above zero: the part is seen, only not confidently); a backdrop
+ *    region only one model likes gets ~0 from the other. How much of a blob's outline touches the
+ *    body did not separate the two on the bench set (docs/ops/remove-background.md).
+ * The soft value is the union (max) on and right next to kept blobs, so a part found by one model
+ * keeps that model's edge, and the agreement (min) elsewhere, which gives the tighter boundary
+ * band. Weak values survive only close to what is kept. When the models pick different objects
+ * (little overlap), the one whose outline follows stronger image edges is used alone.
+ *
+ * `keep` chooses what the user wants: `auto` (above), `largest` (only the largest kept region,
+ * one connected object), `all` (every region either model is confident about, minus specks).
+ */
+import { distanceToSeeds, labelRegions } from './cleanup.js';
+
+export type Keep = 'auto' | 'largest' | 'all';
+
+export interface FusionParams {
+  /** A core at least this share of the main core's area is kept wherever it is. */
+  minShare: number;
+  /** A smaller core is kept within this share of the image diagonal of a kept one. */
+  nearShare: number;
+  /** A blob (one model confident) is kept within this share of the image diagonal of a kept core... */
+  partNearShare: number;
+  /** ...at least this share of the main core's area (smaller ones are slivers along an edge)... */
+  partMinShare: number;
+  /** ...at least this thick (area / outline pixels: a line 3 px wide is ~1.5; mortar lines, edge slivers)... */
+  partThickness: number;
+  /** ...when the other model's mean soft value on it is at least this (0..1). */
+  partSupport: number;
+  /** Soft (below-threshold) values survive within this share of the diagonal of what is kept. */
+  haloShare: number;
+  /** Regions smaller than this share of the image are specks (`all` drops them). */
+  speckShare: number;
+}
+
+// Chosen on the bench's evaluation set (bench/remove-background-set.mjs); docs/ops/remove-background.md.
+export const DEFAULT_FUSION: FusionParams = {
+  minShare: 0.15,
+  nearShare: 0.02,
+  partNearShare: 0.1,
+  partMinShare: 0.01,
+  partThickness: 2,
+  partSupport: 0.1,
+  haloShare: 0.02,
+  speckShare: 0.0005,
+};
+
+/** A kept part: a connected region of the final mask (alpha >= 128), in image pixels. */
+export interface MaskPart {
+  area: number;
+  left: number;
+  top: number;
+  width: number;
+  height: number;
+}
+
+export interface Fused {
+  /** Soft mask, width*height, 0..255. */
+  mask: Uint8Array;
+  /** The kept parts, largest first (empty when nothing was confident). */
+  parts: MaskPart[];
+}
+
+/** Longest side the region analysis runs at: the models' masks carry no finer detail. */
+export const FUSION_SIDE = 512;
+
+function nearestDown(mask: Uint8Array, w: number, h: number, f: number): Uint8Array {
+  if (f === 1) return mask;
+  const lw = Math.ceil(w / f), lh = Math.ceil(h / f);
+  const low = new Uint8Array(lw * lh);
+  for (let y = 0, k = 0; y < lh; y++) {
+    const row = Math.min(h - 1, y * f + (f >> 1)) * w;
+    for (let x = 0; x < lw; x++, k++) low[k] = mask[row + Math.min(w - 1, x * f + (f >> 1))];
+  }
+  return low;
+}
+
+export interface FusionInput {
+  /** The finer model's soft mask (ISNet), width*height. */
+  primary: Uint8Array;
+  /** The other model's (U2-Net-p); undefined to clean one model's mask. */
+  second?: Uint8Array;
+  /** The image (interleaved, 3 or 4 channels): its edges settle which model to trust when they disagree. */
+  image: { data: Uint8Array; channels: number };
+  width: number;
+  height: number;
+}
+
+/** Fuses the two models' soft masks (or cleans one) at full resolution. */
+export function fuseMasks(input: FusionInput, keep: Keep = 'auto', params: FusionParams = DEFAULT_FUSION): Fused {
+  const { width: w, height: h, image } = input;
+  const n = w * h;
+  const f = Math.max(1, Math.ceil(Math.max(w, h) / FUSION_SIDE));
+  const lw = Math.ceil(w / f), lh = Math.ceil(h / f);
+  const primary = input.primary;
+  let second = input.second;
+  if (second) {
+    const which = trustworthy(nearestDown(primary, w, h, f), nearestDown(second, w, h, f), () => edgeMap(image, w, h, f, lw, lh), lw, lh);
+    if (which === 'second') return fuseMasks({ ...input, primary: second, second: undefined }, keep, params);
+    if (which === 'primary') second = undefined;
+  }
+  const lo = new Uint8Array(n);
+  const hi = new Uint8Array(n);
+  if (second) {
+    for (let i = 0; i < n; i++) {
+      const a = primary[i], b = second[i];
+      if (a < b) { lo[i] = a; hi[i] = b; } else { lo[i] = b; hi[i] = a; }
+    }
+  } else {
+    lo.set(primary);
+    hi.set(primary);
+  }
+  const choice = decide(nearestDown(lo, w, h, f), nearestDown(hi, w, h, f), lw, lh, keep, params);
+  if (!choice) return { mask: lo, parts: [] };
+  const { keepAll, keepHi } = choice;
+  const diag = Math.hypot(lw, lh);
+  const halo = Math.max(2, params.haloShare * diag);
+  const dAll = distanceToSeeds(keepAll, lw, lh);
+  const dHi = distanceToSeeds(keepHi, lw, lh);
+  const mask = new Uint8Array(n);
+  for (let y = 0, i = 0; y < h; y++) {
+    const row = ((y / f) | 0) * lw;
+    for (let x = 0; x < w; x++, i++) {
+      const k = row + ((x / f) | 0);
+      // The union only on and right next to a kept blob: elsewhere the agreement draws the edge.
+      if (dHi[k] <= 2) mask[i] = hi[i];
+      else if (dAll[k] <= halo) mask[i] = lo[i];
+    }
+  }
+  return { mask, parts: partsOf(mask, w, h, params.speckShare) };
+}
+
+/** Below this share of the primary's area, the primary lost the subject (seen: a low-contrast subject over a face). */
+export const LOST_SHARE = 0.1;
+/** Below this overlap, as a share of the smaller of the two masks, the models picked different objects. */
+export const AGREE_SHARE = 0.5;
+
+/**
+ * Whether to fuse both masks or trust one. When one model finds (almost) nothing, the other is used;
+ * when they overlap little they picked different objects, and the mask whose outline runs along
+ * stronger image edges (relative to the image's own mean gradient, so textures do not win) is
+ * used alone: a real object's outline follows its edges, a wrong pick cuts through surfaces.
+ */
+function trustworthy(a: Uint8Array, b: Uint8Array, edges: () => Float32Array, w: number, h: number): 'both' | 'primary' | 'second' {
+  let na = 0, nb = 0, nab = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] >= 128, y = b[i] >= 128;
+    if (x) na++;
+    if (y) nb++;
+    if (x && y) nab++;
+  }
+  if (na < LOST_SHARE * nb) return 'second';
+  if (nb < LOST_SHARE * na) return 'primary';
+  if (nab >= AGREE_SHARE * Math.min(na, nb)) return 'both';
+  const g = edges();
+  return outlineStrength(b, g, w, h) > outlineStrength(a, g, w, h) ? 'second' : 'primary';
+}
+
+/** Gradient magnitude of luma at analysis resolution, divided by its mean. */
+function edgeMap(image: { data: Uint8Array; channels: number }, w: number, h: number, f: number, lw: number, lh: number): Float32Array {
+  const L = new Float32Array(lw * lh);
+  const c = image.channels;
+  for (let y = 0, k = 0; y < lh; y++) {
+    const row = Math.min(h - 1, y * f + (f >> 1)) * w;
+    for (let x = 0; x < lw; x++, k++) {
+      const j = (row + Math.min(w - 1, x * f + (f >> 1))) * c;
+      L[k] = 0.299 * image.data[j] + 0.587 * image.data[j + 1] + 0.114 * image.data[j + 2];
+    }
+  }
+  const G = new Float32Array(lw * lh);
+  let sum = 0;
+  for (let y = 1; y < lh - 1; y++) {
+    for (let x = 1, i = y * lw + 1; x < lw - 1; x++, i++) {
+      G[i] = Math.hypot(L[i + 1] - L[i - 1], L[i + lw] - L[i - lw]);
+      sum += G[i];
+    }
+  }
+  const mean = sum / (lw * lh) || 1;
+  for (let i = 0; i < G.length; i++) G[i] /= mean;
+  return G;
+}
+
+/** Mean of the edge map on the mask's outline (pixels >= 128 with a 4-neighbour below). */
+function outlineStrength(m: Uint8Array, g: Float32Array, w: number, h: number): number {
+  let sum = 0, count = 0;
+  for (let y = 1; y < h - 1; y++) {
+    for (let x = 1, i = y * w + 1; x < w - 1; x++, i++) {
+      if (m[i] < 128) continue;
+      if (m[i - 1] < 128 || m[i + 1] < 128 || m[i - w] < 128 || m[i + w] < 128) {
+        sum += g[i];
+        count++;
+      }
+    }
+  }
+  return count ? sum / count : 0;
+}
+
+interface Choice {
+  /** 1 on every kept pixel (cores and blobs) at analysis resolution. */
+  keepAll: Uint8Array;
+  /** 1 on kept blob pixels (where only one model is confident). */
+  keepHi: Uint8Array;
+}
+
+/** The keep decision at analysis resolution; undefined when neither model is confident anywhere. */
+function decide(lo: Uint8Array, hi: Uint8Array, w: number, h: number, keep: Keep, p: FusionParams): Choice | undefined {
+  const n = w * h;
+  const diag = Math.hypot(w, h);
+  const cores = labelRegions(lo, w, h);
+  const blobMask = new Uint8Array(n);
+  for (let i = 0; i < n; i++) if (hi[i] >= 128 && lo[i] < 128) blobMask[i] = 255;
+  const blobs = labelRegions(blobMask, w, h);
+  if (cores.areas.length <= 1 && blobs.areas.length <= 1) return undefined;
+  const keepAll = new Uint8Array(n);
+  const keepHi = new Uint8Array(n);
+
+  if (keep === 'all') {
+    // Every region either model is confident about, minus specks.
+    const union = labelRegions(hi, w, h);
+    const speck = p.speckShare * n;
+    for (let i = 0; i < n; i++) if (union.labels[i] && union.areas[union.labels[i]] >= speck) keepAll[i] = 1;
+    // Where only one model is confident, keep its value: every salient object counts.
+    for (let i = 0; i < n; i++) if (keepAll[i] && lo[i] < 128) keepHi[i] = 1;
+    return { keepAll, keepHi };
+  }
+
+  // No core at all (the models disagree everywhere): the largest blob is the body.
+  if (cores.areas.length <= 1) {
+    const best = argmax(blobs.areas);
+    for (let i = 0; i < n; i++) if (blobs.labels[i] === best) keepAll[i] = keepHi[i] = 1;
+  } else {
+    const coreKeep = keepCores(cores, w, h, diag, p);
+    for (let i = 0; i < n; i++) if (coreKeep[cores.labels[i]]) keepAll[i] = 1;
+    if (blobs.areas.length > 1) keepBlobs(blobs, keepAll, keepHi, lo, w, h, diag, cores.areas[argmax(cores.areas)], p);
+  }
+  if (keep === 'largest') {
+    // Only the largest connected object of what auto keeps.
+    const kept = labelRegions(keepAll.map((v) => v * 255), w, h);
+    const best = argmax(kept.areas);
+    for (let i = 0; i < n; i++) {
+      if (kept.labels[i] !== best) {
+        keepAll[i] = 0;
+        keepHi[i] = 0;
+      }
+    }
+  }
+  return { keepAll, keepHi };
+}
+
+function argmax(areas: number[]): number {
+  let best = 1;
+  for (let l = 2; l < areas.length; l++) if (areas[l] > areas[best]) best = l;
+  return best;
+}
+
+/** Cores: the main one, every comparable one, and small ones close to those (cleanup.ts's rule). */
+function keepCores(cores: { labels: Int32Array; areas: number[] }, w: number, h: number, diag: number, p: FusionParams): Uint8Array {
+  const { labels, areas } = cores;
+  const largest = areas[argmax(areas)];
+  const keep = new Uint8Array(areas.length);
+  for (let l = 1; l < areas.length; l++) if (areas[l] >= p.minShare * largest) keep[l] = 1;
+  if (areas.length > 2) {
+    const seed = new Uint8Array(w * h);
+    for (let i = 0; i < seed.length; i++) if (keep[labels[i]]) seed[i] = 1;
+    const dist = distanceToSeeds(seed, w, h);
+    const near = Math.max(2, p.nearShare * diag);
+    for (let i = 0; i < seed.length; i++) if (labels[i] && !keep[labels[i]] && dist[i] <= near) keep[labels[i]] = 2;
+  }
+  return keep;
+}
+
+/**
+ * Blobs (one model confident) near what is kept, attached or not, are kept when the other model
+ * leans towards them too: on the bench set, true parts one model missed get a mean of 0.11-0.45
+ * from it, backdrop regions one model merged in get 0.00-0.05.
+ */
+function keepBlobs(
+  blobs: { labels: Int32Array; areas: number[] },
+  keepAll: Uint8Array,
+  keepHi: Uint8Array,
+  lo: Uint8Array,
+  w: number,
+  h: number,
+  diag: number,
+  mainArea: number,
+  p: FusionParams,
+): void {
+  const { labels, areas } = blobs;
+  const m = areas.length;
+  const support = new Float64Array(m);
+  const outline = new Float64Array(m);
+  const nearest = new Float64Array(m).fill(Infinity);
+  const dist = distanceToSeeds(keepAll, w, h);
+  for (let y = 0, i = 0; y < h; y++) {
+    for (let x = 0; x < w; x++, i++) {
+      const l = labels[i];
+      if (!l) continue;
+      // The other model's soft value: the lower of the two where only one is confident.
+      support[l] += lo[i];
+      if (dist[i] < nearest[l]) nearest[l] = dist[i];
+      if (x === 0 || y === 0 || x === w - 1 || y === h - 1 || labels[i - 1] !== l || labels[i + 1] !== l || labels[i - w] !== l || labels[i + w] !== l) outline[l]++;
+    }
+  }
+  const partNear = Math.max(2, p.partNearShare * diag);
+  const minArea = p.partMinShare * mainArea;
+  const keep = new Uint8Array(m);
+  for (let l = 1; l < m; l++) keep[l] = nearest[l] <= partNear && areas[l] >= minArea && areas[l] >= p.partThickness * outline[l] && support[l] / areas[l] >= p.partSupport * 255 ? 1 : 0;
+  for (let i = 0; i < labels.length; i++) {
+    if (keep[labels[i]]) {
+      keepAll[i] = 1;
+      keepHi[i] = 1;
+    }
+  }
+}
+
+/**
+ * Connected regions of mask >= 128 (at analysis resolution, scaled back: the count is for the
+ * user, not for pixel work) with their areas and boxes in image pixels, largest first; regions
+ * below `speckShare` of the image are left out.
+ */
+export function partsOf(mask: Uint8Array, w: number, h: number, speckShare = DEFAULT_FUSION.speckShare): MaskPart[] {
+  const f = Math.max(1, Math.ceil(Math.max(w, h) / FUSION_SIDE));
+  const lw = Math.ceil(w / f), lh = Math.ceil(h / f);
+  const { labels, areas } = labelRegions(nearestDown(mask, w, h, f), lw, lh);
+  const box = areas.map(() => ({ x0: lw, y0: lh, x1: -1, y1: -1 }));
+  for (let y = 0, i = 0; y < lh; y++) {
+    for (let x = 0; x < lw; x++, i++) {
+      const l = labels[i];
+      if (!l) continue;
+      const b = box[l];
+      if (x < b.x0) b.x0 = x;
+      if (x > b.x1) b.x1 = x;
+      if (y < b.y0) b.y0 = y;
+      if (y > b.y1) b.y1 = y;
+    }
+  }
+  const parts: MaskPart[] = [];
+  for (let l = 1; l < areas.length; l++) {
+    if (areas[l] < speckShare * lw * lh) continue;
+    const b = box[l];
+    const left = b.x0 * f, top = b.y0 * f;
+    parts.push({ area: Math.min(w * h, areas[l] * f * f), left, top, width: Math.min(w, (b.x1 + 1) * f) - left, height: Math.min(h, (b.y1 + 1) * f) - top });
+  }
+  return parts.sort((a, b) => b.area - a.area);
+}

@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import sharp from 'sharp';
+import { bufferInput, FIXTURES, runOp } from '../../helpers.js';
+import { scoreAlpha } from './composites.js';
+// The bench's evaluation set (plain JS, shared so that tests and bench judge the same objects).
+// @ts-expect-error -- an .mjs module without type declarations
+import { alphaParts, compose, MULTI, SINGLE } from '../../../bench/remove-background-set.mjs';
+
+interface Case {
+  rgb: Buffer;
+  alpha: Uint8Array;
+  width: number;
+  height: number;
+}
+
+const W = 400, H = 300;
+
+async function cutOut(c: Case, options: Record<string, unknown> = {}) {
+  const file = await sharp(c.rgb, { raw: { width: c.width, height: c.height, channels: 3 } }).jpeg({ quality: 92 }).toBuffer();
+  const { result } = await runOp('remove-background', { image: bufferInput('case.jpg', file) }, { mask_only: true, ...options });
+  const alpha = new Uint8Array(await sharp(result.data!).extractChannel(0).raw().toBuffer());
+  return { alpha, meta: result.meta as { parts: Array<{ area: number; left: number; top: number; width: number; height: number }>; keep: string } };
+}
+
+/** Share of each true part's pixels that the cut-out keeps (alpha >= 128), largest part first. */
+function partRecall(c: Case, alpha: Uint8Array): number[] {
+  const parts: Array<{ pixels: number[] }> = alphaParts(c.alpha, c.width, c.height, 20);
+  return parts.map((p) => p.pixels.filter((i) => alpha[i]! >= 128).length / p.pixels.length);
+}
+
+describe('remove-background: every part of a multi-part object is kept', () => {
+  // On a busy real texture (brick), each object as the bench composes it from its pieces.
+  it.each(Object.keys(MULTI) as string[])('%s: every part at least 80%% kept, IoU >= 0.85', async (object) => {
+    const c: Case = await compose(FIXTURES, { object, backdropFile: 'textures/brick.png', kind: 'busy', width: W, height: H, size: 0.75, x: 0.4, y: 0.5 });
+    const { alpha, meta } = await cutOut(c);
+    const recall = partRecall(c, alpha);
+    expect(recall.length).toBeGreaterThanOrEqual(1);
+    for (const r of recall) expect(r).toBeGreaterThanOrEqual(0.8);
+    expect(scoreAlpha(alpha, c.alpha, W, H).iou).toBeGreaterThanOrEqual(0.85);
+    expect(meta.parts.length).toBeGreaterThanOrEqual(1);
+  }, 120_000);
+});
+
+describe('remove-background: single objects keep their quality', () => {
+  it.each(SINGLE as string[])('%s on brick: IoU >= 0.95, boundary-band error <= 0.1', async (object) => {
+    const c: Case = await compose(FIXTURES, { object, backdropFile: 'textures/brick.png', kind: 'busy', width: W, height: H, size: 0.75, x: 0.4, y: 0.5 });
+    const { alpha, meta } = await cutOut(c);
+    const s = scoreAlpha(alpha, c.alpha, W, H);
+    expect(s.iou).toBeGreaterThanOrEqual(0.95);
+    expect(s.boundary).toBeLessThanOrEqual(0.1);
+    expect(meta.parts).toHaveLength(1);
+  }, 120_000);
+});
+
+describe('remove-background --keep', () => {
+  // A pair of shoes: two separate objects of about the same size.
+  const pair = () => compose(FIXTURES, { object: 'shoe-pair', backdropFile: 'textures/gravel.png', kind: 'low-contrast', width: W, height: H, size: 0.6, x: 0.5, y: 0.5 }) as Promise<Case>;
+
+  it('auto (default) keeps both shoes and reports two parts with their areas', async () => {
+    const c = await pair();
+    const { alpha, meta } = await cutOut(c);
+    expect(meta.keep).toBe('auto');
+    for (const r of partRecall(c, alpha)) expect(r).toBeGreaterThan(0.9);
+    expect(meta.parts).toHaveLength(2);
+    const truth = alphaParts(c.alpha, W, H, 20) as Array<{ area: number }>;
+    for (const [i, p] of meta.parts.entries()) expect(Math.abs(p.area - truth[i]!.area) / truth[i]!.area).toBeLessThan(0.15);
+  }, 120_000);
+
+  it('largest keeps one shoe only', async () => {
+    const c = await pair();
+    const { alpha, meta } = await cutOut(c, { keep: 'largest' });
+    const recall = partRecall(c, alpha);
+    expect(recall.filter((r) => r > 0.9)).toHaveLength(1);
+    expect(recall.filter((r) => r < 0.05)).toHaveLength(1);
+    expect(meta.parts).toHaveLength(1);
+  }, 120_000);
+
+  it('all keeps a second, smaller salient object that auto leaves out', async () => {
+    // A handbag, and an apple in the corner that only U2-Net-p is confident about.
+    const c = (await compose(FIXTURES, { object: 'handbag', backdropFile: 'textures/gravel.png', kind: 'low-contrast', width: W, height: H, size: 0.9, x: 0.2, y: 0.5 })) as Case;
+    const apple = (await compose(FIXTURES, { object: 'apple', backdropFile: 'textures/gravel.png', kind: 'low-contrast', width: W, height: H, size: 0.25, x: 0.98, y: 0.02 })) as Case;
+    for (let i = 0; i < W * H; i++) {
+      const a = apple.alpha[i]!;
+      if (!a) continue;
+      for (let k = 0; k < 3; k++) c.rgb[i * 3 + k] = Math.round((apple.rgb[i * 3 + k]! * a + c.rgb[i * 3 + k]! * (255 - a)) / 255);
+    }
+    const applePixels = Array.from({ length: W * H }, (_, i) => i).filter((i) => apple.alpha[i]! >= 128);
+    const bagPixels = Array.from({ length: W * H }, (_, i) => i).filter((i) => c.alpha[i]! >= 128);
+    const kept = (px: number[], alpha: Uint8Array) => px.filter((i) => alpha[i]! >= 128).length / px.length;
+    const auto = await cutOut(c);
+    const all = await cutOut(c, { keep: 'all' });
+    expect(kept(bagPixels, auto.alpha)).toBeGreaterThan(0.95);
+    expect(kept(bagPixels, all.alpha)).toBeGreaterThan(0.95);
+    expect(kept(applePixels, auto.alpha)).toBeLessThan(0.05);
+    expect(kept(applePixels, all.alpha)).toBeGreaterThan(0.8);
+    expect(auto.meta.parts).toHaveLength(1);
+    expect(all.meta.parts).toHaveLength(2);
+  }, 120_000);
+
+  it('rejects an unknown keep value with the allowed ones', async () => {
+    await expect(runOp('remove-background', { image: bufferInput('x.png', Buffer.from('')) }, { keep: 'biggest' })).rejects.toThrow(/auto.*largest.*all/);
+  });
+});
