@@ -130,15 +130,21 @@ for (const [r, row] of rows.entries()) {
     const t0 = performance.now();
     const c0 = process.cpuUsage();
     const image = { name: file, data: inputs[file], size: inputs[file].length };
-    const res = await run({ operation: op.name, inputs: row.bg ? { image, background: { name: row.label, data: row.bg, size: row.bg.length } } : { image }, options }, ctx);
+    const res = await run(
+      { operation: op.name, inputs: row.bg ? { image, background: { name: row.label, data: row.bg, size: row.bg.length } } : { image }, options },
+      ctx,
+    );
     (row.bg ? photoTimes : times).push(performance.now() - t0);
     const used = process.cpuUsage(c0);
     (row.bg ? photoCpu : cpu).push((used.user + used.system) / 1000);
-    if (row.bg) label = `${row.label} (horizon ${res.meta.horizon ?? 'none'}, ground ${res.meta.ground_line}, light ${res.meta.light.estimated ? res.meta.light.azimuth + '°' : 'not estimated'})`;
+    if (row.bg)
+      label = `${row.label} (horizon ${res.meta.horizon ?? 'none'}, ground ${res.meta.ground_line}, light ${res.meta.light.estimated ? res.meta.light.azimuth + '°' : 'not estimated'})`;
     tiles.push({ input: await sharp(res.data).resize(T, T).png().toBuffer(), left: gx + c * T, top: gy + LABEL });
   }
   tiles.push({
-    input: Buffer.from(`<svg width="${cutouts.length * T}" height="${LABEL}"><text x="4" y="16" font-family="sans-serif" font-size="${row.bg ? 12 : 14}">${label.replace(/&/g, '&amp;')}</text></svg>`),
+    input: Buffer.from(
+      `<svg width="${cutouts.length * T}" height="${LABEL}"><text x="4" y="16" font-family="sans-serif" font-size="${row.bg ? 12 : 14}">${label.replace(/&/g, '&amp;')}</text></svg>`,
+    ),
     left: gx,
     top: gy,
   });
@@ -172,8 +178,16 @@ console.log(`contact sheet: ${sheet}`);
 /** Backdrop photos for the --background-image rows: two with known horizons, three real photos. */
 async function photoRows() {
   const size = 768;
-  const tex = (name, w, h) => sharp(join(FIXTURES, 'textures', name)).resize(w, h, { fit: 'cover' }).removeAlpha().raw().toBuffer();
-  const stack = async (top, bottom) => sharp(Buffer.concat([top, bottom]), { raw: { width: size, height: size, channels: 3 } }).jpeg({ quality: 92 }).toBuffer();
+  const tex = (name, w, h) =>
+    sharp(join(FIXTURES, 'textures', name))
+      .resize(w, h, { fit: 'cover' })
+      .removeAlpha()
+      .raw()
+      .toBuffer();
+  const stack = async (top, bottom) =>
+    sharp(Buffer.concat([top, bottom]), { raw: { width: size, height: size, channels: 3 } })
+      .jpeg({ quality: 92 })
+      .toBuffer();
   // A clear sky over a lawn, horizon at 45%.
   const hy = Math.round(size * 0.45);
   const sky = Buffer.alloc(size * hy * 3);
@@ -188,9 +202,15 @@ async function photoRows() {
   const skyGrass = await stack(sky, await tex('grass.png', size, size - hy));
   // A warm-tinted brick wall over a gravel floor, the junction at 55%.
   const wy = Math.round(size * 0.55);
-  const wall = await sharp(await tex('brick.png', size, wy), { raw: { width: size, height: wy, channels: 3 } }).linear([1.15, 0.95, 0.8], [10, 0, 0]).raw().toBuffer();
+  const wall = await sharp(await tex('brick.png', size, wy), { raw: { width: size, height: wy, channels: 3 } })
+    .linear([1.15, 0.95, 0.8], [10, 0, 0])
+    .raw()
+    .toBuffer();
   const brickGravel = await stack(wall, await tex('gravel.png', size, size - wy));
-  const photo = (f) => sharp(join(FIXTURES, 'images', f)).jpeg({ quality: 92 }).toBuffer();
+  const photo = (f) =>
+    sharp(join(FIXTURES, 'images', f))
+      .jpeg({ quality: 92 })
+      .toBuffer();
   return [
     { label: 'photo: sky over grass (built, horizon 0.45)', bg: skyGrass },
     { label: 'photo: brick wall over gravel (built, junction 0.55)', bg: brickGravel },

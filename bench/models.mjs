@@ -129,12 +129,20 @@ async function timeTfjs(entry, size) {
 const rows = [];
 const fmt = (v) => (v === undefined ? '' : v >= 100 ? v.toFixed(0) : v.toFixed(1));
 const manifest = readManifest();
-console.log(`bench/models.mjs  node ${process.version}  onnxruntime-node ${ort.env.versions?.common ?? ''}  ${os.cpus().length} cores, ${THREADS} intra-op threads  loadavg ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log(
+  `bench/models.mjs  node ${process.version}  onnxruntime-node ${ort.env.versions?.common ?? ''}  ${os.cpus().length} cores, ${THREADS} intra-op threads  loadavg ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
 
 for (const entry of manifest.models) {
   if (only && !only.has(entry.id) && !(entry.id === 'isnet' && only.has('isnet-fp16'))) continue;
   const file = path.join(BUILD_DIR, entry.file);
-  const native = entry.task === 'upscale' ? [1, 3, 128, 128] : entry.input.shape.map((d, i) => (typeof d === 'number' ? d : i >= 2 && entry.input.size ? entry.input.size.default : 1));
+  const native =
+    entry.task === 'upscale'
+      ? [1, 3, 128, 128]
+      : entry.input.shape.map((d, i) => (typeof d === 'number' ? d : i >= 2 && entry.input.size ? entry.input.size.default : 1));
   const scaleTo255 = entry.task === 'upscale';
   if (!only || only.has(entry.id)) {
     const r = await timeOnnx(file, entry.input.name, native, scaleTo255);
@@ -197,7 +205,9 @@ async function benchIsnetSizes() {
   const loadAfter = os.loadavg()[0];
   const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
   const ref = median(times.get('isnet 1024'));
-  console.log(`\nisnet by input size: ${rounds} interleaved rounds after a warm-up, ${THREADS} threads, load average ${loadBefore.toFixed(2)} -> ${loadAfter.toFixed(2)}`);
+  console.log(
+    `\nisnet by input size: ${rounds} interleaved rounds after a warm-up, ${THREADS} threads, load average ${loadBefore.toFixed(2)} -> ${loadAfter.toFixed(2)}`,
+  );
   printTable(
     ['variant', 'median ms', 'min ms', 'runs', 'speed vs 1024'],
     variants.map((v) => {
@@ -240,7 +250,10 @@ async function benchIsnetSizes() {
   const sums = new Map(sizes.map((s) => [s, { iou: 0, mae: 0, truth: 0 }]));
   for (const [cut, tex, k] of cases) {
     const [W, H, C, left, top] = [400 * k, 320 * k, 256 * k, 90 * k, 40 * k];
-    const cutBuf = await sharp(path.join(fixtures, 'cutouts', cut)).resize(C, C).png().toBuffer();
+    const cutBuf = await sharp(path.join(fixtures, 'cutouts', cut))
+      .resize(C, C)
+      .png()
+      .toBuffer();
     const data = await sharp(path.join(fixtures, 'textures', tex))
       .toColourspace('srgb')
       .removeAlpha()
@@ -267,11 +280,14 @@ async function benchIsnetSizes() {
     }
     qRows.push(row);
   }
-  qRows.push(['mean', ...sizes.map((s) => {
-    const a = sums.get(s);
-    const n = cases.length;
-    return s === 1024 ? `truth ${(a.truth / n).toFixed(3)}` : `${(a.iou / n).toFixed(3)} / ${(a.mae / n).toFixed(4)} / ${(a.truth / n).toFixed(3)}`;
-  })]);
+  qRows.push([
+    'mean',
+    ...sizes.map((s) => {
+      const a = sums.get(s);
+      const n = cases.length;
+      return s === 1024 ? `truth ${(a.truth / n).toFixed(3)}` : `${(a.iou / n).toFixed(3)} / ${(a.mae / n).toFixed(4)} / ${(a.truth / n).toFixed(3)}`;
+    }),
+  ]);
   console.log('\nisnet masks vs the 1024 mask through segment() (cells: IoU vs 1024 / MAE vs 1024 / IoU vs exact alpha)');
   printTable(['composite', ...sizes.map(String)], qRows);
 }

@@ -28,7 +28,8 @@ const argv = process.argv.slice(2);
 const args = new Set(argv);
 const opt = (name, dflt) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : dflt);
 const creativity = Number(opt('--creativity', '0'));
-const SPEED_SIDE = 1024, SPEED_BAND = 512;
+const SPEED_SIDE = 1024,
+  SPEED_BAND = 512;
 
 // Child mode: the speed case alone, so that its peak RSS is its own.
 if (args.has('--speed-child')) {
@@ -40,13 +41,19 @@ if (args.has('--speed-child')) {
   const ms = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
   mkdirSync(resolve(here, 'out'), { recursive: true });
-  await sharp(Buffer.from(res.data), { raw: { width: res.width, height: res.height, channels: 3 } }).jpeg({ quality: 90 }).toFile(resolve(here, 'out/outpaint-speed-2048.jpg'));
-  console.log(JSON.stringify({ width: res.width, height: res.height, ms, cpuMs: (cpu.user + cpu.system) / 1000, rssMb: process.resourceUsage().maxRSS / 1024 }));
+  await sharp(Buffer.from(res.data), { raw: { width: res.width, height: res.height, channels: 3 } })
+    .jpeg({ quality: 90 })
+    .toFile(resolve(here, 'out/outpaint-speed-2048.jpg'));
+  console.log(
+    JSON.stringify({ width: res.width, height: res.height, ms, cpuMs: (cpu.user + cpu.system) / 1000, rssMb: process.resourceUsage().maxRSS / 1024 }),
+  );
   process.exit(0);
 }
 
 const photos = [
-  ...readdirSync(join(FIXTURES, 'images')).filter((f) => /\.(png|jpe?g)$/i.test(f) && !f.includes('trimap')).map((f) => join(FIXTURES, 'images', f)),
+  ...readdirSync(join(FIXTURES, 'images'))
+    .filter((f) => /\.(png|jpe?g)$/i.test(f) && !f.includes('trimap'))
+    .map((f) => join(FIXTURES, 'images', f)),
   ...readdirSync(join(FIXTURES, 'textures')).map((f) => join(FIXTURES, 'textures', f)),
 ].sort();
 const files = args.has('--quick') ? photos.filter((f) => /astronaut|chelsea|brick|plant/.test(f)) : photos;
@@ -92,21 +99,35 @@ const sheets = Object.fromEntries(LAYOUTS.map((l) => [l.name, []]));
 const times = [];
 mkdirSync(resolve(here, 'out'), { recursive: true });
 
-const thumb = (rgb, w, h) => sharp(Buffer.from(rgb), { raw: { width: w, height: h, channels: 3 } }).resize({ height: THUMB_H }).png().toBuffer();
+const thumb = (rgb, w, h) =>
+  sharp(Buffer.from(rgb), { raw: { width: w, height: h, channels: 3 } })
+    .resize({ height: THUMB_H })
+    .png()
+    .toBuffer();
 
 if (!args.has('--speed-only')) {
-  console.log(`outpaint bench: ${files.length} photos x ${LAYOUTS.length} layouts, imgtool at creativity ${creativity}, seed 1; load ${loadavg().map((v) => v.toFixed(1)).join(' ')}`);
-  console.log('photo          layout          band   | detail: ours  edge mirror  blur | SSIM: ours   edge mirror  blur | |seam|: ours  edge mirror  blur (real) | ms');
+  console.log(
+    `outpaint bench: ${files.length} photos x ${LAYOUTS.length} layouts, imgtool at creativity ${creativity}, seed 1; load ${loadavg()
+      .map((v) => v.toFixed(1))
+      .join(' ')}`,
+  );
+  console.log(
+    'photo          layout          band   | detail: ours  edge mirror  blur | SSIM: ours   edge mirror  blur | |seam|: ours  edge mirror  blur (real) | ms',
+  );
   for (const file of files) {
     const full = await loadRgb(file);
     const name = basename(file).replace(/\.\w+$/, '');
     for (const L of LAYOUTS) {
-      const W = full.width, H = full.height;
+      const W = full.width,
+        H = full.height;
       const m = {
-        left: Math.round(L.f.left * W), right: Math.round(L.f.right * W),
-        top: Math.round(L.f.top * H), bottom: Math.round(L.f.bottom * H),
+        left: Math.round(L.f.left * W),
+        right: Math.round(L.f.right * W),
+        top: Math.round(L.f.top * H),
+        bottom: Math.round(L.f.bottom * H),
       };
-      const w = W - m.left - m.right, h = H - m.top - m.bottom;
+      const w = W - m.left - m.right,
+        h = H - m.top - m.bottom;
       const input = crop(full, m.left, m.top, w, h);
       const known = { x0: m.left, y0: m.top, x1: m.left + w, y1: m.top + h };
       const fills = {};
@@ -155,7 +176,10 @@ if (!args.has('--speed-only')) {
       });
     });
     const out = resolve(here, `out/outpaint-${L.name}.png`);
-    await sharp({ create: { width, height, channels: 3, background: '#ffffff' } }).composite(composites).png().toFile(out);
+    await sharp({ create: { width, height, channels: 3, background: '#ffffff' } })
+      .composite(composites)
+      .png()
+      .toFile(out);
     console.log(`contact sheet: ${out}`);
   }
 
@@ -167,7 +191,9 @@ if (!args.has('--speed-only')) {
     const m = (k, f) => mean(rs.map((r) => r.res[k][f]));
     return { n: rs.length, inRange, ssimWins, seamWins, m };
   };
-  console.log('\nsummary                 bands | detail in 0.75..1.33 | SSIM > edge & mirror | |seam| < every padding | mean detail ours/edge/mirror/blur | mean SSIM ours/edge/mirror/blur | mean |seam| ours/edge/mirror/blur');
+  console.log(
+    '\nsummary                 bands | detail in 0.75..1.33 | SSIM > edge & mirror | |seam| < every padding | mean detail ours/edge/mirror/blur | mean SSIM ours/edge/mirror/blur | mean |seam| ours/edge/mirror/blur',
+  );
   for (const scope of [...LAYOUTS.map((l) => l.name), 'all']) {
     const rs = scope === 'all' ? rows : rows.filter((r) => r.layout === scope);
     const j = judge(rs);
@@ -185,7 +211,12 @@ if (!args.has('--speed-only')) {
 
 if (!args.has('--no-speed')) {
   const before = loadavg();
-  const res = JSON.parse(execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--speed-child', '--creativity', String(creativity)], { encoding: 'utf8' }).trim().split('\n').at(-1));
+  const res = JSON.parse(
+    execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--speed-child', '--creativity', String(creativity)], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .at(-1),
+  );
   const after = loadavg();
   console.log(
     `\nspeed: ${SPEED_SIDE}x${SPEED_SIDE} + ${SPEED_BAND} px on every side -> ${res.width}x${res.height}: wall ${(res.ms / 1000).toFixed(2)} s, CPU ${(res.cpuMs / 1000).toFixed(2)} s, peak RSS ${res.rssMb.toFixed(0)} MB (goals: < 10 s, < 1536 MB); load average before ${before.map((v) => v.toFixed(1)).join(' ')}, after ${after.map((v) => v.toFixed(1)).join(' ')}; output bench/out/outpaint-speed-2048.jpg`,

@@ -38,8 +38,22 @@ const hook = (x) =>
 export const MULTI = {
   headphones: { w: 256, h: 256, pieces: [{ src: 'headphones' }], cuts: [band(0, 131, 256, 7)] },
   'shoe-pair': { w: 512, h: 256, pieces: [{ src: 'high-heel' }, { src: 'high-heel', x: 250, y: 10, scale: 0.95 }] },
-  'sneaker-pair': { w: 500, h: 256, pieces: [{ src: 'sneaker', flop: true }, { src: 'sneaker', x: 236, y: 8 }] },
-  'leather-shoe-pair': { w: 512, h: 150, pieces: [{ src: 'leather-shoe', y: -110 }, { src: 'leather-shoe', x: 250, y: -100 }] },
+  'sneaker-pair': {
+    w: 500,
+    h: 256,
+    pieces: [
+      { src: 'sneaker', flop: true },
+      { src: 'sneaker', x: 236, y: 8 },
+    ],
+  },
+  'leather-shoe-pair': {
+    w: 512,
+    h: 150,
+    pieces: [
+      { src: 'leather-shoe', y: -110 },
+      { src: 'leather-shoe', x: 250, y: -100 },
+    ],
+  },
   'cup-on-saucer': { w: 256, h: 256, pieces: [{ src: 'coffee-cup' }], cuts: [stroke('M10 146 Q 112 222 214 146', 6), band(197, 30, 6, 125)] },
   earrings: {
     w: 256,
@@ -65,7 +79,15 @@ export const OBJECTS = [...Object.keys(MULTI), ...SINGLE];
  * photography.
  */
 export const SCENES = ['images/fruits.jpg', 'textures/brick.png', 'images/plant.jpg', 'textures/grass.png', 'textures/gravel.png'];
-export const SUBJECT_PHOTOS = ['images/chelsea.png', 'images/baboon.jpg', 'images/butterfly.jpg', 'images/orange.jpg', 'images/astronaut.png', 'images/grace_hopper.jpg', 'images/squirrel_cls.jpg'];
+export const SUBJECT_PHOTOS = [
+  'images/chelsea.png',
+  'images/baboon.jpg',
+  'images/butterfly.jpg',
+  'images/orange.jpg',
+  'images/astronaut.png',
+  'images/grace_hopper.jpg',
+  'images/squirrel_cls.jpg',
+];
 export const BACKDROPS = [...SCENES, ...SUBJECT_PHOTOS];
 /** busy: a scene as it is; low-contrast: any backdrop blurred and flattened; similar-colour: a scene mixed half-way to the object's colour. */
 export const KINDS = ['busy', 'low-contrast', 'similar-colour'];
@@ -73,7 +95,10 @@ export const KINDS = ['busy', 'low-contrast', 'similar-colour'];
 /** An object as straight RGBA at its canvas size (256 px units): { data, width, height }. */
 export async function buildObject(fixtures, name) {
   if (SINGLE.includes(name)) {
-    const { data, info } = await sharp(join(fixtures, 'cutouts', `${name}.png`)).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+    const { data, info } = await sharp(join(fixtures, 'cutouts', `${name}.png`))
+      .ensureAlpha()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
     return { data, width: info.width, height: info.height };
   }
   const spec = MULTI[name];
@@ -85,10 +110,13 @@ export async function buildObject(fixtures, name) {
     if (p.scale) img = img.resize(Math.round(256 * p.scale));
     let buf = await img.ensureAlpha().png().toBuffer();
     // Clip pieces that stick out of the canvas (sharp refuses overlays larger than the base).
-    const x = p.x ?? 0, y = p.y ?? 0;
+    const x = p.x ?? 0,
+      y = p.y ?? 0;
     const m = await sharp(buf).metadata();
-    const left = Math.max(0, -x), top = Math.max(0, -y);
-    const width = Math.min(m.width - left, spec.w - Math.max(0, x)), height = Math.min(m.height - top, spec.h - Math.max(0, y));
+    const left = Math.max(0, -x),
+      top = Math.max(0, -y);
+    const width = Math.min(m.width - left, spec.w - Math.max(0, x)),
+      height = Math.min(m.height - top, spec.h - Math.max(0, y));
     buf = await sharp(buf).extract({ left, top, width, height }).png().toBuffer();
     layers.push({ input: buf, left: Math.max(0, x), top: Math.max(0, y) });
   }
@@ -134,7 +162,16 @@ export async function buildCase(fixtures, k, width, height) {
   const pass = Math.floor(k / OBJECTS.length);
   const kind = KINDS[(k + pass) % KINDS.length];
   const backdropFile = kind === 'low-contrast' ? BACKDROPS[(k * 5 + pass * 7) % BACKDROPS.length] : SCENES[(k * 3 + pass) % SCENES.length];
-  const c = await compose(fixtures, { object, backdropFile, kind, width, height, size: 0.55 + 0.1 * (k % 4), x: ((k * 37) % 100) / 100, y: ((k * 61) % 100) / 100 });
+  const c = await compose(fixtures, {
+    object,
+    backdropFile,
+    kind,
+    width,
+    height,
+    size: 0.55 + 0.1 * (k % 4),
+    x: ((k * 37) % 100) / 100,
+    y: ((k * 61) % 100) / 100,
+  });
   return { ...c, name: `${String(k).padStart(2, '0')}-${c.name}` };
 }
 
@@ -145,15 +182,21 @@ export async function buildCase(fixtures, k, width, height) {
 export async function compose(fixtures, { object, backdropFile, kind = 'busy', width = 640, height = 480, size = 0.7, x = 0.5, y = 0.5 }) {
   const obj = await buildObject(fixtures, object);
   const scale = Math.min((width * 0.9) / obj.width, (height * size) / obj.height);
-  const ow = Math.round(obj.width * scale), oh = Math.round(obj.height * scale);
-  const fg = await sharp(obj.data, { raw: { width: obj.width, height: obj.height, channels: 4 } }).resize(ow, oh, { fit: 'fill' }).raw().toBuffer();
+  const ow = Math.round(obj.width * scale),
+    oh = Math.round(obj.height * scale);
+  const fg = await sharp(obj.data, { raw: { width: obj.width, height: obj.height, channels: 4 } })
+    .resize(ow, oh, { fit: 'fill' })
+    .raw()
+    .toBuffer();
   const left = Math.round((width - ow) * x);
   const top = Math.round((height - oh) * y);
   const rgb = await backdrop(fixtures, backdropFile, kind, width, height, meanColour(obj));
   const alpha = new Uint8Array(width * height);
   for (let j = 0; j < oh; j++) {
     for (let i = 0; i < ow; i++) {
-      const s = (j * ow + i) * 4, a = fg[s + 3], p = (top + j) * width + left + i;
+      const s = (j * ow + i) * 4,
+        a = fg[s + 3],
+        p = (top + j) * width + left + i;
       alpha[p] = a;
       for (let c = 0; c < 3; c++) rgb[p * 3 + c] = Math.round((fg[s + c] * a + rgb[p * 3 + c] * (255 - a)) / 255);
     }
@@ -178,16 +221,19 @@ export function alphaParts(alpha, width, height, minArea = 20) {
     while (stack.length) {
       const i = stack.pop();
       pixels.push(i);
-      const x = i % width, y = (i - x) / width;
-      for (let dy = -1; dy <= 1; dy++) for (let dx = -1; dx <= 1; dx++) {
-        const X = x + dx, Y = y + dy;
-        if (X < 0 || Y < 0 || X >= width || Y >= height) continue;
-        const j = Y * width + X;
-        if (!seen[j] && alpha[j] >= 128) {
-          seen[j] = 1;
-          stack.push(j);
+      const x = i % width,
+        y = (i - x) / width;
+      for (let dy = -1; dy <= 1; dy++)
+        for (let dx = -1; dx <= 1; dx++) {
+          const X = x + dx,
+            Y = y + dy;
+          if (X < 0 || Y < 0 || X >= width || Y >= height) continue;
+          const j = Y * width + X;
+          if (!seen[j] && alpha[j] >= 128) {
+            seen[j] = 1;
+            stack.push(j);
+          }
         }
-      }
     }
     if (pixels.length >= minArea) parts.push({ area: pixels.length, pixels });
   }

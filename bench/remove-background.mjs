@@ -55,8 +55,12 @@ async function buildComposites(n, width, height) {
     const c = await buildCase(FIX, k, width, height);
     if (only && !only.split(',').some((o) => c.name.includes(o))) continue;
     const file = join(dir, `${c.name}.jpg`);
-    await sharp(c.rgb, { raw: { width, height, channels: 3 } }).jpeg({ quality: 92 }).toFile(file);
-    await sharp(Buffer.from(c.alpha), { raw: { width, height, channels: 1 } }).png().toFile(join(dir, `${c.name}.alpha.png`));
+    await sharp(c.rgb, { raw: { width, height, channels: 3 } })
+      .jpeg({ quality: 92 })
+      .toFile(file);
+    await sharp(Buffer.from(c.alpha), { raw: { width, height, channels: 1 } })
+      .png()
+      .toFile(join(dir, `${c.name}.alpha.png`));
     list.push({ name: c.name, multi: c.multi, file, truth: join(dir, `${c.name}.alpha.png`) });
   }
   return list;
@@ -79,7 +83,12 @@ async function child(engine, listFile) {
   const k = Number(cK ?? 1);
   if (spec === 'imgly') {
     const { removeBackground } = await import('@imgly/background-removal-node');
-    runOne = async (file) => Buffer.from(await (await removeBackground(new Blob([readFileSync(file)], { type: 'image/jpeg' }), { model: 'medium', output: { format: 'image/png' } })).arrayBuffer());
+    runOne = async (file) =>
+      Buffer.from(
+        await (
+          await removeBackground(new Blob([readFileSync(file)], { type: 'image/jpeg' }), { model: 'medium', output: { format: 'image/png' } })
+        ).arrayBuffer(),
+      );
   } else {
     const { run } = await import('../dist/ops/remove-background/pipeline.js');
     // "imgtool-isnet@768": the default mode with ISNet run at another input side.
@@ -98,7 +107,14 @@ async function child(engine, listFile) {
     const ctx = { signal: new AbortController().signal, onProgress: () => {}, warn: () => {}, tempPath: (e) => join(dir, `tmp.${e}`) };
     runOne = async (file) => {
       const data = readFileSync(file);
-      const options = { format: 'png', shadow: false, crop: false, keep: 'auto', model: name.replace('imgtool-', '').replace('-fp32', '').replace('-shared', '').replace('-arena', ''), mask_only: false };
+      const options = {
+        format: 'png',
+        shadow: false,
+        crop: false,
+        keep: 'auto',
+        model: name.replace('imgtool-', '').replace('-fp32', '').replace('-shared', '').replace('-arena', ''),
+        mask_only: false,
+      };
       return (await run({ operation: 'remove-background', inputs: { image: { name: file, data, size: data.length } }, options }, ctx)).data;
     };
   }
@@ -114,14 +130,16 @@ async function child(engine, listFile) {
     const t0 = process.hrtime.bigint();
     const pngs = new Array(items.length);
     let next = 0;
-    await Promise.all(Array.from({ length: Math.min(k, items.length) }, async () => {
-      while (next < items.length) {
-        const j = next++;
-        pngs[j] = await runOne(items[j].file);
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: Math.min(k, items.length) }, async () => {
+        while (next < items.length) {
+          const j = next++;
+          pngs[j] = await runOne(items[j].file);
+        }
+      }),
+    );
     const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-    items.forEach((item, j) => writeFileSync(join(dir, `${item.name}.png`), pngs[j]));
+    for (const [j, item] of items.entries()) writeFileSync(join(dir, `${item.name}.png`), pngs[j]);
     process.stdout.write('@@' + JSON.stringify({ seconds }) + '\n');
   }
   // VmHWM, not getrusage: ru_maxrss survives exec and would include the parent's footprint.
@@ -137,11 +155,25 @@ function startChild(engine, listFile) {
   const exited = new Promise((res, rej) => p.on('exit', (code) => (code === 0 ? res() : rej(new Error(`${engine} exited ${code}`)))));
   // Only tagged lines are answers: a library may print to stdout on its own.
   createInterface({ input: p.stdout }).on('line', (line) => line.startsWith('@@') && waiting.shift()?.(line.slice(2)));
-  const next = () => Promise.race([new Promise((res) => waiting.push(res)), exited.then(() => { throw new Error(`${engine} ended early`); })]);
+  const next = () =>
+    Promise.race([
+      new Promise((res) => waiting.push(res)),
+      exited.then(() => {
+        throw new Error(`${engine} ended early`);
+      }),
+    ]);
   return {
     ready: next(),
-    run: (indices) => { p.stdin.write(`${indices.join(',')}\n`); return next().then((l) => JSON.parse(l).seconds); },
-    finish: async () => { p.stdin.write('end\n'); const rss = JSON.parse(await next()).maxRssMB; await exited; return rss; },
+    run: (indices) => {
+      p.stdin.write(`${indices.join(',')}\n`);
+      return next().then((l) => JSON.parse(l).seconds);
+    },
+    finish: async () => {
+      p.stdin.write('end\n');
+      const rss = JSON.parse(await next()).maxRssMB;
+      await exited;
+      return rss;
+    },
   };
 }
 
@@ -155,7 +187,9 @@ async function main() {
   const list = await buildComposites(n, width, height);
   const listFile = join(OUT, 'list.json');
   writeFileSync(listFile, JSON.stringify(list));
-  console.log(`remove-background bench: ${list.length} composites ${width}x${height} (bench/remove-background-set.mjs: single and multi-part objects with exact alpha on busy, low-contrast and similar-coloured backdrops), ${engines.join(', ')}`);
+  console.log(
+    `remove-background bench: ${list.length} composites ${width}x${height} (bench/remove-background-set.mjs: single and multi-part objects with exact alpha on busy, low-contrast and similar-coloured backdrops), ${engines.join(', ')}`,
+  );
   const loadBefore = loadavg();
   // Children start one after another (model loading is heavy), then take turns image by image.
   const children = {};
@@ -183,7 +217,11 @@ async function main() {
     const maxRssMB = await children[engine].finish();
     const scores = [];
     for (const item of list) {
-      const { data, info } = await sharp(join(OUT, engine, `${item.name}.png`)).ensureAlpha().resize(width, height, { fit: 'fill' }).raw().toBuffer({ resolveWithObject: true });
+      const { data, info } = await sharp(join(OUT, engine, `${item.name}.png`))
+        .ensureAlpha()
+        .resize(width, height, { fit: 'fill' })
+        .raw()
+        .toBuffer({ resolveWithObject: true });
       const pred = new Uint8Array(width * height);
       for (let i = 0; i < pred.length; i++) pred[i] = data[i * info.channels + 3];
       const truth = await sharp(item.truth).extractChannel(0).raw().toBuffer();
@@ -193,23 +231,41 @@ async function main() {
     const mean = (k, sel = scores) => sel.reduce((a, s) => a + s[k], 0) / Math.max(1, sel.length);
     const worst = scores.reduce((a, s) => (s.iou < a.iou ? s : a), scores[0]);
     rows.push({
-      engine, iou: mean('iou'), worstIou: worst.iou, worstName: worst.name, below: scores.filter((s) => s.iou < 0.8).length,
-      multiIou: mean('iou', scores.filter((s) => s.multi)), mae: mean('mae'), boundary: mean('boundary'), ips: (list.length * rounds) / seconds[engine], maxRssMB,
+      engine,
+      iou: mean('iou'),
+      worstIou: worst.iou,
+      worstName: worst.name,
+      below: scores.filter((s) => s.iou < 0.8).length,
+      multiIou: mean(
+        'iou',
+        scores.filter((s) => s.multi),
+      ),
+      mae: mean('mae'),
+      boundary: mean('boundary'),
+      ips: (list.length * rounds) / seconds[engine],
+      maxRssMB,
     });
   }
   writeFileSync(join(OUT, 'scores.json'), JSON.stringify(perCase, null, 1));
   console.log(`load average (1/5/15 min) before: ${loadBefore}, after: ${loadavg()} on ${cpus().length} cores`);
   const f = (v, d) => v.toFixed(d);
-  console.log(`\n| engine | mean IoU | worst IoU | IoU < 0.8 | mean IoU, multi-part | alpha MAE | boundary-band MAE | images/s | peak RSS MB (batch of ${list.length}) |`);
+  console.log(
+    `\n| engine | mean IoU | worst IoU | IoU < 0.8 | mean IoU, multi-part | alpha MAE | boundary-band MAE | images/s | peak RSS MB (batch of ${list.length}) |`,
+  );
   console.log('|---|---|---|---|---|---|---|---|---|');
-  for (const r of rows) console.log(`| ${r.engine} | ${f(r.iou, 4)} | ${f(r.worstIou, 4)} | ${r.below} | ${f(r.multiIou, 4)} | ${f(r.mae, 4)} | ${f(r.boundary, 4)} | ${f(r.ips, 3)} | ${f(r.maxRssMB, 0)} |`);
+  for (const r of rows)
+    console.log(
+      `| ${r.engine} | ${f(r.iou, 4)} | ${f(r.worstIou, 4)} | ${r.below} | ${f(r.multiIou, 4)} | ${f(r.mae, 4)} | ${f(r.boundary, 4)} | ${f(r.ips, 3)} | ${f(r.maxRssMB, 0)} |`,
+    );
   for (const r of rows) console.log(`worst for ${r.engine}: ${r.worstName}`);
   // The peer at its best: sequential or concurrent calls, whichever was faster in this run.
   const peer = rows.filter((r) => r.engine.startsWith('imgly')).sort((a, b) => b.ips - a.ips)[0];
   if (peer) {
     console.log(`\nagainst ${peer.engine} (same ISNet weights; imgly's fastest mode in this run):`);
     for (const r of rows.filter((x) => !x.engine.startsWith('imgly'))) {
-      console.log(`  ${r.engine}: IoU ${r.iou - peer.iou >= 0 ? '+' : ''}${f(r.iou - peer.iou, 4)}, worst IoU ${f(r.worstIou, 3)} vs ${f(peer.worstIou, 3)}, MAE ${f(r.mae / peer.mae, 2)}x, boundary ${f(r.boundary / peer.boundary, 2)}x, throughput ${f(r.ips / peer.ips, 2)}x`);
+      console.log(
+        `  ${r.engine}: IoU ${r.iou - peer.iou >= 0 ? '+' : ''}${f(r.iou - peer.iou, 4)}, worst IoU ${f(r.worstIou, 3)} vs ${f(peer.worstIou, 3)}, MAE ${f(r.mae / peer.mae, 2)}x, boundary ${f(r.boundary / peer.boundary, 2)}x, throughput ${f(r.ips / peer.ips, 2)}x`,
+      );
     }
   }
   // Contact sheet: the 12 hardest cases for the first engine (lowest IoU): input | cut-out over a checkerboard.
@@ -223,19 +279,42 @@ async function main() {
 
 /** Rows of (input | cut-out over a checkerboard), each labelled with its name and IoU. */
 async function contactSheet(cases, engine, list, width, height, file) {
-  const tw = 320, th = Math.round((height * tw) / width), label = 18;
-  const checker = Buffer.from(`<svg width="${tw}" height="${th}" xmlns="http://www.w3.org/2000/svg"><defs><pattern id="c" width="16" height="16" patternUnits="userSpaceOnUse"><rect width="16" height="16" fill="#fff"/><rect width="8" height="8" fill="#ccc"/><rect x="8" y="8" width="8" height="8" fill="#ccc"/></pattern></defs><rect width="100%" height="100%" fill="url(#c)"/></svg>`);
+  const tw = 320,
+    th = Math.round((height * tw) / width),
+    label = 18;
+  const checker = Buffer.from(
+    `<svg width="${tw}" height="${th}" xmlns="http://www.w3.org/2000/svg"><defs><pattern id="c" width="16" height="16" patternUnits="userSpaceOnUse"><rect width="16" height="16" fill="#fff"/><rect width="8" height="8" fill="#ccc"/><rect x="8" y="8" width="8" height="8" fill="#ccc"/></pattern></defs><rect width="100%" height="100%" fill="url(#c)"/></svg>`,
+  );
   const tiles = [];
   for (const [r, c] of cases.entries()) {
     const item = list.find((x) => x.name === c.name);
     const y = r * (th + label) + label;
     tiles.push({ input: await sharp(item.file).resize(tw, th).png().toBuffer(), left: 0, top: y });
-    const cut = await sharp(join(OUT, engine, `${c.name}.png`)).resize(tw, th).png().toBuffer();
-    tiles.push({ input: await sharp(checker).composite([{ input: cut }]).png().toBuffer(), left: tw + 4, top: y });
+    const cut = await sharp(join(OUT, engine, `${c.name}.png`))
+      .resize(tw, th)
+      .png()
+      .toBuffer();
+    tiles.push({
+      input: await sharp(checker)
+        .composite([{ input: cut }])
+        .png()
+        .toBuffer(),
+      left: tw + 4,
+      top: y,
+    });
     const text = `${c.name}  IoU ${c.iou.toFixed(3)}`.replace(/&/g, '&amp;');
-    tiles.push({ input: Buffer.from(`<svg width="${2 * tw + 4}" height="${label}" xmlns="http://www.w3.org/2000/svg"><text x="4" y="13" font-family="sans-serif" font-size="12" fill="#fff">${text}</text></svg>`), left: 0, top: y - label });
+    tiles.push({
+      input: Buffer.from(
+        `<svg width="${2 * tw + 4}" height="${label}" xmlns="http://www.w3.org/2000/svg"><text x="4" y="13" font-family="sans-serif" font-size="12" fill="#fff">${text}</text></svg>`,
+      ),
+      left: 0,
+      top: y - label,
+    });
   }
-  await sharp({ create: { width: 2 * tw + 4, height: cases.length * (th + label), channels: 3, background: '#222' } }).composite(tiles).png().toFile(file);
+  await sharp({ create: { width: 2 * tw + 4, height: cases.length * (th + label), channels: 3, background: '#222' } })
+    .composite(tiles)
+    .png()
+    .toFile(file);
 }
 
 main().catch((err) => {

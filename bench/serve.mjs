@@ -43,7 +43,7 @@ function row(name, r, extra = {}) {
     'req/s': Math.round(r.requests.average),
     requests: r.requests.total,
     '2xx': r['2xx'],
-    '429': extra.r429 ?? 0,
+    429: extra.r429 ?? 0,
     'errors (other)': r.errors + r.timeouts + non2xx,
     'p50 ms': r.latency.p50,
     'p99 ms': r.latency.p99,
@@ -78,7 +78,14 @@ function row(name, r, extra = {}) {
     url: `${s.url}/v1/credits`,
     connections: 50,
     duration: secs,
-    requests: [{ setupRequest: (req, ctx) => { ctx.key ??= keys[next++ % keys.length]; return { ...req, headers: { ...req.headers, 'x-api-key': ctx.key } }; } }],
+    requests: [
+      {
+        setupRequest: (req, ctx) => {
+          ctx.key ??= keys[next++ % keys.length];
+          return { ...req, headers: { ...req.headers, 'x-api-key': ctx.key } };
+        },
+      },
+    ],
   });
   const r429 = r.statusCodeStats?.['429']?.count ?? 0;
   row(`GET /v1/credits, 50 keys x 5 req/s limit, ${secs}s`, r, { r429, more: { 'allowed/s (expect <= 250)': Math.round(r['2xx'] / secs) } });
@@ -93,7 +100,12 @@ function start(opts) {
   const inst = autocannon(opts);
   autocannon.track(inst, { renderProgressBar: false, renderResultsTable: false, renderLatencyTable: false, outputStream: { write() {} } });
   const done = new Promise((resolve) => inst.on('done', resolve));
-  return { stop: () => { inst.stop(); return done; } };
+  return {
+    stop: () => {
+      inst.stop();
+      return done;
+    },
+  };
 }
 const recon = [];
 for (const isolation of ['threads', 'inline']) {
@@ -104,10 +116,22 @@ for (const isolation of ['threads', 'inline']) {
   const body = JSON.stringify({ image: img.toString('base64'), model: 'u2netp' });
   const health = start({ url: `${s.url}/health`, connections: 5, duration: 600 });
   const reads = start({ url: `${s.url}/v1/credits`, connections: 5, duration: 600, headers: { 'x-api-key': key } });
-  const post = await run({ url: `${s.url}/v1/remove-background`, method: 'POST', connections: 4, amount: POSTS, timeout: 120, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body });
+  const post = await run({
+    url: `${s.url}/v1/remove-background`,
+    method: 'POST',
+    connections: 4,
+    amount: POSTS,
+    timeout: 120,
+    headers: { 'x-api-key': key, 'content-type': 'application/json' },
+    body,
+  });
   const [h, r] = await Promise.all([health.stop(), reads.stop()]);
   const balance = await s.app.imgtool.keys.balance(record.id);
-  const ledger = readFileSync(s.app.imgtool.keys.ledgerFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((e) => e.account === record.id);
+  const ledger = readFileSync(s.app.imgtool.keys.ledgerFile, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
+    .filter((e) => e.account === record.id);
   const charges = ledger.filter((e) => e.reason === 'charge').length;
   const spentByLedger = -ledger.filter((e) => e.reason !== 'grant').reduce((a, e) => a + e.delta, 0);
   row(`[${isolation}] POST /v1/remove-background (real, 256 px), 4 conns, ${POSTS} reqs`, post);
@@ -139,8 +163,18 @@ for (const isolation of ['threads', 'inline']) {
   await first.arrayBuffer();
   const secs = Math.min(10, SECONDS);
   const r = await run({ url: `${s.url}/v1/remove-background`, method: 'POST', connections: 5, duration: secs, headers, body });
-  row(`POST /v1/remove-background, same Idempotency-Key replayed, 5 conns x ${secs}s`, r, { more: { 'charged in total': START - (await s.app.imgtool.keys.balance(record.id)) } });
-  recon.push({ isolation: 'idempotent replays', 'successful POSTs (2xx)': r['2xx'] + 1, 'ledger charge entries': readFileSync(s.app.imgtool.keys.ledgerFile, 'utf8').split('\n').filter((l) => l.includes('"reason":"charge"')).length, 'credits spent (start - balance)': START - (await s.app.imgtool.keys.balance(record.id)), 'ledger verify': (await verifyLedger(s.dataDir)).ok ? 'ok' : 'FAILED' });
+  row(`POST /v1/remove-background, same Idempotency-Key replayed, 5 conns x ${secs}s`, r, {
+    more: { 'charged in total': START - (await s.app.imgtool.keys.balance(record.id)) },
+  });
+  recon.push({
+    isolation: 'idempotent replays',
+    'successful POSTs (2xx)': r['2xx'] + 1,
+    'ledger charge entries': readFileSync(s.app.imgtool.keys.ledgerFile, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"reason":"charge"')).length,
+    'credits spent (start - balance)': START - (await s.app.imgtool.keys.balance(record.id)),
+    'ledger verify': (await verifyLedger(s.dataDir)).ok ? 'ok' : 'FAILED',
+  });
   await s.app.close();
   rmSync(s.dataDir, { recursive: true, force: true });
 }

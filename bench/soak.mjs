@@ -46,11 +46,32 @@ const clip = join(dataDir, 'clip.mp4');
 execFileSync(ffmpeg, ['-v', 'error', '-y', '-i', join(FIXTURES, 'video/tree.avi'), '-t', '2', '-an', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', clip]);
 const video = readFileSync(clip);
 
-const key = JSON.parse(execFileSync(process.execPath, [cli, 'serve', 'keys', 'create', '--data-dir', dataDir, '--credits', '100000000', '--json'], { encoding: 'utf8' })).key;
+const key = JSON.parse(
+  execFileSync(process.execPath, [cli, 'serve', 'keys', 'create', '--data-dir', dataDir, '--credits', '100000000', '--json'], { encoding: 'utf8' }),
+).key;
 
 const server = spawn(
   process.execPath,
-  [cli, 'serve', '--port', '0', '--data-dir', dataDir, '--rate-limit', '0', '--concurrency', String(CONCURRENCY), '--recycle-rss', String(RECYCLE_RSS), '--recycle-after', String(RECYCLE_AFTER), '--recycle-idle', String(RECYCLE_IDLE), '--log', 'warn'],
+  [
+    cli,
+    'serve',
+    '--port',
+    '0',
+    '--data-dir',
+    dataDir,
+    '--rate-limit',
+    '0',
+    '--concurrency',
+    String(CONCURRENCY),
+    '--recycle-rss',
+    String(RECYCLE_RSS),
+    '--recycle-after',
+    String(RECYCLE_AFTER),
+    '--recycle-idle',
+    String(RECYCLE_IDLE),
+    '--log',
+    'warn',
+  ],
   { stdio: ['ignore', 'pipe', 'inherit'] },
 );
 const url = await new Promise((res, rej) => {
@@ -66,7 +87,11 @@ server.stdout.resume();
 
 // Control in the same run: a bare Node HTTP server in its own process, probed at the same moments.
 // When its latency spikes too, the machine (other processes on shared cores) is the cause, not imgtool.
-const bare = spawn(process.execPath, ['-e', "require('http').createServer((q, s) => s.end('{\"status\":\"ok\"}')).listen(0, '127.0.0.1', function () { console.log(this.address().port) })"], { stdio: ['ignore', 'pipe', 'inherit'] });
+const bare = spawn(
+  process.execPath,
+  ['-e', "require('http').createServer((q, s) => s.end('{\"status\":\"ok\"}')).listen(0, '127.0.0.1', function () { console.log(this.address().port) })"],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+);
 const bareUrl = await new Promise((res) => bare.stdout.once('data', (d) => res(`http://127.0.0.1:${String(d).trim()}`)));
 
 const rssMb = () => {
@@ -186,7 +211,9 @@ async function client(offset) {
   }
 }
 
-console.log(`soak: ${MINUTES} min, server pid ${server.pid} at ${url}, concurrency ${CONCURRENCY}, ${CLIENTS} client(s), recycle ${NO_RECYCLE ? 'off' : `rss>${RECYCLE_RSS} MB, ${RECYCLE_AFTER} jobs or ${RECYCLE_IDLE} s idle`}, ceiling ${CEILING_MB} MB, /health p99 <= ${HEALTH_MS} ms`);
+console.log(
+  `soak: ${MINUTES} min, server pid ${server.pid} at ${url}, concurrency ${CONCURRENCY}, ${CLIENTS} client(s), recycle ${NO_RECYCLE ? 'off' : `rss>${RECYCLE_RSS} MB, ${RECYCLE_AFTER} jobs or ${RECYCLE_IDLE} s idle`}, ceiling ${CEILING_MB} MB, /health p99 <= ${HEALTH_MS} ms`,
+);
 console.log(`RSS at start: ${rssMb()} MB`);
 await Promise.all(Array.from({ length: CLIENTS }, (_, i) => client(i * 3)));
 clearInterval(windowTimer);
@@ -206,12 +233,22 @@ rmSync(dataDir, { recursive: true, force: true });
 
 console.log('\nRSS over time (MB) and /health latency, per minute:');
 console.table(rows);
-console.table([...stats].map(([op, s]) => ({ op, ok: s.ok, failed: s.failed, 'mean s': s.ok + s.failed ? Math.round(s.ms / (s.ok + s.failed) / 100) / 10 : 0 })));
+console.table(
+  [...stats].map(([op, s]) => ({ op, ok: s.ok, failed: s.failed, 'mean s': s.ok + s.failed ? Math.round(s.ms / (s.ok + s.failed) / 100) / 10 : 0 })),
+);
 if (errors.length) console.log('first errors:\n  ' + errors.join('\n  '));
 const p99 = pct(allHealth, 0.99);
-console.log(`control: bare Node server in the same run, p50 ${Math.round(pct(allBare, 0.5))} ms, p99 ${Math.round(pct(allBare, 0.99))} ms, max ${Math.round(Math.max(...allBare))} ms`);
-console.log(`peak RSS ${peakRss} MB (ceiling ${CEILING_MB} MB); RSS 10 s after the last job ${idleRss} MB, ${idleWait} s after ${quietRss} MB; /health p50 ${Math.round(pct(allHealth, 0.5))} ms, p99 ${Math.round(p99)} ms, max ${Math.round(Math.max(...allHealth))} ms over ${allHealth.length} probes`);
+console.log(
+  `control: bare Node server in the same run, p50 ${Math.round(pct(allBare, 0.5))} ms, p99 ${Math.round(pct(allBare, 0.99))} ms, max ${Math.round(Math.max(...allBare))} ms`,
+);
+console.log(
+  `peak RSS ${peakRss} MB (ceiling ${CEILING_MB} MB); RSS 10 s after the last job ${idleRss} MB, ${idleWait} s after ${quietRss} MB; /health p50 ${Math.round(pct(allHealth, 0.5))} ms, p99 ${Math.round(p99)} ms, max ${Math.round(Math.max(...allHealth))} ms over ${allHealth.length} probes`,
+);
 const failedOps = [...stats.values()].reduce((a, s) => a + s.failed, 0);
 const pass = peakRss <= CEILING_MB && p99 <= HEALTH_MS && failedOps === 0;
-console.log(pass ? 'PASS' : `FAIL:${peakRss > CEILING_MB ? ' RSS over the ceiling;' : ''}${p99 > HEALTH_MS ? ' /health too slow;' : ''}${failedOps ? ` ${failedOps} operations failed;` : ''}`);
+console.log(
+  pass
+    ? 'PASS'
+    : `FAIL:${peakRss > CEILING_MB ? ' RSS over the ceiling;' : ''}${p99 > HEALTH_MS ? ' /health too slow;' : ''}${failedOps ? ` ${failedOps} operations failed;` : ''}`,
+);
 process.exit(pass ? 0 : 1);

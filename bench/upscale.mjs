@@ -88,7 +88,19 @@ if (argv[0] === '--child') {
   // bench, holding TF.js and every model) across exec, so it would report the parent's size.
   const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
   const peakKB = hwm ? Number(hwm[1]) : process.resourceUsage().maxRSS;
-  process.stdout.write(JSON.stringify({ wall, cpu: (cpu.user + cpu.system) / 1e6, maxRssMB: peakKB / 1024, width: res.meta.width, height: res.meta.height, bytes: res.data.length, tiles, modelWall, modelCpu }) + '\n');
+  process.stdout.write(
+    JSON.stringify({
+      wall,
+      cpu: (cpu.user + cpu.system) / 1e6,
+      maxRssMB: peakKB / 1024,
+      width: res.meta.width,
+      height: res.meta.height,
+      bytes: res.data.length,
+      tiles,
+      modelWall,
+      modelCpu,
+    }) + '\n',
+  );
   process.exit(0);
 }
 
@@ -124,8 +136,14 @@ const { getSession, engineThreads } = await import(dist('engine/models.js'));
 const { upscale: upscaleOp } = await import(dist('ops/upscale/index.js'));
 const DEFAULT_MODEL = upscaleOp.options.parse({ scale: 2 }).model;
 
-const load = () => os.loadavg().map((l) => l.toFixed(1)).join(' ');
-console.log(`bench/upscale.mjs  node ${process.version}  ${os.availableParallelism()} cores, ${engineThreads()} onnxruntime threads  loadavg ${load()}  (shared machine: wall times inflate with load; cpu s does not)`);
+const load = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
+console.log(
+  `bench/upscale.mjs  node ${process.version}  ${os.availableParallelism()} cores, ${engineThreads()} onnxruntime threads  loadavg ${load()}  (shared machine: wall times inflate with load; cpu s does not)`,
+);
 
 const files = readdirSync(join(fixtures, 'images'))
   .filter((f) => !f.includes('trimap'))
@@ -191,7 +209,10 @@ for (const file of noQuality ? [] : files) {
       acc[key].cpu += cpu;
       acc[key].mp += (SIZE * SIZE) / 1e6;
       perImage.push({ image: name, scale, method, psnr: p, ssim: s, detail, alonePsnr: acc[key].alonePsnr.at(-1), wall });
-      if (file === files[0] && scale === 4) await raw(out, SIZE, SIZE).png().toFile(join(outDir, `${name}-x4-${method}.png`));
+      if (file === files[0] && scale === 4)
+        await raw(out, SIZE, SIZE)
+          .png()
+          .toFile(join(outDir, `${name}-x4-${method}.png`));
     }
     // Contact-sheet crops: the SIZE/3 square with the most detail in the original.
     if (SHEET_METHODS.length > 1 && sheetCrops[scale].length < 4) {
@@ -203,12 +224,17 @@ for (const file of noQuality ? [] : files) {
           const g = meanGradient(crop, c, c);
           if (g > best.g) best = { g, left, top };
         }
-      const cut = (data) => raw(data, SIZE, SIZE).extract({ left: best.left, top: best.top, width: c, height: c }).resize(256, 256, { kernel: 'nearest' }).png().toBuffer();
+      const cut = (data) =>
+        raw(data, SIZE, SIZE).extract({ left: best.left, top: best.top, width: c, height: c }).resize(256, 256, { kernel: 'nearest' }).png().toBuffer();
       sheetCrops[scale].push({ name, crops: [await cut(orig), ...(await Promise.all(SHEET_METHODS.map((m) => cut(outs[m]))))] });
     }
     if (file === files[0] && scale === 4) {
-      await raw(orig, SIZE, SIZE).png().toFile(join(outDir, `${name}-original.png`));
-      await raw(low, lw, lw).png().toFile(join(outDir, `${name}-x4-input.png`));
+      await raw(orig, SIZE, SIZE)
+        .png()
+        .toFile(join(outDir, `${name}-original.png`));
+      await raw(low, lw, lw)
+        .png()
+        .toFile(join(outDir, `${name}-x4-input.png`));
     }
   }
   process.stderr.write(`  ${name} done (loadavg ${load()})\n`);
@@ -221,22 +247,43 @@ const quality = [];
 if (!noQuality) {
   console.log(`\nQuality: ${files.length} fixture photos, ${SIZE}x${SIZE} originals, downscaled by the factor (Lanczos3) and upscaled back`);
   console.log('imgtool = ESRGAN + back-projection (the pipeline); "alone" = the ESRGAN output before back-projection');
-  console.log('detail = mean luma gradient of the output / of the original (1 = as much detail as the truth); perceptual models (realesrgan, fast) are judged by detail within 0.8-1.25 and by eye, fidelity ones by PSNR');
-  console.log(`${pad('scale', 6)}${pad('method', 11)}${'PSNR dB'.padStart(8)}${'vs L3'.padStart(8)}${'SSIM'.padStart(8)}${'vs L3'.padStart(8)}${'detail'.padStart(8)}${'alone dB'.padStart(9)}${'alone SSIM'.padStart(11)}${'s/MP'.padStart(8)}${'cpu s/MP'.padStart(10)}`);
+  console.log(
+    'detail = mean luma gradient of the output / of the original (1 = as much detail as the truth); perceptual models (realesrgan, fast) are judged by detail within 0.8-1.25 and by eye, fidelity ones by PSNR',
+  );
+  console.log(
+    `${pad('scale', 6)}${pad('method', 11)}${'PSNR dB'.padStart(8)}${'vs L3'.padStart(8)}${'SSIM'.padStart(8)}${'vs L3'.padStart(8)}${'detail'.padStart(8)}${'alone dB'.padStart(9)}${'alone SSIM'.padStart(11)}${'s/MP'.padStart(8)}${'cpu s/MP'.padStart(10)}`,
+  );
 }
 for (const scale of noQuality ? [] : [2, 4]) {
   const base = acc[`${scale} lanczos3`];
   for (const method of methods) {
     const a = acc[`${scale} ${method}`];
-    const row = { scale, method, psnr: mean(a.psnr), ssim: mean(a.ssim), dPsnr: mean(a.psnr) - mean(base.psnr), dSsim: mean(a.ssim) - mean(base.ssim), detail: mean(a.detail), alonePsnr: mean(a.alonePsnr), aloneSsim: mean(a.aloneSsim), sPerMP: a.wall / a.mp, cpuPerMP: a.cpu / a.mp };
+    const row = {
+      scale,
+      method,
+      psnr: mean(a.psnr),
+      ssim: mean(a.ssim),
+      dPsnr: mean(a.psnr) - mean(base.psnr),
+      dSsim: mean(a.ssim) - mean(base.ssim),
+      detail: mean(a.detail),
+      alonePsnr: mean(a.alonePsnr),
+      aloneSsim: mean(a.aloneSsim),
+      sPerMP: a.wall / a.mp,
+      cpuPerMP: a.cpu / a.mp,
+    };
     quality.push(row);
-    console.log(`${pad(`${scale}x`, 6)}${pad(method, 11)}${num(row.psnr, 2)}${num(row.dPsnr, 2)}${num(row.ssim, 4)}${num(row.dSsim, 4)}${num(row.detail, 2)}${num(row.alonePsnr, 2, 9)}${num(row.aloneSsim, 4, 11)}${num(row.sPerMP, 2)}${num(row.cpuPerMP, 2, 10)}`);
+    console.log(
+      `${pad(`${scale}x`, 6)}${pad(method, 11)}${num(row.psnr, 2)}${num(row.dPsnr, 2)}${num(row.ssim, 4)}${num(row.dSsim, 4)}${num(row.detail, 2)}${num(row.alonePsnr, 2, 9)}${num(row.aloneSsim, 4, 11)}${num(row.sPerMP, 2)}${num(row.cpuPerMP, 2, 10)}`,
+    );
   }
 }
 
 // ---------------------------------------------------------------- contact sheets
 /** Labels as SVG text (sharp renders SVG with librsvg). */
-const label = (text, w, h) => Buffer.from(`<svg width="${w}" height="${h}"><rect width="100%" height="100%" fill="#222"/><text x="8" y="${h - 9}" font-family="sans-serif" font-size="18" fill="#fff">${text}</text></svg>`);
+const label = (text, w, h) =>
+  Buffer.from(
+    `<svg width="${w}" height="${h}"><rect width="100%" height="100%" fill="#222"/><text x="8" y="${h - 9}" font-family="sans-serif" font-size="18" fill="#fff">${text}</text></svg>`,
+  );
 for (const scale of [2, 4]) {
   const rows = sheetCrops[scale];
   if (!rows.length) continue;
@@ -247,9 +294,12 @@ for (const scale of [2, 4]) {
   const width = cols.length * (T + G) + G;
   const height = LH + rows.length * (T + G) + G;
   const parts = cols.map((c, i) => ({ input: label(`${c} ${c === 'original' ? '' : `${scale}x`}`, T, LH), left: G + i * (T + G), top: 0 }));
-  rows.forEach((r, j) => r.crops.forEach((input, i) => parts.push({ input, left: G + i * (T + G), top: LH + G + j * (T + G) })));
+  for (const [j, r] of rows.entries()) for (const [i, input] of r.crops.entries()) parts.push({ input, left: G + i * (T + G), top: LH + G + j * (T + G) });
   const file = join(outDir, `contact-sheet-x${scale}.png`);
-  await sharp({ create: { width, height, channels: 3, background: '#222' } }).composite(parts).png().toFile(file);
+  await sharp({ create: { width, height, channels: 3, background: '#222' } })
+    .composite(parts)
+    .png()
+    .toFile(file);
   console.log(`contact sheet: ${file} (${rows.map((r) => r.name).join(', ')}; crops enlarged 2x with nearest neighbour after the ${scale}x upscale)`);
 }
 
@@ -259,7 +309,10 @@ if (!argv.includes('--no-alpha')) {
   const cutouts = readdirSync(join(fixtures, 'cutouts')).filter((f) => f.endsWith('.png'));
   const alphaAcc = {};
   for (const f of cutouts) {
-    const { data, info } = await sharp(join(fixtures, 'cutouts', f)).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+    const { data, info } = await sharp(join(fixtures, 'cutouts', f))
+      .ensureAlpha()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
     const W = info.width;
     const H = info.height;
     const truth = new Uint8Array(W * H);
@@ -280,19 +333,28 @@ if (!argv.includes('--no-alpha')) {
     for (const scale of [2, 4]) {
       const lw = W / scale;
       const lh = H / scale;
-      const small = await sharp(data, { raw: { width: W, height: H, channels: 4 } }).resize(lw, lh, { kernel: 'lanczos3' }).raw().toBuffer();
+      const small = await sharp(data, { raw: { width: W, height: H, channels: 4 } })
+        .resize(lw, lh, { kernel: 'lanczos3' })
+        .raw()
+        .toBuffer();
       const a = new Uint8Array(lw * lh);
       for (let i = 0; i < a.length; i++) a[i] = small[i * 4 + 3];
       for (const method of methods) {
-        const out = method === 'lanczos3' ? await lanczosAlpha(a, lw, lh, W, H) : await modelAlpha(a, lw, lh, (grey) => upscaleRgb({ data: grey, width: lw, height: lh }, { model: method, scale }));
+        const out =
+          method === 'lanczos3'
+            ? await lanczosAlpha(a, lw, lh, W, H)
+            : await modelAlpha(a, lw, lh, (grey) => upscaleRgb({ data: grey, width: lw, height: lh }, { model: method, scale }));
         let e = 0;
         for (const i of band) e += Math.abs(out[i] - truth[i]);
         const key = `${scale} ${method}`;
-        (alphaAcc[key] ??= []).push(e / band.length);
+        alphaAcc[key] ??= [];
+        alphaAcc[key].push(e / band.length);
       }
     }
   }
-  console.log(`\nAlpha edges: ${cutouts.length} fixture cut-outs shrunk by the factor (Lanczos3, RGBA) and upscaled back; mean |alpha error| within 3 px of the true edge (0..255; lower is better)`);
+  console.log(
+    `\nAlpha edges: ${cutouts.length} fixture cut-outs shrunk by the factor (Lanczos3, RGBA) and upscaled back; mean |alpha error| within 3 px of the true edge (0..255; lower is better)`,
+  );
   console.log(`${pad('scale', 6)}${pad('method', 11)}${'edge err'.padStart(9)}${'vs L3'.padStart(8)}`);
   for (const scale of [2, 4]) {
     const base = mean(alphaAcc[`${scale} lanczos3`]);
@@ -310,12 +372,23 @@ if (!argv.includes('--no-tfjs')) {
   // The engine's reference helper (test/engine/tfjs-reference.ts) is TypeScript; esbuild
   // (already installed with vitest) strips its types so this bench loads the very same code.
   const helper = join(outDir, 'tfjs-reference.mjs');
-  execFileSync(join(root, 'node_modules/.bin/esbuild'), [join(root, 'test/engine/tfjs-reference.ts'), '--format=esm', '--platform=node', `--outfile=${helper}`, '--log-level=warning']);
+  execFileSync(join(root, 'node_modules/.bin/esbuild'), [
+    join(root, 'test/engine/tfjs-reference.ts'),
+    '--format=esm',
+    '--platform=node',
+    `--outfile=${helper}`,
+    '--log-level=warning',
+  ]);
   const { useBackend, loadUpscalerModel, predictTf } = await import(pathToFileURL(helper).href);
   await useBackend('wasm');
   // The tile size the pipeline runs (esrgan.ts DEFAULT_TILE), unless --tile says otherwise.
   const T = Number(arg('--tile', DEFAULT_TILE));
-  const tileRgb = new Uint8Array(await raw(await original(files[0]), SIZE, SIZE).resize(T, T, { kernel: 'lanczos3' }).raw().toBuffer());
+  const tileRgb = new Uint8Array(
+    await raw(await original(files[0]), SIZE, SIZE)
+      .resize(T, T, { kernel: 'lanczos3' })
+      .raw()
+      .toBuffer(),
+  );
   const planar = new Float32Array(3 * T * T);
   for (let i = 0; i < T * T; i++) for (let c = 0; c < 3; c++) planar[c * T * T + i] = tileRgb[i * 3 + c];
   const best = async (fn, runs) => {
@@ -361,20 +434,34 @@ if (!argv.includes('--no-jobs')) {
   const half = new Set([...(argv.includes('--half-thick') ? ['thick'] : []), ...(argv.includes('--full-realesrgan') ? [] : ['realesrgan'])]);
   const k = argv.includes('--quick') ? 5 : 1;
   const plan = [
-    ...(arg('--job-models')?.split(',') ?? MODELS).map((model) => ({ side: (half.has(model) ? 500 : 1000) / k, scale: 4, model, extrapolate: half.has(model) ? 4 : 1 })),
+    ...(arg('--job-models')?.split(',') ?? MODELS).map((model) => ({
+      side: (half.has(model) ? 500 : 1000) / k,
+      scale: 4,
+      model,
+      extrapolate: half.has(model) ? 4 : 1,
+    })),
     ...(argv.includes('--no-6000') ? [] : [{ side: 1500 / k, scale: 4, model: DEFAULT_MODEL, extrapolate: 1 }]),
   ];
-  console.log(`\nWhole jobs through the pipeline (JPEG in, JPEG q92 out), each in a fresh process; goal: ${DEFAULT_MODEL} 1000->4000 < 60 s, 1500->6000 peak RSS < 2048 MB`);
+  console.log(
+    `\nWhole jobs through the pipeline (JPEG in, JPEG q92 out), each in a fresh process; goal: ${DEFAULT_MODEL} 1000->4000 < 60 s, 1500->6000 peak RSS < 2048 MB`,
+  );
   console.log('model = the tiles phase; "quiet est" = wall outside it + model cpu / cores, the wall time on an idle machine with perfectly parallel tiles');
-  console.log(`${pad('job', 24)}${'wall s'.padStart(9)}${'cpu s'.padStart(9)}${'model wall'.padStart(12)}${'model cpu'.padStart(11)}${'quiet est'.padStart(11)}${'peak RSS MB'.padStart(13)}${'tiles'.padStart(7)}${'load'.padStart(6)}  note`);
+  console.log(
+    `${pad('job', 24)}${'wall s'.padStart(9)}${'cpu s'.padStart(9)}${'model wall'.padStart(12)}${'model cpu'.padStart(11)}${'quiet est'.padStart(11)}${'peak RSS MB'.padStart(13)}${'tiles'.padStart(7)}${'load'.padStart(6)}  note`,
+  );
   for (const j of plan) {
     const r = await child(await photo(j.side), j.scale, j.model);
     const quietEst = r.wall - r.modelWall + r.modelCpu / os.availableParallelism();
     const row = { ...j, ...r, quietEst, loadavg: os.loadavg()[0] };
     jobs.push(row);
     const jobLabel = `${j.model} ${j.side}->${j.side * j.scale}`;
-    const note = j.extrapolate > 1 ? `x${j.extrapolate} for 1000->4000: wall ${(r.wall * j.extrapolate).toFixed(0)} s, cpu ${(r.cpu * j.extrapolate).toFixed(0)} s (extrapolated)` : '';
-    console.log(`${pad(jobLabel, 24)}${num(r.wall, 1, 9)}${num(r.cpu, 1, 9)}${num(r.modelWall, 1, 12)}${num(r.modelCpu, 1, 11)}${num(quietEst, 1, 11)}${num(r.maxRssMB, 0, 13)}${String(r.tiles).padStart(7)}${num(row.loadavg, 1, 6)}  ${note}`);
+    const note =
+      j.extrapolate > 1
+        ? `x${j.extrapolate} for 1000->4000: wall ${(r.wall * j.extrapolate).toFixed(0)} s, cpu ${(r.cpu * j.extrapolate).toFixed(0)} s (extrapolated)`
+        : '';
+    console.log(
+      `${pad(jobLabel, 24)}${num(r.wall, 1, 9)}${num(r.cpu, 1, 9)}${num(r.modelWall, 1, 12)}${num(r.modelCpu, 1, 11)}${num(quietEst, 1, 11)}${num(r.maxRssMB, 0, 13)}${String(r.tiles).padStart(7)}${num(row.loadavg, 1, 6)}  ${note}`,
+    );
   }
 }
 
@@ -383,8 +470,28 @@ const jobOf = (m) => jobs.find((j) => j.model === m && j.side * j.scale === 4000
 if (jobOf('thick') && jobOf('fast')) {
   const t = jobOf('thick');
   const f = jobOf('fast');
-  console.log(`\nfast vs thick, same input, same run: ${(t.wall / f.wall).toFixed(1)}x faster by wall time, ${(t.cpu / f.cpu).toFixed(1)}x by cpu time (goal >= 3x)`);
+  console.log(
+    `\nfast vs thick, same input, same run: ${(t.wall / f.wall).toFixed(1)}x faster by wall time, ${(t.cpu / f.cpu).toFixed(1)}x by cpu time (goal >= 3x)`,
+  );
 }
 
-writeFileSync(join(outDir, 'results.json'), JSON.stringify({ date: new Date().toISOString(), size: SIZE, images: files.map((f) => basename(f)), cores: os.availableParallelism(), loadavgEnd: os.loadavg(), quality, perImage, alpha: alphaRows, tfjs, jobs }, null, 2));
+writeFileSync(
+  join(outDir, 'results.json'),
+  JSON.stringify(
+    {
+      date: new Date().toISOString(),
+      size: SIZE,
+      images: files.map((f) => basename(f)),
+      cores: os.availableParallelism(),
+      loadavgEnd: os.loadavg(),
+      quality,
+      perImage,
+      alpha: alphaRows,
+      tfjs,
+      jobs,
+    },
+    null,
+    2,
+  ),
+);
 console.log(`\nloadavg at end ${load()}; per-image figures in ${join('bench/out/upscale', 'results.json')}`);

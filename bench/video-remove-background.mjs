@@ -64,7 +64,10 @@ const sharp = (await import('sharp')).default;
 // Segmenter and stabiliser overrides per variant. Round 2's 320x320 variants are behind --explore.
 const VARIANTS = {
   ...(process.argv.includes('--explore')
-    ? { round1: { seg: { side: 320, sessions: 1, sessionOptions: { intraOpNumThreads: 2 } }, stab: { cadence: 1 } }, '320x2': { seg: { side: 320, sessions: 2 }, stab: { cadence: 1 } } }
+    ? {
+        round1: { seg: { side: 320, sessions: 1, sessionOptions: { intraOpNumThreads: 2 } }, stab: { cadence: 1 } },
+        '320x2': { seg: { side: 320, sessions: 2 }, stab: { cadence: 1 } },
+      }
     : {}),
   every: { seg: {}, stab: { cadence: 1 } },
   default: { seg: {}, stab: {} },
@@ -83,15 +86,51 @@ function makeClips() {
   for (const h of [480, 720]) {
     const w = Math.round((h * 16) / 9 / 2) * 2;
     const mm = join(OUT, `megamind-${h}p.mp4`);
-    ffmpeg(['-i', join(FIX, 'video/Megamind.avi'), '-t', String(SECONDS), '-vf', `scale=-2:${h}`, '-c:v', 'libx264', '-crf', '18', '-preset', 'veryfast', '-c:a', 'aac', mm]);
+    ffmpeg([
+      '-i',
+      join(FIX, 'video/Megamind.avi'),
+      '-t',
+      String(SECONDS),
+      '-vf',
+      `scale=-2:${h}`,
+      '-c:v',
+      'libx264',
+      '-crf',
+      '18',
+      '-preset',
+      'veryfast',
+      '-c:a',
+      'aac',
+      mm,
+    ]);
     clips.push({ name: `megamind-${h}p`, file: mm });
     const side = Math.round(h * 0.6);
     const apple = join(OUT, `apple-${h}p.mp4`);
     // Lossless-ish source so "pixels that did not change" really did not.
     ffmpeg([
-      '-loop', '1', '-i', join(FIX, 'textures/brick.png'), '-loop', '1', '-i', join(FIX, 'cutouts/apple.png'),
-      '-filter_complex', `[0]scale=${w}:${h},format=rgb24[bg];[1]scale=${side}:${side}[fg];[bg][fg]overlay=x='${Math.round(w * 0.05)}+${Math.round(w * 0.5 / SECONDS)}*t':y=${Math.round(h * 0.2)}:shortest=1,format=yuv444p[v]`,
-      '-map', '[v]', '-t', String(SECONDS), '-r', '24', '-c:v', 'libx264', '-qp', '0', '-preset', 'ultrafast', apple,
+      '-loop',
+      '1',
+      '-i',
+      join(FIX, 'textures/brick.png'),
+      '-loop',
+      '1',
+      '-i',
+      join(FIX, 'cutouts/apple.png'),
+      '-filter_complex',
+      `[0]scale=${w}:${h},format=rgb24[bg];[1]scale=${side}:${side}[fg];[bg][fg]overlay=x='${Math.round(w * 0.05)}+${Math.round((w * 0.5) / SECONDS)}*t':y=${Math.round(h * 0.2)}:shortest=1,format=yuv444p[v]`,
+      '-map',
+      '[v]',
+      '-t',
+      String(SECONDS),
+      '-r',
+      '24',
+      '-c:v',
+      'libx264',
+      '-qp',
+      '0',
+      '-preset',
+      'ultrafast',
+      apple,
     ]);
     clips.push({ name: `apple-${h}p`, file: apple });
   }
@@ -122,20 +161,39 @@ async function endToEnd(clip, variant = { seg: {}, stab: {} }) {
   const cpu = process.cpuUsage(cpu0);
   setDefaults(videoSegmenterDefaults, {});
   setDefaults(videoStabiliserDefaults, {});
-  return { frames: res.meta.frames, secs, fps: res.meta.frames / secs, inferenceShare: res.meta.inferenceShare, segmented: res.meta.segmentedFrames, propagated: res.meta.propagatedFrames, cpuMsPerFrame: (cpu.user + cpu.system) / 1000 / res.meta.frames };
+  return {
+    frames: res.meta.frames,
+    secs,
+    fps: res.meta.frames / secs,
+    inferenceShare: res.meta.inferenceShare,
+    segmented: res.meta.segmentedFrames,
+    propagated: res.meta.propagatedFrames,
+    cpuMsPerFrame: (cpu.user + cpu.system) / 1000 / res.meta.frames,
+  };
 }
 
 /** CPU seconds of ffmpeg decoding the clip to raw RGB and encoding it as the pipeline does (mp4_h264). */
 function ffmpegOnly(clip, frames) {
   const spec = encodeSpec('mp4_h264', false, null);
-  const p = spawnSync('bash', ['-c', `TIMEFORMAT='%U %S'; time ( "$0" -v error -i "$1" -f rawvideo -pix_fmt rgb24 - | "$0" -v error -f rawvideo -pix_fmt rgb24 -s "$2" -i - -vf scale=out_color_matrix=bt709:out_range=tv ${spec.video.map((a) => `'${a}'`).join(' ')} -f mp4 -y /dev/null )`, ffmpegPath(), clip.file, clip.size], { encoding: 'utf8' });
+  const p = spawnSync(
+    'bash',
+    [
+      '-c',
+      `TIMEFORMAT='%U %S'; time ( "$0" -v error -i "$1" -f rawvideo -pix_fmt rgb24 - | "$0" -v error -f rawvideo -pix_fmt rgb24 -s "$2" -i - -vf scale=out_color_matrix=bt709:out_range=tv ${spec.video.map((a) => `'${a}'`).join(' ')} -f mp4 -y /dev/null )`,
+      ffmpegPath(),
+      clip.file,
+      clip.size,
+    ],
+    { encoding: 'utf8' },
+  );
   const [u, s] = p.stderr.trim().split('\n').pop().split(' ').map(Number);
   return ((u + s) * 1000) / frames;
 }
 
 /** Mattes of exact-alpha composites at each inference side, scored against the truth. */
 async function accuracy(sides) {
-  const W = 854, H = 480;
+  const W = 854,
+    H = 480;
   const bgs = ['textures/brick.png', 'textures/grass.png', 'images/chelsea.png', 'images/plant.jpg'];
   const cuts = ['apple', 'basketball', 'crown', 'dress', 'handbag', 'sneaker', 'tshirt'];
   const segs = Object.fromEntries(sides.map((side) => [side, new FrameSegmenter(MODEL, W, H, { side, sessions: 1 })]));
@@ -143,15 +201,23 @@ async function accuracy(sides) {
   let k = 0;
   for (const cut of cuts) {
     for (const bgFile of bgs) {
-      const size = 240 + (k % 3) * 60, left = 60 + ((k * 137) % (W - size - 120)), top = (H - size) >> 1;
+      const size = 240 + (k % 3) * 60,
+        left = 60 + ((k * 137) % (W - size - 120)),
+        top = (H - size) >> 1;
       k++;
-      const fg = await sharp(join(FIX, `cutouts/${cut}.png`)).resize(size, size).ensureAlpha().raw().toBuffer();
+      const fg = await sharp(join(FIX, `cutouts/${cut}.png`))
+        .resize(size, size)
+        .ensureAlpha()
+        .raw()
+        .toBuffer();
       const bg = await sharp(join(FIX, bgFile)).resize(W, H, { fit: 'cover' }).removeAlpha().raw().toBuffer();
       const rgb = Buffer.from(bg);
       const truth = new Uint8Array(W * H);
       for (let y = 0; y < size; y++) {
         for (let x = 0; x < size; x++) {
-          const j = (y * size + x) * 4, i = (top + y) * W + left + x, a = fg[j + 3] / 255;
+          const j = (y * size + x) * 4,
+            i = (top + y) * W + left + x,
+            a = fg[j + 3] / 255;
           truth[i] = fg[j + 3];
           for (let c = 0; c < 3; c++) rgb[i * 3 + c] = Math.round(fg[j + c] * a + bg[i * 3 + c] * (1 - a));
         }
@@ -159,16 +225,20 @@ async function accuracy(sides) {
       for (const side of sides) {
         const m = await segs[side].segment(rgb);
         const r = acc[side];
-        let inter = 0, union = 0, band = 0, bn = 0;
+        let inter = 0,
+          union = 0,
+          band = 0,
+          bn = 0;
         for (let i = 0; i < m.length; i++) {
-          const p = m[i] >= 128, t = truth[i] >= 128;
+          const p = m[i] >= 128,
+            t = truth[i] >= 128;
           if (p && t) inter++;
           if (p || t) union++;
         }
         for (let y = 4; y < H - 4; y++) {
           for (let x = 4, i = y * W + 4; x < W - 4; x++, i++) {
             const t = truth[i] >= 128;
-            if ((truth[i - 4] >= 128) !== t || (truth[i + 4] >= 128) !== t || (truth[i - 4 * W] >= 128) !== t || (truth[i + 4 * W] >= 128) !== t) {
+            if (truth[i - 4] >= 128 !== t || truth[i + 4] >= 128 !== t || truth[i - 4 * W] >= 128 !== t || truth[i + 4 * W] >= 128 !== t) {
               band += Math.abs(m[i] - truth[i]);
               bn++;
             }
@@ -191,7 +261,8 @@ async function mattes(clip, cadence) {
   const stab = new MatteStabiliser(width, height, cadence === undefined ? {} : { cadence });
   const seg = new FrameSegmenter(MODEL, width, height);
   const seg320 = EXPLORE ? new FrameSegmenter(MODEL, width, height, { side: 320 }) : seg;
-  let i320 = 0, u320 = 0;
+  let i320 = 0,
+    u320 = 0;
   let prevFrame, prevRaw, prevStab;
   let jsMs = 0;
   const acc = { propagated: 0, rawFlicker: 0, stabFlicker: 0, staticPx: 0, inter: 0, union: 0, movingPx: 0, frames: 0, reused: 0 };
@@ -204,7 +275,8 @@ async function mattes(clip, cadence) {
     // Every frame is segmented: the raw per-frame matte is the baseline propagation is scored against.
     const [raw, ref] = EXPLORE ? await Promise.all([seg.segment(frame), seg320.segment(frame)]) : await seg.segment(frame).then((r) => [r, r]);
     for (let i = 0; i < raw.length; i++) {
-      const x = raw[i] >= 128, y = ref[i] >= 128;
+      const x = raw[i] >= 128,
+        y = ref[i] >= 128;
       if (x && y) i320++;
       if (x || y) u320++;
     }
@@ -222,7 +294,8 @@ async function mattes(clip, cadence) {
           acc.stabFlicker += Math.abs(out[i] - prevStab[i]);
         } else if (d > 12) {
           acc.movingPx++;
-          const r = raw[i] >= 128, s = out[i] >= 128;
+          const r = raw[i] >= 128,
+            s = out[i] >= 128;
           if (r && s) acc.inter++;
           if (r || s) acc.union++;
         }
@@ -247,7 +320,9 @@ async function mattes(clip, cadence) {
 }
 
 const load0 = os.loadavg()[0];
-console.log(`video-remove-background bench: model ${MODEL}, ${SECONDS} s clips, ${os.cpus().length} cores, load average ${load0.toFixed(1)} at start (shared machine)`);
+console.log(
+  `video-remove-background bench: model ${MODEL}, ${SECONDS} s clips, ${os.cpus().length} cores, load average ${load0.toFixed(1)} at start (shared machine)`,
+);
 const clips = makeClips();
 for (const c of clips) {
   const p = await probeVideo(c.file);
@@ -269,23 +344,35 @@ for (let round = 0; round < ROUNDS; round++) {
   }
   console.error(`  round ${round + 1} done`);
 }
-console.log(`\nend to end, mp4_h264, best of ${ROUNDS} interleaved rounds; load average during runs ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)}`);
+console.log(
+  `\nend to end, mp4_h264, best of ${ROUNDS} interleaved rounds; load average during runs ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)}`,
+);
 console.log('clip           variant   frames  e2e fps  inference  segmented  propagated  node CPU ms/frame  ffmpeg-only CPU ms/frame');
 for (const clip of clips) {
   const floor = ffmpegOnly(clip, speed.get(`${clip.name} default`).frames);
   for (const [key, r] of speed) {
     if (!key.startsWith(`${clip.name} `)) continue;
-    console.log(`${clip.name.padEnd(14)} ${key.slice(clip.name.length + 1).padEnd(8)} ${pad(r.frames, 7)} ${pad(r.fps.toFixed(2), 8)} ${pad((r.inferenceShare * 100).toFixed(0) + '%', 10)} ${pad(r.segmented, 10)} ${pad(r.propagated, 11)} ${pad(r.cpuMsPerFrame.toFixed(0), 18)} ${pad(floor.toFixed(0), 25)}`);
+    console.log(
+      `${clip.name.padEnd(14)} ${key.slice(clip.name.length + 1).padEnd(8)} ${pad(r.frames, 7)} ${pad(r.fps.toFixed(2), 8)} ${pad((r.inferenceShare * 100).toFixed(0) + '%', 10)} ${pad(r.segmented, 10)} ${pad(r.propagated, 11)} ${pad(r.cpuMsPerFrame.toFixed(0), 18)} ${pad(floor.toFixed(0), 25)}`,
+    );
   }
 }
 
-console.log(`\nmatte stability per cadence vs the raw per-frame matte (every frame segmented for the baseline)${EXPLORE ? ', and the per-frame matte vs u2netp at 320x320' : ''}`);
-console.log('clip            variant  frames propagated | flicker raw  output  cut   IoU moving  static px | stabilise+propagate JS ms/frame' + (EXPLORE ? ' | IoU vs 320' : ''));
+console.log(
+  `\nmatte stability per cadence vs the raw per-frame matte (every frame segmented for the baseline)${EXPLORE ? ', and the per-frame matte vs u2netp at 320x320' : ''}`,
+);
+console.log(
+  'clip            variant  frames propagated | flicker raw  output  cut   IoU moving  static px | stabilise+propagate JS ms/frame' +
+    (EXPLORE ? ' | IoU vs 320' : ''),
+);
 for (const clip of clips) {
   for (const v of Object.keys(CADENCES)) {
     const m = await mattes(clip, CADENCES[v]);
     const cut = 1 - m.flickerStab / m.flickerRaw;
-    console.log(`${clip.name.padEnd(15)} ${v.padEnd(8)} ${pad(m.frames, 6)} ${pad(m.propagated, 10)} | ${pad(m.flickerRaw.toFixed(2), 11)} ${pad(m.flickerStab.toFixed(2), 7)} ${pad((cut * 100).toFixed(0) + '%', 5)} ${pad(m.iouMoving.toFixed(3), 11)} ${pad((m.staticShare * 100).toFixed(0) + '%', 10)} | ${pad(m.jsMsPerFrame.toFixed(1), 10)}` + (EXPLORE ? ` | ${pad(m.iouVs320.toFixed(3), 10)}` : ''));
+    console.log(
+      `${clip.name.padEnd(15)} ${v.padEnd(8)} ${pad(m.frames, 6)} ${pad(m.propagated, 10)} | ${pad(m.flickerRaw.toFixed(2), 11)} ${pad(m.flickerStab.toFixed(2), 7)} ${pad((cut * 100).toFixed(0) + '%', 5)} ${pad(m.iouMoving.toFixed(3), 11)} ${pad((m.staticShare * 100).toFixed(0) + '%', 10)} | ${pad(m.jsMsPerFrame.toFixed(1), 10)}` +
+        (EXPLORE ? ` | ${pad(m.iouVs320.toFixed(3), 10)}` : ''),
+    );
   }
 }
 

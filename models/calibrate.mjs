@@ -25,8 +25,16 @@ const FIXTURES = path.resolve(ROOT, 'test/fixtures/images');
 const BENCH_BACKDROPS = new Set(['fruits.jpg', 'chelsea.png', 'baboon.jpg', 'butterfly.jpg', 'plant_trimap.png']);
 
 export function calibrationImages() {
-  const samples = fs.readdirSync(path.join(ROOT, 'samples')).filter((f) => /\.(jpe?g|png)$/i.test(f)).map((f) => path.join(ROOT, 'samples', f));
-  const fixtures = fs.existsSync(FIXTURES) ? fs.readdirSync(FIXTURES).filter((f) => /\.(jpe?g|png)$/i.test(f) && !BENCH_BACKDROPS.has(f)).map((f) => path.join(FIXTURES, f)) : [];
+  const samples = fs
+    .readdirSync(path.join(ROOT, 'samples'))
+    .filter((f) => /\.(jpe?g|png)$/i.test(f))
+    .map((f) => path.join(ROOT, 'samples', f));
+  const fixtures = fs.existsSync(FIXTURES)
+    ? fs
+        .readdirSync(FIXTURES)
+        .filter((f) => /\.(jpe?g|png)$/i.test(f) && !BENCH_BACKDROPS.has(f))
+        .map((f) => path.join(FIXTURES, f))
+    : [];
   return [...samples, ...fixtures];
 }
 
@@ -105,7 +113,9 @@ async function main(argv) {
   const rounded = Object.fromEntries(Object.entries(ranges).map(([k, [lo, hi]]) => [k, [Number(lo.toPrecision(6)), Number(hi.toPrecision(6))]]));
   // One tensor per line keeps the file short and its diffs readable.
   const head = JSON.stringify({ model: id, size: side, percentile: pct, images: images.map((f) => path.basename(f)) }).slice(0, -1);
-  const body = Object.entries(rounded).map(([k, v]) => `  ${JSON.stringify(k)}: ${JSON.stringify(v)}`).join(',\n');
+  const body = Object.entries(rounded)
+    .map(([k, v]) => `  ${JSON.stringify(k)}: ${JSON.stringify(v)}`)
+    .join(',\n');
   fs.writeFileSync(out, `${head},\n"ranges": {\n${body}\n}}\n`);
   console.log(`\nwrote ${path.relative(ROOT, out)}`);
 }

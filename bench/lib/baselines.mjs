@@ -18,9 +18,11 @@ export async function baselineFill(rgb, width, height, m, kind) {
     const w = width + m.left + m.right;
     const h = height + m.top + m.bottom;
     const band = Math.max(m.left, m.right, m.top, m.bottom);
-    out = await sharp(out, { raw: { width: w, height: h, channels: 3 } }).blur(Math.max(1, band / 8)).raw().toBuffer();
-    for (let y = 0; y < height; y++)
-      out.set(rgb.subarray(y * width * 3, (y + 1) * width * 3), ((y + m.top) * w + m.left) * 3);
+    out = await sharp(out, { raw: { width: w, height: h, channels: 3 } })
+      .blur(Math.max(1, band / 8))
+      .raw()
+      .toBuffer();
+    for (let y = 0; y < height; y++) out.set(rgb.subarray(y * width * 3, (y + 1) * width * 3), ((y + m.top) * w + m.left) * 3);
   }
   return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
 }

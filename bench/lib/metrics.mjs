@@ -9,8 +9,7 @@
  */
 function luma(rgb, n) {
   const y = new Float32Array(n);
-  for (let i = 0, j = 0; i < n; i++, j += 3)
-    y[i] = 0.299 * rgb[j] + 0.587 * rgb[j + 1] + 0.114 * rgb[j + 2];
+  for (let i = 0, j = 0; i < n; i++, j += 3) y[i] = 0.299 * rgb[j] + 0.587 * rgb[j + 1] + 0.114 * rgb[j + 2];
   return y;
 }
 /** PSNR in dB over the rectangle, all three channels. */
@@ -36,22 +35,19 @@ function gauss(src, w, h) {
     k.push(v);
     s += v;
   }
-  for (let i = 0; i < k.length; i++)
-    k[i] /= s;
+  for (let i = 0; i < k.length; i++) k[i] /= s;
   const tmp = new Float32Array(w * h);
   const out = new Float32Array(w * h);
   for (let y = 0; y < h; y++)
     for (let x = 0; x < w; x++) {
       let a = 0;
-      for (let i = -5; i <= 5; i++)
-        a += k[i + 5] * src[y * w + Math.min(w - 1, Math.max(0, x + i))];
+      for (let i = -5; i <= 5; i++) a += k[i + 5] * src[y * w + Math.min(w - 1, Math.max(0, x + i))];
       tmp[y * w + x] = a;
     }
   for (let y = 0; y < h; y++)
     for (let x = 0; x < w; x++) {
       let a = 0;
-      for (let i = -5; i <= 5; i++)
-        a += k[i + 5] * tmp[Math.min(h - 1, Math.max(0, y + i)) * w + x];
+      for (let i = -5; i <= 5; i++) a += k[i + 5] * tmp[Math.min(h - 1, Math.max(0, y + i)) * w + x];
       out[y * w + x] = a;
     }
   return out;
@@ -61,22 +57,31 @@ export function ssim(a, b, width, height, r) {
   const n = width * height;
   const x = luma(a, n);
   const y = luma(b, n);
-  const xx = new Float32Array(n), yy = new Float32Array(n), xy = new Float32Array(n);
+  const xx = new Float32Array(n),
+    yy = new Float32Array(n),
+    xy = new Float32Array(n);
   for (let i = 0; i < n; i++) {
     xx[i] = x[i] * x[i];
     yy[i] = y[i] * y[i];
     xy[i] = x[i] * y[i];
   }
-  const mx = gauss(x, width, height), my = gauss(y, width, height);
-  const sxx = gauss(xx, width, height), syy = gauss(yy, width, height), sxy = gauss(xy, width, height);
-  const c1 = (0.01 * 255) ** 2, c2 = (0.03 * 255) ** 2;
+  const mx = gauss(x, width, height),
+    my = gauss(y, width, height);
+  const sxx = gauss(xx, width, height),
+    syy = gauss(yy, width, height),
+    sxy = gauss(xy, width, height);
+  const c1 = (0.01 * 255) ** 2,
+    c2 = (0.03 * 255) ** 2;
   let sum = 0;
   let cnt = 0;
   for (let yy0 = r.y0; yy0 < r.y1; yy0++)
     for (let xx0 = r.x0; xx0 < r.x1; xx0++) {
       const i = yy0 * width + xx0;
-      const ux = mx[i], uy = my[i];
-      const vx = sxx[i] - ux * ux, vy = syy[i] - uy * uy, cxy = sxy[i] - ux * uy;
+      const ux = mx[i],
+        uy = my[i];
+      const vx = sxx[i] - ux * ux,
+        vy = syy[i] - uy * uy,
+        cxy = sxy[i] - ux * uy;
       sum += ((2 * ux * uy + c1) * (2 * cxy + c2)) / ((ux * ux + uy * uy + c1) * (vx + vy + c2));
       cnt++;
     }
@@ -105,13 +110,10 @@ export function seamFigure(canvas, width, height, known, side) {
   let sn = 0;
   if (horizontal) {
     const xa = side === 'right' ? known.x1 - 1 : known.x0 - 1;
-    for (let y = known.y0; y < known.y1; y++, sn++)
-      seam += Math.abs(Y[y * width + xa + 1] - Y[y * width + xa]);
-  }
-  else {
+    for (let y = known.y0; y < known.y1; y++, sn++) seam += Math.abs(Y[y * width + xa + 1] - Y[y * width + xa]);
+  } else {
     const ya = side === 'bottom' ? known.y1 - 1 : known.y0 - 1;
-    for (let x = known.x0; x < known.x1; x++, sn++)
-      seam += Math.abs(Y[(ya + 1) * width + x] - Y[ya * width + x]);
+    for (let x = known.x0; x < known.x1; x++, sn++) seam += Math.abs(Y[(ya + 1) * width + x] - Y[ya * width + x]);
   }
   return seam / Math.max(1, sn) - typ / Math.max(1, tn);
 }
@@ -129,9 +131,14 @@ export function sobelMean(canvas, width, height, r) {
   let n = 0;
   for (let y = r.y0; y < r.y1; y++) {
     for (let x = r.x0; x < r.x1; x++, n++) {
-      const a = Y(x - 1, y - 1), b = Y(x, y - 1), c = Y(x + 1, y - 1);
-      const d = Y(x - 1, y), f = Y(x + 1, y);
-      const g = Y(x - 1, y + 1), h = Y(x, y + 1), k = Y(x + 1, y + 1);
+      const a = Y(x - 1, y - 1),
+        b = Y(x, y - 1),
+        c = Y(x + 1, y - 1);
+      const d = Y(x - 1, y),
+        f = Y(x + 1, y);
+      const g = Y(x - 1, y + 1),
+        h = Y(x, y + 1),
+        k = Y(x + 1, y + 1);
       const gx = c + 2 * f + k - a - 2 * d - g;
       const gy = g + 2 * h + k - a - 2 * b - c;
       sum += Math.sqrt(gx * gx + gy * gy);
@@ -147,10 +154,8 @@ export function maskIou(a, b) {
   for (let i = 0; i < a.length; i++) {
     const p = a[i] >= 128;
     const q = b[i] >= 128;
-    if (p && q)
-      inter++;
-    if (p || q)
-      union++;
+    if (p && q) inter++;
+    if (p || q) union++;
   }
   return union ? inter / union : 1;
 }
@@ -165,26 +170,30 @@ export function scoreAlpha(pred, truth, w, h, band = 3) {
     for (let x = 0; x < w; x++) {
       const i = y * w + x;
       const t = truth[i] >= 128;
-      if ((truth[i] > 0 && truth[i] < 255) || (x + 1 < w && truth[i + 1] >= 128 !== t) || (y + 1 < h && truth[i + w] >= 128 !== t))
-        edge[i] = 1;
+      if ((truth[i] > 0 && truth[i] < 255) || (x + 1 < w && truth[i + 1] >= 128 !== t) || (y + 1 < h && truth[i + w] >= 128 !== t)) edge[i] = 1;
     }
   }
   const S = new Int32Array((w + 1) * (h + 1));
   for (let y = 0; y < h; y++)
-    for (let x = 0; x < w; x++)
-      S[(y + 1) * (w + 1) + x + 1] = edge[y * w + x] + S[y * (w + 1) + x + 1] + S[(y + 1) * (w + 1) + x] - S[y * (w + 1) + x];
-  let inter = 0, union = 0, abs = 0, bandErr = 0, bandN = 0;
+    for (let x = 0; x < w; x++) S[(y + 1) * (w + 1) + x + 1] = edge[y * w + x] + S[y * (w + 1) + x + 1] + S[(y + 1) * (w + 1) + x] - S[y * (w + 1) + x];
+  let inter = 0,
+    union = 0,
+    abs = 0,
+    bandErr = 0,
+    bandN = 0;
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
       const i = y * w + x;
-      const p = pred[i] >= 128, t = truth[i] >= 128;
-      if (p && t)
-        inter++;
-      if (p || t)
-        union++;
+      const p = pred[i] >= 128,
+        t = truth[i] >= 128;
+      if (p && t) inter++;
+      if (p || t) union++;
       const e = Math.abs(pred[i] - truth[i]) / 255;
       abs += e;
-      const x0 = Math.max(0, x - band), x1 = Math.min(w, x + band + 1), y0 = Math.max(0, y - band), y1 = Math.min(h, y + band + 1);
+      const x0 = Math.max(0, x - band),
+        x1 = Math.min(w, x + band + 1),
+        y0 = Math.max(0, y - band),
+        y1 = Math.min(h, y + band + 1);
       if (S[y1 * (w + 1) + x1] - S[y0 * (w + 1) + x1] - S[y1 * (w + 1) + x0] + S[y0 * (w + 1) + x0] > 0) {
         bandErr += e;
         bandN++;

@@ -23,7 +23,8 @@ function toHalf(v) {
 
 function conv(x, layer) {
   const g = convGeometry(layer.params);
-  if (layer.type !== 'Convolution' || g.sw !== 1 || g.sh !== 1 || g.dw !== 1 || g.dh !== 1) throw new Error(`${layer.name}: reference covers stride-1 dense convolutions only`);
+  if (layer.type !== 'Convolution' || g.sw !== 1 || g.sh !== 1 || g.dw !== 1 || g.dh !== 1)
+    throw new Error(`${layer.name}: reference covers stride-1 dense convolutions only`);
   const { weight, bias } = layer.weights;
   const cin = x.c;
   const oh = x.h + g.pads.top + g.pads.bottom - g.kh + 1;
@@ -119,7 +120,8 @@ export function runReference(layers, input, width, height, opts = {}) {
         const data = new Float64Array(c * h * w);
         for (let ch = 0; ch < c; ch++)
           for (let yy = 0; yy < h; yy++)
-            for (let xx = 0; xx < w; xx++) data[(ch * h + yy) * w + xx] = x.data[((ch * s * s + (yy % s) * s + (xx % s)) * x.h + Math.floor(yy / s)) * x.w + Math.floor(xx / s)];
+            for (let xx = 0; xx < w; xx++)
+              data[(ch * h + yy) * w + xx] = x.data[((ch * s * s + (yy % s) * s + (xx % s)) * x.h + Math.floor(yy / s)) * x.w + Math.floor(xx / s)];
         y = { c, h, w, data };
         break;
       }

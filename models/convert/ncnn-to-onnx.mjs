@@ -62,7 +62,7 @@ export function convertNcnnModel(paramPath, binPath, opts = {}) {
       case 'ConvolutionDepthWise': {
         const g = convGeometry(p);
         const group = layer.type === 'ConvolutionDepthWise' ? g.group : 1;
-        const cin = layer.weights.weight.length / (g.out * g.kh * g.kw) * group;
+        const cin = (layer.weights.weight.length / (g.out * g.kh * g.kw)) * group;
         if (!Number.isInteger(cin)) throw new Error(`${name}: weight size ${layer.weights.weight.length} does not fit ${g.out}x?x${g.kh}x${g.kw}`);
         const w = constant(`${name}/W`, [g.out, cin / group, g.kh, g.kw], layer.weights.weight);
         const ins = [t(layer.inputs[0]), w];
@@ -70,20 +70,30 @@ export function convertNcnnModel(paramPath, binPath, opts = {}) {
         const act = p[9] ?? 0;
         const convOut = act ? `${name}/conv` : out(layer.outputs[0]);
         nodes.push(
-          node('Conv', ins, [convOut], {
-            kernel_shape: [g.kh, g.kw],
-            strides: [g.sh, g.sw],
-            dilations: [g.dh, g.dw],
-            pads: [g.pads.top, g.pads.left, g.pads.bottom, g.pads.right],
-            group,
-          }, name),
+          node(
+            'Conv',
+            ins,
+            [convOut],
+            {
+              kernel_shape: [g.kh, g.kw],
+              strides: [g.sh, g.sw],
+              dilations: [g.dh, g.dw],
+              pads: [g.pads.top, g.pads.left, g.pads.bottom, g.pads.right],
+              group,
+            },
+            name,
+          ),
         );
         if (act) nodes.push(activation(act, p[10] ?? [], convOut, out(layer.outputs[0]), `${name}/act`));
         break;
       }
       case 'ReLU': {
         const slope = p[0] ?? 0;
-        nodes.push(slope ? node('LeakyRelu', [t(layer.inputs[0])], [out(layer.outputs[0])], { alpha: { float: slope } }, name) : node('Relu', [t(layer.inputs[0])], [out(layer.outputs[0])], {}, name));
+        nodes.push(
+          slope
+            ? node('LeakyRelu', [t(layer.inputs[0])], [out(layer.outputs[0])], { alpha: { float: slope } }, name)
+            : node('Relu', [t(layer.inputs[0])], [out(layer.outputs[0])], {}, name),
+        );
         break;
       }
       case 'PReLU': {

@@ -16,7 +16,10 @@ const TAG_INT8 = 0x000d4b38;
 const TAG_FP32_EXTRA = 0x0002c056;
 
 export function parseParam(text) {
-  const lines = text.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   if (lines[0] !== '7767517') throw new Error(`not an ncnn .param file (magic ${lines[0]})`);
   const [layerCount] = lines[1].split(/\s+/).map(Number);
   const layers = [];

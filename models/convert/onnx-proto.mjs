@@ -34,9 +34,7 @@ export function int64Tensor(name, dims, values) {
 export function attr(name, value) {
   if (typeof value === 'string') return { name, type: AttrType.STRING, s: Buffer.from(value) };
   if (Array.isArray(value)) {
-    return value.every(Number.isInteger)
-      ? { name, type: AttrType.INTS, ints: value }
-      : { name, type: AttrType.FLOATS, floats: value };
+    return value.every(Number.isInteger) ? { name, type: AttrType.INTS, ints: value } : { name, type: AttrType.FLOATS, floats: value };
   }
   if (typeof value === 'object' && value.float !== undefined) return { name, type: AttrType.FLOAT, f: value.float };
   if (Number.isInteger(value)) return { name, type: AttrType.INT, i: value };

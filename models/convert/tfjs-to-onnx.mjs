@@ -41,14 +41,14 @@ function kernelToOihw({ shape: [kh, kw, cin, cout], data }) {
   const out = new Float32Array(data.length);
   for (let y = 0; y < kh; y++)
     for (let x = 0; x < kw; x++)
-      for (let i = 0; i < cin; i++)
-        for (let o = 0; o < cout; o++) out[((o * cin + i) * kh + y) * kw + x] = data[((y * kw + x) * cin + i) * cout + o];
+      for (let i = 0; i < cin; i++) for (let o = 0; o < cout; o++) out[((o * cin + i) * kh + y) * kw + x] = data[((y * kw + x) * cin + i) * cout + o];
   return { dims: [cout, cin, kh, kw], data: out };
 }
 
 /** TF 'same' padding for stride 1: the odd extra pixel goes at the end, as TF does. */
 function samePads(kernel, dilation) {
-  const begin = [], end = [];
+  const begin = [],
+    end = [];
   for (let i = 0; i < 2; i++) {
     const total = dilation[i] * (kernel[i] - 1);
     begin.push(Math.floor(total / 2));
@@ -142,12 +142,18 @@ export function convertTfjsLayersModel(modelJsonPath, opts = {}) {
         } else throw new Error(`${name}: padding ${c.padding}`);
         const act = activationNodes(c.activation, `${name}_preact`, name);
         nodes.push(
-          node('Conv', inputs, [act ? `${name}_preact` : name], {
-            kernel_shape: c.kernel_size,
-            strides: c.strides,
-            dilations: c.dilation_rate,
-            pads,
-          }, name),
+          node(
+            'Conv',
+            inputs,
+            [act ? `${name}_preact` : name],
+            {
+              kernel_shape: c.kernel_size,
+              strides: c.strides,
+              dilations: c.dilation_rate,
+              pads,
+            },
+            name,
+          ),
         );
         if (act) nodes.push(...act);
         tensorOf.set(name, name);

@@ -27,7 +27,13 @@ async function readLimited(stream: AsyncIterable<Uint8Array | string>, limit: nu
  * Loads one input for a local pipeline: files are stat'ed (images are read by the decoder),
  * URLs are downloaded (videos to a temp file, since ffmpeg wants a path), stdin is read.
  */
-export async function loadInput(ref: InputRef, spec: InputSpec, limits: Limits, op: string, opts: { signal: AbortSignal; tempPath: (ext: string) => string; stdin?: NodeJS.ReadableStream }): Promise<{ input: LoadedInput; cleanup: () => Promise<void> }> {
+export async function loadInput(
+  ref: InputRef,
+  spec: InputSpec,
+  limits: Limits,
+  op: string,
+  opts: { signal: AbortSignal; tempPath: (ext: string) => string; stdin?: NodeJS.ReadableStream },
+): Promise<{ input: LoadedInput; cleanup: () => Promise<void> }> {
   const none = async () => {};
   if (ref.kind === 'file') {
     const st = await stat(ref.path).catch(() => undefined);

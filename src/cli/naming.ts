@@ -47,4 +47,3 @@ export function planOutput(refs: InputRef[], op: string, opts: { outDir?: string
   };
   return { pathFor, dir };
 }
-

@@ -77,7 +77,12 @@ export interface CommonFlags {
 export function addCommonFlags(cmd: Command, op: OperationDefinition, mode: 'batch' | 'watch' = 'batch'): void {
   const batch = mode === 'batch';
   cmd
-    .option('-o, --out-dir <dir>', batch ? 'write outputs into this directory (default: beside each input; "-" writes a single result to stdout)' : 'write outputs into this directory (default: beside each input)')
+    .option(
+      '-o, --out-dir <dir>',
+      batch
+        ? 'write outputs into this directory (default: beside each input; "-" writes a single result to stdout)'
+        : 'write outputs into this directory (default: beside each input)',
+    )
     .option('--name <template>', `output file name template with {name} {op} {ext} {index} (default: ${DEFAULT_TEMPLATE})`)
     .option('--overwrite', 'redo inputs whose output already exists (default: skip them, so a rerun resumes)')
     .option('-c, --concurrency <n>', 'inputs processed at once (default: cores + 1 locally, 4 remotely)')
@@ -86,13 +91,23 @@ export function addCommonFlags(cmd: Command, op: OperationDefinition, mode: 'bat
   if (batch) cmd.option('--dry-run', 'list what would be done and the total credit cost, then stop');
   cmd
     .option('--fail-fast', 'stop at the first failed input')
-    .option('-r, --recursive', batch ? 'descend into subfolders of directory inputs; with --out-dir the folder tree is mirrored there' : 'watch subfolders too; with --out-dir the folder tree is mirrored there')
+    .option(
+      '-r, --recursive',
+      batch
+        ? 'descend into subfolders of directory inputs; with --out-dir the folder tree is mirrored there'
+        : 'watch subfolders too; with --out-dir the folder tree is mirrored there',
+    )
     .option('--include <glob...>', "only inputs matching one of these globs (no slash: by file name at any depth, e.g. '*.png')")
     .option('--exclude <glob...>', "leave out inputs matching these globs, or whole folders by name (e.g. drafts '*-small.jpg')");
   if (batch) cmd.option('--from-file <file>', 'read inputs from FILE, one per line ("-" for stdin; # comments and blank lines ignored)');
   cmd
     .option('--failures <file>', 'write the inputs that failed to FILE, one per line, for a rerun with --from-file FILE')
-    .option('--report <file.html>', batch ? 'write a self-contained HTML report of the run (thumbnails, status, errors, credits)' : 'keep a self-contained HTML report of the run, updated as files are processed')
+    .option(
+      '--report <file.html>',
+      batch
+        ? 'write a self-contained HTML report of the run (thumbnails, status, errors, credits)'
+        : 'keep a self-contained HTML report of the run, updated as files are processed',
+    )
     .option('--remote <url>', 'run on a v1 API server instead of locally (env IMGTOOL_API_URL)')
     .option('--api-key <key>', 'API key for --remote (env IMGTOOL_API_KEY)')
     .option('--bearer-token <jwt>', 'OAuth 2.0 bearer token for --remote (env IMGTOOL_BEARER_TOKEN)');
@@ -190,7 +205,11 @@ function addOperationCommand(program: Command, op: OperationDefinition, io: CliI
     let positional = single ? ((args[0] as string[] | undefined) ?? []) : [];
     const flags = (single ? args[1] : args[0]) as CommonFlags & Record<string, unknown>;
     if (flags.fromFile !== undefined) {
-      if (!single) throw new ImgtoolError('invalid_parameter', `--from-file works with single-input operations; ${op.name} takes ${required.map(inputFlag).join(' and ')}`);
+      if (!single)
+        throw new ImgtoolError(
+          'invalid_parameter',
+          `--from-file works with single-input operations; ${op.name} takes ${required.map(inputFlag).join(' and ')}`,
+        );
       positional = [...positional, ...(await readInputList(flags.fromFile, io.cwd, io.stdin))];
       if (!positional.length) throw new ImgtoolError('invalid_parameter', `--from-file ${flags.fromFile} lists no inputs`);
     }
@@ -204,11 +223,21 @@ function addOperationCommand(program: Command, op: OperationDefinition, io: CliI
     // Measured faster in total than one input at a time on all cores
     // (docs/ops/remove-background.md). A single input still gets every core.
     const localDefault = Math.max(1, Math.min(availableParallelism() + 1, tasks.length));
-    const concurrency = positiveInt(flags.concurrency ?? (config.concurrency !== undefined ? String(config.concurrency) : undefined), '--concurrency', remote ? 4 : localDefault);
+    const concurrency = positiveInt(
+      flags.concurrency ?? (config.concurrency !== undefined ? String(config.concurrency) : undefined),
+      '--concurrency',
+      remote ? 4 : localDefault,
+    );
     if (io.onInvocation?.({ op: op.name, options, tasks })) return;
     const toStdout = flags.outDir === '-';
     if (toStdout && tasks.length !== 1) throw new ImgtoolError('invalid_parameter', `-o - (stdout) needs exactly one input, got ${tasks.length}`);
-    const reporter = createReporter({ json: Boolean(flags.json), quiet: Boolean(flags.quiet) || toStdout, tty: io.isTTY, stdout: io.stdout, stderr: io.stderr });
+    const reporter = createReporter({
+      json: Boolean(flags.json),
+      quiet: Boolean(flags.quiet) || toStdout,
+      tty: io.isTTY,
+      stdout: io.stdout,
+      stderr: io.stderr,
+    });
     const executor = await makeExecutor(flags, io, config, concurrency, tasks.length);
     const extras = new BatchOutputs(op.name, { failures: flags.failures, report: flags.report, cwd: io.cwd, warn: (m) => reporter.warn(m) });
     const summary = await runBatch(
@@ -253,29 +282,35 @@ function addJobCommands(cmd: Command, op: OperationDefinition, io: CliIO): void 
       .option('--json', 'print JSON');
   // The operation command declares the same flags, and commander gives them to it wherever they
   // appear on the line, so the subcommand reads them merged with its parent's.
-  remoteFlags(cmd.command('status <jobId>').description(`Show the status of a remote ${op.name} job`)).action(async (id: string, _flags: CommonFlags, sub: Command) => {
-    const flags = sub.optsWithGlobals<CommonFlags>();
-    const client = await clientFor(flags);
-    const status = await client.job(client.url(`${op.jobPath}/${encodeURIComponent(id)}`), io.signal);
-    if (flags.json) io.stdout.write(JSON.stringify(status) + '\n');
-    else {
-      const err = status.error ? ` ${status.error.error_code ?? status.error.code}: ${status.error.message}` : '';
-      io.stdout.write(`${status.job_id} ${status.status}${status.result_url ? ` ${status.result_url}` : ''}${err}\n`);
-    }
-    if (status.status === 'failed') io.exitCode = EXIT.someFailed;
-  });
-  remoteFlags(cmd.command('cancel <jobId>').description(`Cancel a pending or running remote ${op.name} job`)).action(async (id: string, _flags: CommonFlags, sub: Command) => {
-    const flags = sub.optsWithGlobals<CommonFlags>();
-    const client = await clientFor(flags);
-    const message = await client.cancel(client.url(`${op.jobPath}/${encodeURIComponent(id)}`), io.signal);
-    io.stdout.write(flags.json ? JSON.stringify({ job_id: id, message }) + '\n' : `${id}: ${message}\n`);
-  });
+  remoteFlags(cmd.command('status <jobId>').description(`Show the status of a remote ${op.name} job`)).action(
+    async (id: string, _flags: CommonFlags, sub: Command) => {
+      const flags = sub.optsWithGlobals<CommonFlags>();
+      const client = await clientFor(flags);
+      const status = await client.job(client.url(`${op.jobPath}/${encodeURIComponent(id)}`), io.signal);
+      if (flags.json) io.stdout.write(JSON.stringify(status) + '\n');
+      else {
+        const err = status.error ? ` ${status.error.error_code ?? status.error.code}: ${status.error.message}` : '';
+        io.stdout.write(`${status.job_id} ${status.status}${status.result_url ? ` ${status.result_url}` : ''}${err}\n`);
+      }
+      if (status.status === 'failed') io.exitCode = EXIT.someFailed;
+    },
+  );
+  remoteFlags(cmd.command('cancel <jobId>').description(`Cancel a pending or running remote ${op.name} job`)).action(
+    async (id: string, _flags: CommonFlags, sub: Command) => {
+      const flags = sub.optsWithGlobals<CommonFlags>();
+      const client = await clientFor(flags);
+      const message = await client.cancel(client.url(`${op.jobPath}/${encodeURIComponent(id)}`), io.signal);
+      io.stdout.write(flags.json ? JSON.stringify({ job_id: id, message }) + '\n' : `${id}: ${message}\n`);
+    },
+  );
 }
 
 /** Builds the whole CLI without running it, so tests can parse argv and inspect the result. */
 export function createProgram(io: CliIO): Command {
   const program = new Command('imgtool')
-    .description('Batch image and video editing: upscale, outpaint, remove backgrounds, generate backgrounds, try-on, looping video and video background removal. Runs offline, or on any v1 API server with --remote.')
+    .description(
+      'Batch image and video editing: upscale, outpaint, remove backgrounds, generate backgrounds, try-on, looping video and video background removal. Runs offline, or on any v1 API server with --remote.',
+    )
     .version('0.1.0', '-V, --version')
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({

@@ -72,7 +72,8 @@ export class ApiClient {
   private serverDown = false;
 
   constructor(opts: ClientOptions) {
-    if (!/^https?:\/\//i.test(opts.baseUrl)) throw new ImgtoolError('invalid_parameter', `--remote must be an http(s) URL, got ${JSON.stringify(opts.baseUrl)}`);
+    if (!/^https?:\/\//i.test(opts.baseUrl))
+      throw new ImgtoolError('invalid_parameter', `--remote must be an http(s) URL, got ${JSON.stringify(opts.baseUrl)}`);
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
     this.opts = opts;
   }
@@ -141,7 +142,11 @@ export class ApiClient {
    * every request that does not need it.
    */
   async takesUpload(op: OperationDefinition, spec: InputSpec, signal?: AbortSignal): Promise<boolean> {
-    this.openApi ??= fetchWithRetry(this.url('/openapi.json'), () => ({ method: 'GET', headers: { Accept: 'application/json' } }), { signal, fetchImpl: this.opts.fetchImpl, gate: this.gate })
+    this.openApi ??= fetchWithRetry(this.url('/openapi.json'), () => ({ method: 'GET', headers: { Accept: 'application/json' } }), {
+      signal,
+      fetchImpl: this.opts.fetchImpl,
+      gate: this.gate,
+    })
       .then(async (res) => (res.ok ? ((await res.json()) as OpenApiDoc) : undefined))
       .catch(() => undefined);
     const doc = await this.openApi;
@@ -150,7 +155,13 @@ export class ApiClient {
     return props?.[spec.fileField]?.format === 'binary';
   }
 
-  async submit(op: OperationDefinition, refs: Record<string, InputRef>, options: Record<string, unknown>, signal?: AbortSignal, stdinData?: Buffer): Promise<SubmitOutcome> {
+  async submit(
+    op: OperationDefinition,
+    refs: Record<string, InputRef>,
+    options: Record<string, unknown>,
+    signal?: AbortSignal,
+    stdinData?: Buffer,
+  ): Promise<SubmitOutcome> {
     const fields = apiFields(op, options);
     const given = op.inputs.filter((s) => refs[s.key] !== undefined);
     const uploads = given.filter((s) => refs[s.key]!.kind !== 'url');
@@ -159,7 +170,10 @@ export class ApiClient {
     for (const spec of uploads.filter((s) => !s.inlineBase64 && op.uploadEncoding === 'json')) {
       if (await this.takesUpload(op, spec, signal)) continue;
       const code = spec.kind === 'video' ? 'invalid_video_url' : 'invalid_image_url';
-      throw new ImgtoolError(code, `${this.host()} takes ${op.name} input only as a URL (${spec.urlField}); give an http(s) URL instead of a local file, or use an imgtool serve server, which also takes uploads`);
+      throw new ImgtoolError(
+        code,
+        `${this.host()} takes ${op.name} input only as a URL (${spec.urlField}); give an http(s) URL instead of a local file, or use an imgtool serve server, which also takes uploads`,
+      );
     }
     // Operations whose spec body is JSON get local files inline (base64) so any v1 server
     // understands the request; elsewhere local files go as multipart uploads.
@@ -172,9 +186,15 @@ export class ApiClient {
       if (ref.kind === 'file') {
         const st = await import('node:fs/promises').then((fs) => fs.stat(ref.path)).catch(() => undefined);
         if (!st?.isFile()) throw new ImgtoolError('input_not_found', `${ref.display}: no such file`);
-        if (st.size > op.limits.maxBytes) throw new ImgtoolError('file_size_too_large', `${ref.display} is ${(st.size / 1048576).toFixed(1)} MB; ${op.name} accepts at most ${Math.round(op.limits.maxBytes / 1048576)} MB`);
+        if (st.size > op.limits.maxBytes)
+          throw new ImgtoolError(
+            'file_size_too_large',
+            `${ref.display} is ${(st.size / 1048576).toFixed(1)} MB; ${op.name} accepts at most ${Math.round(op.limits.maxBytes / 1048576)} MB`,
+          );
         // Files become Blobs read lazily from disk (JSON needs the bytes themselves).
-        bytes[s.key] = json ? { blob: new Blob([]), name: basename(ref.path), data: await readFile(ref.path) } : { blob: await openAsBlob(ref.path), name: basename(ref.path) };
+        bytes[s.key] = json
+          ? { blob: new Blob([]), name: basename(ref.path), data: await readFile(ref.path) }
+          : { blob: await openAsBlob(ref.path), name: basename(ref.path) };
       } else if (ref.kind === 'stdin') {
         const data = stdinData ?? Buffer.alloc(0);
         bytes[s.key] = { blob: new Blob([new Uint8Array(data)]), name: 'stdin', data };
@@ -191,7 +211,11 @@ export class ApiClient {
           if (ref.kind === 'url') body[s.urlField] = ref.url;
           else body[s.fileField] = bytes[s.key]!.data!.toString('base64');
         }
-        return { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: accept, 'Idempotency-Key': idempotencyKey }, body: JSON.stringify(body) };
+        return {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Accept: accept, 'Idempotency-Key': idempotencyKey },
+          body: JSON.stringify(body),
+        };
       }
       const form = new FormData();
       for (const [k, v] of Object.entries(fields)) form.set(k, typeof v === 'object' ? JSON.stringify(v) : String(v));
@@ -211,7 +235,8 @@ export class ApiClient {
     const body = (await res.json()) as { result_url?: string; job_id?: string };
     if (res.status === 202 || body.job_id) {
       const location = res.headers.get('location');
-      if (!body.job_id || !location) throw new ImgtoolError('internal_error', `the server accepted the job but sent no ${body.job_id ? 'Location header' : 'job_id'}`);
+      if (!body.job_id || !location)
+        throw new ImgtoolError('internal_error', `the server accepted the job but sent no ${body.job_id ? 'Location header' : 'job_id'}`);
       return { kind: 'job', jobId: body.job_id, location: this.url(location) };
     }
     if (!body.result_url) throw new ImgtoolError('internal_error', 'the server answered 200 without result_url');
@@ -262,7 +287,10 @@ export class ApiClient {
   private async cancelAfterAbort(location: string): Promise<never> {
     const outcome = await this.cancel(location, AbortSignal.timeout(10_000)).then(
       () => 'the remote job was cancelled',
-      (err: unknown) => (err instanceof ImgtoolError && err.code === 'job_finished' ? 'the remote job had already finished' : `cancelling the remote job failed (${(err as Error).message})`),
+      (err: unknown) =>
+        err instanceof ImgtoolError && err.code === 'job_finished'
+          ? 'the remote job had already finished'
+          : `cancelling the remote job failed (${(err as Error).message})`,
     );
     throw new ImgtoolError('job_cancelled', `cancelled; ${outcome}`);
   }
@@ -291,15 +319,26 @@ function describeFailure(status: number, body: { error?: unknown; error_code?: u
   const known = raw in ERROR_CODES;
   const message = raw && !known ? `${base.message} (server code ${raw})` : base.message;
   if (base.code === 'invalid_auth_token' || status === 401) {
-    return new ImgtoolError('invalid_auth_token', `authentication failed: ${message}; check --api-key / IMGTOOL_API_KEY (or --bearer-token / IMGTOOL_BEARER_TOKEN) for this server`, { status: 401 });
+    return new ImgtoolError(
+      'invalid_auth_token',
+      `authentication failed: ${message}; check --api-key / IMGTOOL_API_KEY (or --bearer-token / IMGTOOL_BEARER_TOKEN) for this server`,
+      { status: 401 },
+    );
   }
   if (base.code === 'insufficient_scope') {
-    return new ImgtoolError('insufficient_scope', `${message}; the key needs the imaging:write scope to process and cancel, imaging:read for job status and credits`, { status: 403 });
+    return new ImgtoolError(
+      'insufficient_scope',
+      `${message}; the key needs the imaging:write scope to process and cancel, imaging:read for job status and credits`,
+      { status: 403 },
+    );
   }
   if (base.code === 'insufficient_api_credits') {
     return new ImgtoolError('insufficient_api_credits', `${message}; check the balance with: imgtool credits --remote <url>`, { status: 403 });
   }
-  if (status === 429) return new ImgtoolError('rate_limit_exceeded', `${message}; the server kept refusing after ${MAX_RETRIES} retries: lower --concurrency or try later`, { status });
+  if (status === 429)
+    return new ImgtoolError('rate_limit_exceeded', `${message}; the server kept refusing after ${MAX_RETRIES} retries: lower --concurrency or try later`, {
+      status,
+    });
   if (status >= 500 && !known) return new ImgtoolError('service_unavailable', `the server failed (HTTP ${status}): ${message}`, { status });
   return raw && !known ? new ImgtoolError(base.code, message, { status }) : base;
 }

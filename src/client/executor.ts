@@ -44,7 +44,12 @@ export class RemoteExecutor implements Executor {
     return this.client.credits();
   }
 
-  async run(op: OperationDefinition, refs: Record<string, InputRef>, options: Record<string, unknown>, ctx: RunContext): Promise<OpResult & { jobId?: string }> {
+  async run(
+    op: OperationDefinition,
+    refs: Record<string, InputRef>,
+    options: Record<string, unknown>,
+    ctx: RunContext,
+  ): Promise<OpResult & { jobId?: string }> {
     const opts = { ...options };
     if (op.mode === 'sync-or-async' && 'wait_for_result' in opts) opts.wait_for_result = this.wait && opts.wait_for_result !== false;
     const stdin = Object.values(refs).some((r) => r.kind === 'stdin') ? await readStdin(this.stdin) : undefined;
@@ -75,7 +80,14 @@ export class RemoteExecutor implements Executor {
     }
     ctx.onProgress({ fraction: 0.95, stage: 'download' });
     const file = await this.client.download(resultUrl, ctx.signal);
-    return { ext: file.ext, contentType: file.contentType || contentTypeFor(file.ext), data: file.data, credits, jobId, meta: jobId ? { job_id: jobId } : undefined };
+    return {
+      ext: file.ext,
+      contentType: file.contentType || contentTypeFor(file.ext),
+      data: file.data,
+      credits,
+      jobId,
+      meta: jobId ? { job_id: jobId } : undefined,
+    };
   }
 
   async deliver(_op: OperationDefinition, _result: OpResult, _meta: { input: string; output?: string }, commit: () => Promise<void>): Promise<undefined> {

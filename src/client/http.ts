@@ -55,7 +55,10 @@ export interface RetryOptions {
 
 function isConnectionFailure(err: unknown): boolean {
   const code = (err as { cause?: { code?: string } })?.cause?.code ?? (err as { code?: string })?.code;
-  return ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT'].includes(code ?? '') || (err instanceof TypeError && /fetch failed/.test(err.message));
+  return (
+    ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT'].includes(code ?? '') ||
+    (err instanceof TypeError && /fetch failed/.test(err.message))
+  );
 }
 
 /** `fetch` with the retry policy. `makeInit` is called per attempt so bodies (streams, forms) are fresh. */

@@ -73,7 +73,10 @@ export class Ledger {
     return this.withLock(async () => {
       const balance = this.balance();
       if (balance < credits) {
-        throw new ImgtoolError('insufficient_api_credits', `not enough credits for ${meta.input}: ${meta.operation} costs ${credits}, balance is ${balance}; add credits with: imgtool credits add N`);
+        throw new ImgtoolError(
+          'insufficient_api_credits',
+          `not enough credits for ${meta.input}: ${meta.operation} costs ${credits}, balance is ${balance}; add credits with: imgtool credits add N`,
+        );
       }
       await commit?.();
       const after = balance - credits;

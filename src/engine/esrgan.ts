@@ -118,6 +118,9 @@ export async function upscaleRgb(
   throwIfAborted(opts.signal);
   const w = img.width * opts.scale;
   const h = img.height * opts.scale;
-  const small = await sharp(data, { raw: { width, height, channels: 3 } }).resize(w, h, { kernel: 'lanczos3', fit: 'fill' }).raw().toBuffer();
+  const small = await sharp(data, { raw: { width, height, channels: 3 } })
+    .resize(w, h, { kernel: 'lanczos3', fit: 'fill' })
+    .raw()
+    .toBuffer();
   return { data: small, width: w, height: h };
 }

@@ -75,7 +75,11 @@ function inputSize(entry: ModelEntry, size?: number): Square {
   if (!range) throw new Error(`model ${entry.id} has dynamic H/W but no input.size in the manifest`);
   if (size === undefined) return { w: range.default, h: range.default };
   if (!Number.isInteger(size) || size < range.min || size > range.max || size % range.multiple !== 0) {
-    throw new ImgtoolError('invalid_parameter', `Expected size to be a multiple of ${range.multiple} from ${range.min} to ${range.max} for model ${entry.id} but received ${size}`, { field: 'size' });
+    throw new ImgtoolError(
+      'invalid_parameter',
+      `Expected size to be a multiple of ${range.multiple} from ${range.min} to ${range.max} for model ${entry.id} but received ${size}`,
+      { field: 'size' },
+    );
   }
   return { w: size, h: size };
 }
@@ -85,7 +89,10 @@ function checkInput(img: SegmentInput): void {
     throw new ImgtoolError('invalid_image', `Expected 3 or 4 channels but received ${img.channels}`);
   }
   if (img.data.length !== img.width * img.height * img.channels) {
-    throw new ImgtoolError('invalid_image', `expected ${img.width * img.height * img.channels} bytes for ${img.width}x${img.height}x${img.channels}, got ${img.data.length}`);
+    throw new ImgtoolError(
+      'invalid_image',
+      `expected ${img.width * img.height * img.channels} bytes for ${img.width}x${img.height}x${img.channels}, got ${img.data.length}`,
+    );
   }
 }
 

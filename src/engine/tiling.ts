@@ -131,7 +131,9 @@ export async function runTiled(img: RgbImage, opts: TiledOptions): Promise<RgbIm
     throw new ImgtoolError('invalid_parameter', `Expected an integer of at least 8 for tile but received ${opts.tile}`, { field: 'tile' });
   }
   if (!Number.isInteger(opts.overlap) || opts.overlap < 0 || opts.overlap * 2 >= opts.tile) {
-    throw new ImgtoolError('invalid_parameter', `Expected an integer between 0 and ${Math.ceil(opts.tile / 2) - 1} for overlap but received ${opts.overlap}`, { field: 'overlap' });
+    throw new ImgtoolError('invalid_parameter', `Expected an integer between 0 and ${Math.ceil(opts.tile / 2) - 1} for overlap but received ${opts.overlap}`, {
+      field: 'overlap',
+    });
   }
   const tw = axisTile(width, opts.tile, opts.overlap);
   const th = axisTile(height, opts.tile, opts.overlap);
@@ -189,7 +191,17 @@ export async function runTiled(img: RgbImage, opts: TiledOptions): Promise<RgbIm
 }
 
 /** Adds one planar tile result, weighted, into the interleaved strip at (row, col). */
-function accumulate(strip: Float32Array, res: Float32Array, outW: number, tileOutW: number, tileOutH: number, row: number, col: number, wRow: Float32Array, wCol: Float32Array): void {
+function accumulate(
+  strip: Float32Array,
+  res: Float32Array,
+  outW: number,
+  tileOutW: number,
+  tileOutH: number,
+  row: number,
+  col: number,
+  wRow: Float32Array,
+  wCol: Float32Array,
+): void {
   const plane = tileOutW * tileOutH;
   for (let y = 0; y < tileOutH; y++) {
     const wyv = wRow[y];

@@ -142,7 +142,10 @@ export async function fetchUrl(raw: string, o: FetchOptions): Promise<Fetched> {
     try {
       addresses = isIP(host) ? [host] : await resolve(host);
     } catch (err) {
-      throw new ImgtoolError('fetch_failed', `${o.field}: could not resolve ${host} (${(err as NodeJS.ErrnoException).code ?? 'DNS error'})`, { cause: err, field: o.field });
+      throw new ImgtoolError('fetch_failed', `${o.field}: could not resolve ${host} (${(err as NodeJS.ErrnoException).code ?? 'DNS error'})`, {
+        cause: err,
+        field: o.field,
+      });
     }
     if (!addresses.length) throw new ImgtoolError('fetch_failed', `${o.field}: ${host} has no address`, { field: o.field });
     // Every answer must be public: a mixed answer is how rebinding attacks hide a private address.
@@ -156,9 +159,14 @@ export async function fetchUrl(raw: string, o: FetchOptions): Promise<Fetched> {
       try {
         res = await request(url, { method: 'GET', dispatcher: agent, signal, headers: { 'user-agent': o.userAgent ?? 'imgtool', accept: '*/*' } });
       } catch (err) {
-        if (timeout.aborted) throw new ImgtoolError('fetch_failed', `${o.field}: download timed out after ${(o.timeoutMs ?? 30_000) / 1000} s`, { field: o.field });
+        if (timeout.aborted)
+          throw new ImgtoolError('fetch_failed', `${o.field}: download timed out after ${(o.timeoutMs ?? 30_000) / 1000} s`, { field: o.field });
         if (o.signal?.aborted) throw new ImgtoolError('job_cancelled', 'cancelled');
-        throw new ImgtoolError('fetch_failed', `${o.field}: could not download ${url.host} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, { cause: err, field: o.field });
+        throw new ImgtoolError(
+          'fetch_failed',
+          `${o.field}: could not download ${url.host} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+          { cause: err, field: o.field },
+        );
       }
       if (res.statusCode >= 300 && res.statusCode < 400 && res.headers.location) {
         await res.body.dump().catch(() => {});
@@ -171,7 +179,10 @@ export async function fetchUrl(raw: string, o: FetchOptions): Promise<Fetched> {
         throw new ImgtoolError('fetch_failed', `${o.field}: ${url.host} answered HTTP ${res.statusCode}`, { field: o.field });
       }
       const declared = Number(res.headers['content-length']);
-      const tooLarge = () => new ImgtoolError('file_size_too_large', `${o.field} is larger than ${mb(o.maxBytes)}, the limit for ${o.operation ?? 'this operation'}`, { field: o.field });
+      const tooLarge = () =>
+        new ImgtoolError('file_size_too_large', `${o.field} is larger than ${mb(o.maxBytes)}, the limit for ${o.operation ?? 'this operation'}`, {
+          field: o.field,
+        });
       if (Number.isFinite(declared) && declared > o.maxBytes) {
         res.body.destroy();
         throw tooLarge();
@@ -184,7 +195,14 @@ export async function fetchUrl(raw: string, o: FetchOptions): Promise<Fetched> {
   }
 }
 
-async function readBody(body: AsyncIterable<Buffer> & { destroy: (e?: Error) => void }, o: FetchOptions, tooLarge: () => ImgtoolError, contentType: string | undefined, finalUrl: string, signal: AbortSignal): Promise<Fetched> {
+async function readBody(
+  body: AsyncIterable<Buffer> & { destroy: (e?: Error) => void },
+  o: FetchOptions,
+  tooLarge: () => ImgtoolError,
+  contentType: string | undefined,
+  finalUrl: string,
+  signal: AbortSignal,
+): Promise<Fetched> {
   let size = 0;
   const chunks: Buffer[] = [];
   const out = o.toFile ? createWriteStream(o.toFile, { mode: 0o600 }) : undefined;

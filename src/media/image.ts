@@ -74,7 +74,10 @@ export function checkSize(input: LoadedInput, limits: Limits, op: string): void 
 export function checkDimensions(name: string, width: number, height: number, limits: Limits, op: string): void {
   // Too large first: a 10001x10 strip is refused for its width, the limit that protects memory.
   if (width > limits.maxSide || height > limits.maxSide) {
-    throw new ImgtoolError('image_too_large', `${name} is ${width}x${height}; ${op} accepts at most ${limits.maxSide}x${limits.maxSide} px: downscale it first`);
+    throw new ImgtoolError(
+      'image_too_large',
+      `${name} is ${width}x${height}; ${op} accepts at most ${limits.maxSide}x${limits.maxSide} px: downscale it first`,
+    );
   }
   if (width < limits.minSide || height < limits.minSide) {
     throw new ImgtoolError('image_too_small', `${name} is ${width}x${height}; ${op} needs at least ${limits.minSide}x${limits.minSide} px`);
@@ -107,7 +110,11 @@ export async function decodeImage(input: LoadedInput, limits: Limits, op: string
     // Header only, so no pixel limit: a 20000x20000 image must reach checkDimensions (image_too_large), not fail here.
     meta = await sharp(buf, { limitInputPixels: false }).metadata();
   } catch (err) {
-    throw new ImgtoolError('invalid_image', `${input.name} is not a decodable image (${(err as Error).message.split('\n')[0]}); check the file is a real JPEG, PNG, WebP, HEIC or AVIF`, { cause: err });
+    throw new ImgtoolError(
+      'invalid_image',
+      `${input.name} is not a decodable image (${(err as Error).message.split('\n')[0]}); check the file is a real JPEG, PNG, WebP, HEIC or AVIF`,
+      { cause: err },
+    );
   }
   const format = meta.format ?? 'unknown';
   if (limits.formats.length && !limits.formats.includes(format)) {
@@ -127,7 +134,11 @@ export async function decodeImage(input: LoadedInput, limits: Limits, op: string
     const metadata: ImageMetadata = { exif: exifTiff(meta.exif), density: meta.density };
     return { data, width: info.width, height: info.height, channels: info.channels as 3 | 4, hasAlpha, format, metadata };
   } catch (err) {
-    throw new ImgtoolError('invalid_image', `${input.name} could not be decoded (${(err as Error).message.split('\n')[0]}); the file may be truncated or corrupt`, { cause: err });
+    throw new ImgtoolError(
+      'invalid_image',
+      `${input.name} could not be decoded (${(err as Error).message.split('\n')[0]}); the file may be truncated or corrupt`,
+      { cause: err },
+    );
   }
 }
 
@@ -152,7 +163,12 @@ export interface EncodeOptions {
  * metadata.ts: tagged sRGB, EXIF and DPI from the input, unless stripMetadata. JPEG uses 4:4:4
  * chroma so upscaled colour edges stay sharp.
  */
-export async function encodeSharp(s: sharp.Sharp, format: OutputFormat, size: { width: number; height: number; channels: number }, opts: EncodeOptions = {}): Promise<Buffer> {
+export async function encodeSharp(
+  s: sharp.Sharp,
+  format: OutputFormat,
+  size: { width: number; height: number; channels: number },
+  opts: EncodeOptions = {},
+): Promise<Buffer> {
   const quality = opts.quality ?? DEFAULT_QUALITY;
   const keep = !opts.stripMetadata;
   // A one-band mask is not a colour image: no colour profile for it, and its density is

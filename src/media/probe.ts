@@ -93,7 +93,7 @@ async function containerOf(path: string, formatName: string, tags: Record<string
 function rotationOf(s: FfStream): number {
   const side = s.side_data_list?.find((d) => typeof d.rotation === 'number')?.rotation;
   const raw = side ?? Number(s.tags?.rotate ?? 0);
-  const r = ((Math.round(raw / 90) * 90) % 360 + 360) % 360;
+  const r = (((Math.round(raw / 90) * 90) % 360) + 360) % 360;
   return Number.isFinite(r) ? r : 0;
 }
 
@@ -108,7 +108,10 @@ export async function probeVideo(path: string, opts: { name?: string; countFrame
   let res = await runCapture(ffprobePath(), args, opts.signal);
   // ffprobe names the file by its path: on a server that is a temp path, so messages use `name`.
   const unreadable = (detail: string) =>
-    new ImgtoolError('invalid_video', `${name} is not a readable video (${detail.split(path).join(name)}); the file may be truncated or corrupt: re-export it as MP4, MOV, WebM, MKV or GIF`);
+    new ImgtoolError(
+      'invalid_video',
+      `${name} is not a readable video (${detail.split(path).join(name)}); the file may be truncated or corrupt: re-export it as MP4, MOV, WebM, MKV or GIF`,
+    );
   if (res.code !== 0) throw unreadable(res.stderr.trim().split('\n').pop() || `ffprobe exit ${res.code}`);
   let json: FfProbeJson;
   try {
@@ -127,7 +130,11 @@ export async function probeVideo(path: string, opts: { name?: string; countFrame
 
   let frameCount = positive(video.nb_frames);
   if (frameCount === undefined && opts.countFrames !== false) {
-    res = await runCapture(ffprobePath(), ['-v', 'error', '-select_streams', 'v:0', '-count_packets', '-show_entries', 'stream=nb_read_packets', '-print_format', 'json', path], opts.signal);
+    res = await runCapture(
+      ffprobePath(),
+      ['-v', 'error', '-select_streams', 'v:0', '-count_packets', '-show_entries', 'stream=nb_read_packets', '-print_format', 'json', path],
+      opts.signal,
+    );
     if (res.code === 0) {
       try {
         frameCount = positive((JSON.parse(res.stdout) as FfProbeJson).streams?.[0]?.nb_read_packets);

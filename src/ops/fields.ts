@@ -79,13 +79,13 @@ export { coerceBoolean, coerceNumber, coerceObject };
  * them is src/media/image.ts encodeImage; docs/metadata.md says what is kept.
  */
 export function qualityField() {
-  return numberField({ min: 1, max: 100, int: true, description: 'JPEG/WebP output quality 1-100 (imgtool extension)' })
-    .default(92)
-    .meta({ extension: true });
+  return numberField({ min: 1, max: 100, int: true, description: 'JPEG/WebP output quality 1-100 (imgtool extension)' }).default(92).meta({ extension: true });
 }
 
 export function stripMetadataField() {
-  return booleanField('Write no ICC profile, EXIF or DPI; by default the output is tagged sRGB and keeps the input EXIF (orientation applied) and DPI (imgtool extension)')
+  return booleanField(
+    'Write no ICC profile, EXIF or DPI; by default the output is tagged sRGB and keeps the input EXIF (orientation applied) and DPI (imgtool extension)',
+  )
     .default(false)
     .meta({ extension: true });
 }

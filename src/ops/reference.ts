@@ -16,7 +16,9 @@ function rows(fields: FieldInfo[], prefix: string[] = []): string[] {
     const dflt = f.default === undefined || typeof f.default === 'object' ? (f.required ? 'required' : '') : `\`${String(f.default)}\``;
     const range = rangeText(f).replace(/\|/g, '\\|');
     if (f.kind !== 'object' || !prefix.length) {
-      out.push(`| \`${flag}\` | \`${field}\` | ${range} | ${dflt} | ${f.description.replace(/\|/g, '\\|')}${f.extension && !/extension/.test(f.description) ? ' *(extension)*' : ''} |`);
+      out.push(
+        `| \`${flag}\` | \`${field}\` | ${range} | ${dflt} | ${f.description.replace(/\|/g, '\\|')}${f.extension && !/extension/.test(f.description) ? ' *(extension)*' : ''} |`,
+      );
     }
     if (f.children) out.push(...rows(f.children, path));
   }
@@ -33,7 +35,12 @@ export function optionsReference(): string {
     '',
   ];
   for (const op of OPERATIONS) {
-    parts.push(`## ${op.name}`, '', `\`POST ${op.path}\` (${op.mode === 'sync' ? 'synchronous' : op.mode === 'async' ? 'asynchronous job' : 'synchronous, or a job with wait_for_result=false'}). ${op.summary}.`, '');
+    parts.push(
+      `## ${op.name}`,
+      '',
+      `\`POST ${op.path}\` (${op.mode === 'sync' ? 'synchronous' : op.mode === 'async' ? 'asynchronous job' : 'synchronous, or a job with wait_for_result=false'}). ${op.summary}.`,
+      '',
+    );
     const l = op.limits;
     parts.push(
       `Inputs: ${op.inputs.map((i) => `\`${i.key}\` (${i.fileField} / ${i.urlField}${i.optional ? `, optional, CLI \`--${i.flag ?? i.key}\`` : ''})`).join(', ')}. Limits: ${l.maxBytes / 1024 / 1024} MB, ${l.minSide}..${l.maxSide} px${l.formats.length ? `, ${l.formats.join(', ')}` : ''}${l.maxDurationSec ? `, ${l.maxDurationSec} s` : ''}. Cost: ${op.costNote}.`,

@@ -8,7 +8,15 @@ import { videoLoop } from './video-loop/index.js';
 import { videoRemoveBackground } from './video-remove-background/index.js';
 
 /** The built-in operations with their own option types, in the order the CLI and the docs list them. */
-export const BUILT_IN_OPERATIONS = [upscale, outpaint, removeBackground, generateBackground, tryOn, videoLoop, videoRemoveBackground] as const satisfies readonly OperationDefinition[];
+export const BUILT_IN_OPERATIONS = [
+  upscale,
+  outpaint,
+  removeBackground,
+  generateBackground,
+  tryOn,
+  videoLoop,
+  videoRemoveBackground,
+] as const satisfies readonly OperationDefinition[];
 
 const operations: OperationDefinition[] = [...BUILT_IN_OPERATIONS];
 

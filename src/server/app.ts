@@ -184,7 +184,8 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
   const cluster = backends.redis ? await startCluster(o, backends, isolation, app.log) : undefined;
   // In a cluster the pool only bounds how many requests wait for the queues; the workers bound the pipelines.
   const pool = new WorkerPool(cluster ? (o.maxQueue ?? 100) : (o.concurrency ?? Math.max(1, availableParallelism() - 1)), o.maxQueue ?? 100);
-  const threads = isolation === 'threads' && !cluster ? new ThreadRunner(new URL('./worker.js', import.meta.url), tmpDir, new RecyclePolicy(o.recycle)) : undefined;
+  const threads =
+    isolation === 'threads' && !cluster ? new ThreadRunner(new URL('./worker.js', import.meta.url), tmpDir, new RecyclePolicy(o.recycle)) : undefined;
   // Worker threads load the registry afresh and so know only the built-in operations; one
   // registered from outside (registerOperation) runs on the main thread.
   const inThreads = new Set<string>(BUILT_IN_OPERATIONS.map((op) => op.name));

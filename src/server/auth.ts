@@ -63,7 +63,8 @@ export async function createAuthenticator(keys: AccountStore, jwt?: JwtOptions):
       } catch (err) {
         if (err instanceof ImgtoolError) throw err;
         const claim = err as { claim?: string; reason?: string };
-        if (claim.claim === 'exp' && claim.reason === 'missing') throw unauthorized('the bearer token has no exp claim; this server refuses tokens that never expire');
+        if (claim.claim === 'exp' && claim.reason === 'missing')
+          throw unauthorized('the bearer token has no exp claim; this server refuses tokens that never expire');
         throw unauthorized(`the bearer token was rejected (${(err as { code?: string }).code ?? 'invalid'})`);
       }
     }
@@ -73,6 +74,9 @@ export async function createAuthenticator(keys: AccountStore, jwt?: JwtOptions):
 
 export function requireScope(cred: Credential, scope: string): void {
   if (!cred.scopes.includes(scope)) {
-    throw new ImgtoolError('insufficient_scope', `this endpoint needs the ${scope} scope; the credential has ${cred.scopes.length ? cred.scopes.join(', ') : 'none'}`);
+    throw new ImgtoolError(
+      'insufficient_scope',
+      `this endpoint needs the ${scope} scope; the credential has ${cred.scopes.length ? cred.scopes.join(', ') : 'none'}`,
+    );
   }
 }

@@ -83,7 +83,11 @@ export class Billing {
    * Runs reserved work: refund if it throws, settle-or-withhold if it returns. `keepOnError`
    * keeps the hold instead (a job stopped by a graceful shutdown resumes on the next start).
    */
-  async complete<T extends Charged>(holdId: string, work: () => Promise<T>, hooks: SettleHooks<T> & { keepOnError?: (err: unknown) => boolean } = {}): Promise<T> {
+  async complete<T extends Charged>(
+    holdId: string,
+    work: () => Promise<T>,
+    hooks: SettleHooks<T> & { keepOnError?: (err: unknown) => boolean } = {},
+  ): Promise<T> {
     let value: T;
     try {
       value = await work();

@@ -105,7 +105,12 @@ export class FileIdempotencyStore implements IdempotencyStore {
           }
         } else if (!existing) {
           // Unreadable (torn by a crash mid-write) or absent: only an absent one can be created.
-          if (await stat(file).then(() => true, () => false)) {
+          if (
+            await stat(file).then(
+              () => true,
+              () => false,
+            )
+          ) {
             const st = await stat(file).catch(() => undefined);
             if (st && now - st.mtimeMs < leaseMs) return { state: 'running' };
             await this.evict(file);

@@ -71,24 +71,39 @@ function replay(reply: FastifyReply, r: RecordedResponse): FastifyReply {
  * Runs `handler` under the request's Idempotency-Key, if it has one. `fingerprint` names what the
  * key was first used for (the operation): reusing a key for another operation is refused.
  */
-export async function withIdempotency(d: IdempotencyDeps, req: FastifyRequest, reply: FastifyReply, fingerprint: string, handler: (claim?: Claim) => Promise<Outgoing>): Promise<FastifyReply> {
+export async function withIdempotency(
+  d: IdempotencyDeps,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  fingerprint: string,
+  handler: (claim?: Claim) => Promise<Outgoing>,
+): Promise<FastifyReply> {
   const header = req.headers[IDEMPOTENCY_HEADER];
   if (header === undefined) return send(reply, await handler());
   const key = Array.isArray(header) ? header[0]! : header;
-  if (!KEY.test(key)) throw new ImgtoolError('invalid_parameter', 'Idempotency-Key must be 1-255 visible ASCII characters (a UUID is ideal)', { field: 'Idempotency-Key' });
+  if (!KEY.test(key))
+    throw new ImgtoolError('invalid_parameter', 'Idempotency-Key must be 1-255 visible ASCII characters (a UUID is ideal)', { field: 'Idempotency-Key' });
   const credential = req.credential!.id;
   const wasCharged = async (holdId: string) => (await d.holds.outcome(holdId)).state === 'charged';
   // A key this process is itself working on is running, however late its lease renewal is.
-  const state = d.leases.tracksKey(credential, key) ? ({ state: 'running' } as const) : await d.idempotency.begin(credential, key, fingerprint, d.leases.leaseMs, wasCharged);
+  const state = d.leases.tracksKey(credential, key)
+    ? ({ state: 'running' } as const)
+    : await d.idempotency.begin(credential, key, fingerprint, d.leases.leaseMs, wasCharged);
   if (state.state !== 'new') {
     // The body of a repeat is not needed: discard it unread so the connection stays usable.
     if (req.isMultipart()) req.raw.resume();
     if (state.state === 'done') return replay(reply, state.response);
     if (state.state === 'running') {
       reply.header('retry-after', '1');
-      throw new ImgtoolError('request_in_progress', 'a request with this Idempotency-Key is still running; retry after the Retry-After header\'s seconds to get its response');
+      throw new ImgtoolError(
+        'request_in_progress',
+        "a request with this Idempotency-Key is still running; retry after the Retry-After header's seconds to get its response",
+      );
     }
-    throw new ImgtoolError('invalid_parameter', `this Idempotency-Key was already used for ${state.fingerprint}; use a new key for each request`, { status: 422, field: 'Idempotency-Key' });
+    throw new ImgtoolError('invalid_parameter', `this Idempotency-Key was already used for ${state.fingerprint}; use a new key for each request`, {
+      status: 422,
+      field: 'Idempotency-Key',
+    });
   }
   d.leases.trackKey(credential, key);
   try {

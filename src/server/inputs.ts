@@ -41,11 +41,17 @@ const DATA_URL = /^data:([a-z0-9.+/-]+)?(;[a-z0-9=.+-]+)*;base64,/i;
 function decodeInline(spec: InputSpec, value: string, maxBytes: number): Buffer {
   const body = value.replace(DATA_URL, '').replace(/\s+/g, '');
   if (!body || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(body)) {
-    throw new ImgtoolError('invalid_parameter', `${spec.fileField} must be base64 or a data URL (data:image/png;base64,...); for a remote file use ${spec.urlField}`, { field: spec.fileField });
+    throw new ImgtoolError(
+      'invalid_parameter',
+      `${spec.fileField} must be base64 or a data URL (data:image/png;base64,...); for a remote file use ${spec.urlField}`,
+      { field: spec.fileField },
+    );
   }
   // Refuse before decoding: base64 is 4 chars per 3 bytes.
   if (Math.floor((body.length * 3) / 4) > maxBytes + 2) {
-    throw new ImgtoolError('file_size_too_large', `${spec.fileField} decodes to more than ${mb(maxBytes)}, the limit for this operation`, { field: spec.fileField });
+    throw new ImgtoolError('file_size_too_large', `${spec.fileField} decodes to more than ${mb(maxBytes)}, the limit for this operation`, {
+      field: spec.fileField,
+    });
   }
   return Buffer.from(body, 'base64');
 }
@@ -68,7 +74,13 @@ export function parseJsonBody(op: OperationDefinition, body: unknown): ParsedReq
     }
     if (inline !== undefined && inline !== null && inline !== '') {
       if (!spec.inlineBase64 || typeof inline !== 'string') {
-        throw new ImgtoolError('invalid_parameter', spec.inlineBase64 ? `${spec.fileField} must be a base64 string or data URL` : `${spec.fileField} cannot be sent inline in JSON; give ${spec.urlField} or upload it as multipart/form-data`, { field: spec.fileField });
+        throw new ImgtoolError(
+          'invalid_parameter',
+          spec.inlineBase64
+            ? `${spec.fileField} must be a base64 string or data URL`
+            : `${spec.fileField} cannot be sent inline in JSON; give ${spec.urlField} or upload it as multipart/form-data`,
+          { field: spec.fileField },
+        );
       }
       list.push({ kind: 'inline', data: decodeInline(spec, inline, op.limits.maxBytes) });
     }
@@ -101,7 +113,11 @@ export async function parseMultipart(op: OperationDefinition, req: FastifyReques
         const spec = op.inputs.find((s) => s.fileField === part.fieldname);
         if (!spec) {
           part.file.resume();
-          throw new ImgtoolError('invalid_parameter', `unexpected file field "${part.fieldname}"; ${op.path} takes ${op.inputs.map((s) => s.fileField).join(', ')}`, { field: part.fieldname });
+          throw new ImgtoolError(
+            'invalid_parameter',
+            `unexpected file field "${part.fieldname}"; ${op.path} takes ${op.inputs.map((s) => s.fileField).join(', ')}`,
+            { field: part.fieldname },
+          );
         }
         const name = part.filename || spec.fileField;
         if (spec.kind === 'video') {
@@ -116,11 +132,18 @@ export async function parseMultipart(op: OperationDefinition, req: FastifyReques
             size += chunk.length;
             if (size > max) {
               part.file.destroy();
-              throw new ImgtoolError('file_size_too_large', `${spec.fileField} is larger than ${mb(max)}, the limit for ${op.name}`, { status: 413, field: spec.fileField });
+              throw new ImgtoolError('file_size_too_large', `${spec.fileField} is larger than ${mb(max)}, the limit for ${op.name}`, {
+                status: 413,
+                field: spec.fileField,
+              });
             }
             chunks.push(chunk);
           }
-          if (part.file.truncated) throw new ImgtoolError('file_size_too_large', `${spec.fileField} is larger than ${mb(max)}, the limit for ${op.name}`, { status: 413, field: spec.fileField });
+          if (part.file.truncated)
+            throw new ImgtoolError('file_size_too_large', `${spec.fileField} is larger than ${mb(max)}, the limit for ${op.name}`, {
+              status: 413,
+              field: spec.fileField,
+            });
           sources[spec.key]!.push({ kind: 'file', name, data: Buffer.concat(chunks, size), size });
         }
       } else {
@@ -130,7 +153,8 @@ export async function parseMultipart(op: OperationDefinition, req: FastifyReques
         if (urlSpec) {
           if (typeof value === 'string' && value !== '') sources[urlSpec.key]!.push({ kind: 'url', url: value });
         } else if (inlineSpec) {
-          if (!inlineSpec.inlineBase64) throw new ImgtoolError('invalid_parameter', `${inlineSpec.fileField} must be uploaded as a file`, { field: inlineSpec.fileField });
+          if (!inlineSpec.inlineBase64)
+            throw new ImgtoolError('invalid_parameter', `${inlineSpec.fileField} must be uploaded as a file`, { field: inlineSpec.fileField });
           if (typeof value === 'string' && value !== '') sources[inlineSpec.key]!.push({ kind: 'inline', data: decodeInline(inlineSpec, value, max) });
         } else {
           fields[part.fieldname] = value;
@@ -141,8 +165,10 @@ export async function parseMultipart(op: OperationDefinition, req: FastifyReques
     await Promise.all(tempFiles.map((f) => unlink(f).catch(() => {})));
     if (err instanceof ImgtoolError) throw err;
     const code = (err as { code?: string }).code;
-    if (code === 'FST_REQ_FILE_TOO_LARGE') throw new ImgtoolError('file_size_too_large', `upload is larger than ${mb(max)}, the limit for ${op.name}`, { status: 413 });
-    if (code === 'FST_FILES_LIMIT' || code === 'FST_FIELDS_LIMIT' || code === 'FST_PARTS_LIMIT') throw new ImgtoolError('invalid_parameter', `too many parts in the form; ${op.path} takes one file per input`);
+    if (code === 'FST_REQ_FILE_TOO_LARGE')
+      throw new ImgtoolError('file_size_too_large', `upload is larger than ${mb(max)}, the limit for ${op.name}`, { status: 413 });
+    if (code === 'FST_FILES_LIMIT' || code === 'FST_FIELDS_LIMIT' || code === 'FST_PARTS_LIMIT')
+      throw new ImgtoolError('invalid_parameter', `too many parts in the form; ${op.path} takes one file per input`);
     throw new ImgtoolError('invalid_parameter', `malformed multipart/form-data body (${(err as Error).message})`, { cause: err });
   }
   return { fields, sources, tempFiles };
@@ -155,15 +181,24 @@ export function pickSources(op: OperationDefinition, parsed: ParsedRequest): Rec
     const list = parsed.sources[spec.key] ?? [];
     const names = spec.inlineBase64 || spec.kind === 'video' ? `${spec.urlField} or ${spec.fileField}` : spec.urlField;
     if (list.length === 0 && spec.optional) continue;
-    if (list.length === 0) throw new ImgtoolError('invalid_parameter', `${names} is required: give exactly one source for the ${spec.key}`, { field: spec.urlField });
-    if (list.length > 1) throw new ImgtoolError('invalid_parameter', `give exactly one of ${spec.urlField} or ${spec.fileField} for the ${spec.key}, not ${list.length}`, { field: spec.urlField });
+    if (list.length === 0)
+      throw new ImgtoolError('invalid_parameter', `${names} is required: give exactly one source for the ${spec.key}`, { field: spec.urlField });
+    if (list.length > 1)
+      throw new ImgtoolError('invalid_parameter', `give exactly one of ${spec.urlField} or ${spec.fileField} for the ${spec.key}, not ${list.length}`, {
+        field: spec.urlField,
+      });
     out[spec.key] = list[0]!;
   }
   return out;
 }
 
 /** Fetches URL sources (SSRF-guarded) and wraps every source as the pipelines' LoadedInput. */
-export async function loadSources(op: OperationDefinition, sources: Record<string, Source>, ctx: LoadContext, tempFiles: string[]): Promise<Record<string, LoadedInput>> {
+export async function loadSources(
+  op: OperationDefinition,
+  sources: Record<string, Source>,
+  ctx: LoadContext,
+  tempFiles: string[],
+): Promise<Record<string, LoadedInput>> {
   const loaded: Record<string, LoadedInput> = {};
   for (const spec of op.inputs) {
     const src = sources[spec.key];
@@ -209,7 +244,11 @@ export async function precheckImage(op: OperationDefinition, input: LoadedInput)
     meta = await sharp(buf, { limitInputPixels: false }).metadata();
   } catch (err) {
     if (looksLikeHeic(buf)) return;
-    throw new ImgtoolError('invalid_image', `${input.name} is not a decodable image (${(err as Error).message.split('\n')[0]}); send a JPEG, PNG, WebP, HEIC or AVIF`, { cause: err });
+    throw new ImgtoolError(
+      'invalid_image',
+      `${input.name} is not a decodable image (${(err as Error).message.split('\n')[0]}); send a JPEG, PNG, WebP, HEIC or AVIF`,
+      { cause: err },
+    );
   }
   const format = meta.format ?? 'unknown';
   if (op.limits.formats.length && !op.limits.formats.includes(format)) {

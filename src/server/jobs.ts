@@ -115,7 +115,10 @@ export class JobStore {
     } else if (job.status === 'running' || job.status === 'pending') {
       const interrupted = job.status === 'running';
       if (!(await this.o.billing.adopt(job.id)) || (interrupted && job.attempts >= (this.o.maxAttempts ?? 2))) {
-        await this.fail(job, new ImgtoolError('service_unavailable', 'the server stopped while this job was running; it was not retried again and its credits were refunded'));
+        await this.fail(
+          job,
+          new ImgtoolError('service_unavailable', 'the server stopped while this job was running; it was not retried again and its credits were refunded'),
+        );
         return;
       }
       job.status = 'pending';
@@ -129,7 +132,14 @@ export class JobStore {
    * Creates a job: copies inputs into the job directory, reserves the credits and queues it.
    * Nothing is left behind (or charged) if any step fails.
    */
-  async create(args: { op: OperationDefinition; account: string; options: Record<string, unknown>; inputs: Record<string, LoadedInput>; cost: number; id?: string }): Promise<JobRecord> {
+  async create(args: {
+    op: OperationDefinition;
+    account: string;
+    options: Record<string, unknown>;
+    inputs: Record<string, LoadedInput>;
+    cost: number;
+    id?: string;
+  }): Promise<JobRecord> {
     if (this.closing) throw new ImgtoolError('service_unavailable', 'the server is shutting down; retry shortly');
     const id = args.id ?? randomUUID();
     const existing = this.jobs.get(id);
@@ -147,7 +157,18 @@ export class JobStore {
       }
       await this.o.billing.reserve({ account: args.account, cost: args.cost, holdId: id, kind: 'job', operation: args.op.name });
       const t = this.o.clock();
-      const job: JobRecord = { id, operation: args.op.name, account: args.account, status: 'pending', created_at: t, updated_at: t, options: args.options, inputs, reserved: args.cost, attempts: 0 };
+      const job: JobRecord = {
+        id,
+        operation: args.op.name,
+        account: args.account,
+        status: 'pending',
+        created_at: t,
+        updated_at: t,
+        options: args.options,
+        inputs,
+        reserved: args.cost,
+        attempts: 0,
+      };
       try {
         await this.persist(job);
       } catch (err) {
@@ -188,8 +209,12 @@ export class JobStore {
         if (entry.reason === 'shutdown') return;
         if (!FINISHED.includes(job.status)) {
           const e = toImgtoolError(err);
-          if (e.code === 'internal_error') this.o.log.error({ err, job: job.id, operation: job.operation, credential: job.account }, 'job failed with an internal error');
-          await this.fail(job, e.code === 'internal_error' ? new ImgtoolError('internal_error', `internal error (job ${job.id}); the server log has the details`) : e);
+          if (e.code === 'internal_error')
+            this.o.log.error({ err, job: job.id, operation: job.operation, credential: job.account }, 'job failed with an internal error');
+          await this.fail(
+            job,
+            e.code === 'internal_error' ? new ImgtoolError('internal_error', `internal error (job ${job.id}); the server log has the details`) : e,
+          );
         }
       })
       .catch((err) => this.o.log.error({ err, job: job.id }, 'job bookkeeping failed'))
@@ -304,7 +329,8 @@ export class JobStore {
   async cancel(id: string): Promise<JobRecord> {
     const job = this.get(id);
     if (!job) throw new ImgtoolError('not_found', `no job ${id}`);
-    if (FINISHED.includes(job.status)) throw new ImgtoolError('job_finished', `job ${id} has already ${job.status === 'completed' ? 'completed' : 'failed'}; nothing to cancel`);
+    if (FINISHED.includes(job.status))
+      throw new ImgtoolError('job_finished', `job ${id} has already ${job.status === 'completed' ? 'completed' : 'failed'}; nothing to cancel`);
     const entry = this.running.get(id);
     if (entry) {
       entry.reason = 'cancel';

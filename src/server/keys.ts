@@ -159,7 +159,9 @@ export class KeyStore implements AccountStore {
 
   private async mutate<T>(fn: (s: StoreFile, log: (e: Omit<LedgerEntry, 'ts'>) => void) => T): Promise<T> {
     return this.mutex.run(async () => {
-      const release = this.crossProcess ? await lockfile.lock(this.file, { retries: { retries: 200, minTimeout: 2, maxTimeout: 50 }, stale: 10_000 }) : undefined;
+      const release = this.crossProcess
+        ? await lockfile.lock(this.file, { retries: { retries: 200, minTimeout: 2, maxTimeout: 50 }, stale: 10_000 })
+        : undefined;
       try {
         this.cacheStamp = '';
         const state = structuredClone(await this.current());
@@ -298,10 +300,22 @@ export class KeyStore implements AccountStore {
       }
       const acct = this.account(s, account, true, log)!;
       if (acct.credits < amount) {
-        throw new ImgtoolError('insufficient_api_credits', `this costs ${amount} credit${amount === 1 ? '' : 's'} but ${acct.credits} remain${acct.credits === 1 ? 's' : ''}; ask the server operator for more`);
+        throw new ImgtoolError(
+          'insufficient_api_credits',
+          `this costs ${amount} credit${amount === 1 ? '' : 's'} but ${acct.credits} remain${acct.credits === 1 ? 's' : ''}; ask the server operator for more`,
+        );
       }
       acct.credits -= amount;
-      s.holds[holdId] = { account, amount, kind: meta.kind, operation: meta.operation, pid: process.pid, instance: this.instance, created_at: now(), lease_until: this.clock() + meta.leaseMs };
+      s.holds[holdId] = {
+        account,
+        amount,
+        kind: meta.kind,
+        operation: meta.operation,
+        pid: process.pid,
+        instance: this.instance,
+        created_at: now(),
+        lease_until: this.clock() + meta.leaseMs,
+      };
       log({ account, delta: -amount, balance: acct.credits, reason: 'reserve', ref: holdId, operation: meta.operation });
     });
   }
@@ -337,7 +351,10 @@ export class KeyStore implements AccountStore {
     if ('missing' in outcome) {
       const past = await this.outcome(holdId);
       if (past.state === 'charged') return past.charged;
-      throw new ImgtoolError('service_unavailable', 'the credit reservation for this work lapsed before it finished and was refunded; nothing was charged, retry');
+      throw new ImgtoolError(
+        'service_unavailable',
+        'the credit reservation for this work lapsed before it finished and was refunded; nothing was charged, retry',
+      );
     }
     return outcome.charged;
   }

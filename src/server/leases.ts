@@ -47,7 +47,10 @@ export class LeaseKeeper {
     await mkdir(this.tmpDir, { recursive: true, mode: 0o700 });
     await this.touch();
     this.renewTimer = setInterval(() => void this.renew(), Math.max(50, Math.floor(this.o.leaseMs / 3)));
-    this.sweepTimer = setInterval(() => void this.sweep().catch((err) => this.o.log.error({ err }, 'lease sweep failed')), Math.max(50, Math.floor(this.o.leaseMs / 2)));
+    this.sweepTimer = setInterval(
+      () => void this.sweep().catch((err) => this.o.log.error({ err }, 'lease sweep failed')),
+      Math.max(50, Math.floor(this.o.leaseMs / 2)),
+    );
     this.renewTimer.unref();
     this.sweepTimer.unref();
   }

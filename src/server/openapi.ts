@@ -23,7 +23,10 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   500: 'Internal error',
   503: 'Queue full or server stopping',
 };
-const errors = (codes: number[]) => Object.fromEntries(codes.map((c) => [String(c), { description: ERROR_DESCRIPTIONS[c] ?? String(c), content: { 'application/json': { schema: errorBody } } }]));
+const errors = (codes: number[]) =>
+  Object.fromEntries(
+    codes.map((c) => [String(c), { description: ERROR_DESCRIPTIONS[c] ?? String(c), content: { 'application/json': { schema: errorBody } } }]),
+  );
 
 /**
  * Tidies what zod emits into plain OpenAPI: a union of literals becomes an `enum`, a one-member
@@ -110,11 +113,23 @@ export function buildOpenApi(ops: readonly OperationDefinition[]): Json {
   const paths: Record<string, Json> = {};
   const security = [{ ApiKey: [] }, { OAuth2: ['imaging:write'] }];
   const readSecurity = [{ ApiKey: [] }, { OAuth2: ['imaging:read'] }];
-  const result = json('Result link (valid 1 hour)', { type: 'object', required: ['result_url'], properties: { result_url: { type: 'string', format: 'uri' } } });
+  const result = json('Result link (valid 1 hour)', {
+    type: 'object',
+    required: ['result_url'],
+    properties: { result_url: { type: 'string', format: 'uri' } },
+  });
   const accepted = {
     description: 'Job accepted; poll the Location header',
     headers: { Location: { description: 'Job status URL', schema: { type: 'string' } } },
-    content: { 'application/json': { schema: { type: 'object', required: ['job_id', 'status'], properties: { job_id: { type: 'string', format: 'uuid' }, status: { type: 'string', enum: ['pending'] } } } } },
+    content: {
+      'application/json': {
+        schema: {
+          type: 'object',
+          required: ['job_id', 'status'],
+          properties: { job_id: { type: 'string', format: 'uuid' }, status: { type: 'string', enum: ['pending'] } },
+        },
+      },
+    },
   };
   for (const op of ops) {
     const responses: Json = { ...errors([400, 401, 403, 413, 415, 429, 500, 503]) };
@@ -137,7 +152,14 @@ export function buildOpenApi(ops: readonly OperationDefinition[]): Json {
     if (op.jobPath) {
       const param = [{ name: 'jobId', in: 'path', required: true, schema: { type: 'string' } }];
       paths[`${op.jobPath}/{jobId}`] = {
-        get: { operationId: `${op.name}-job`, tags: ['jobs'], summary: `${op.name} job status`, security: readSecurity, parameters: param, responses: { '200': json('Job', jobSchema(op)), ...errors([401, 403, 404, 429]) } },
+        get: {
+          operationId: `${op.name}-job`,
+          tags: ['jobs'],
+          summary: `${op.name} job status`,
+          security: readSecurity,
+          parameters: param,
+          responses: { '200': json('Job', jobSchema(op)), ...errors([401, 403, 404, 429]) },
+        },
       };
       paths[`${op.jobPath}/{jobId}/cancel`] = {
         post: {
@@ -146,13 +168,25 @@ export function buildOpenApi(ops: readonly OperationDefinition[]): Json {
           summary: `Cancel a ${op.name} job`,
           security,
           parameters: param,
-          responses: { '200': json('Cancelled; the credits were refunded', { type: 'object', properties: { message: { type: 'string' } } }), ...errors([401, 403, 404, 409, 429]) },
+          responses: {
+            '200': json('Cancelled; the credits were refunded', { type: 'object', properties: { message: { type: 'string' } } }),
+            ...errors([401, 403, 404, 409, 429]),
+          },
         },
       };
     }
   }
   paths['/v1/credits'] = {
-    get: { operationId: 'credits', tags: ['account'], summary: 'Credit balance', security: readSecurity, responses: { '200': json('Balance', { type: 'object', required: ['credits_remaining'], properties: { credits_remaining: { type: 'integer' } } }), ...errors([401, 403, 429]) } },
+    get: {
+      operationId: 'credits',
+      tags: ['account'],
+      summary: 'Credit balance',
+      security: readSecurity,
+      responses: {
+        '200': json('Balance', { type: 'object', required: ['credits_remaining'], properties: { credits_remaining: { type: 'integer' } } }),
+        ...errors([401, 403, 429]),
+      },
+    },
   };
   paths['/v1/results/{name}'] = {
     get: {
@@ -166,7 +200,10 @@ export function buildOpenApi(ops: readonly OperationDefinition[]): Json {
         { name: 'expires', in: 'query', required: true, description: 'Expiry, seconds since the epoch', schema: { type: 'string' } },
         { name: 'sig', in: 'query', required: true, description: 'Signature of name and expiry', schema: { type: 'string' } },
       ],
-      responses: { '200': { description: 'The result file', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } }, ...errors([403, 404]) },
+      responses: {
+        '200': { description: 'The result file', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
+        ...errors([403, 404]),
+      },
     },
   };
   paths['/health'] = {
@@ -175,7 +212,14 @@ export function buildOpenApi(ops: readonly OperationDefinition[]): Json {
       tags: ['server'],
       summary: 'Liveness and load',
       security: [],
-      responses: { '200': json('The server is up', { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] }, pool: { type: 'object' }, jobs: { type: 'object' } } }), ...errors([429]) },
+      responses: {
+        '200': json('The server is up', {
+          type: 'object',
+          required: ['status'],
+          properties: { status: { type: 'string', enum: ['ok'] }, pool: { type: 'object' }, jobs: { type: 'object' } },
+        }),
+        ...errors([429]),
+      },
     },
   };
   paths['/ready'] = {
@@ -195,7 +239,13 @@ export function buildOpenApi(ops: readonly OperationDefinition[]): Json {
     },
   };
   paths['/openapi.json'] = {
-    get: { operationId: 'openapi', tags: ['server'], summary: 'This document', security: [], responses: { '200': json('OpenAPI 3.1 document', { type: 'object' }), ...errors([429]) } },
+    get: {
+      operationId: 'openapi',
+      tags: ['server'],
+      summary: 'This document',
+      security: [],
+      responses: { '200': json('OpenAPI 3.1 document', { type: 'object' }), ...errors([429]) },
+    },
   };
   return {
     openapi: '3.1.0',
@@ -203,7 +253,7 @@ export function buildOpenApi(ops: readonly OperationDefinition[]): Json {
       title: 'imgtool v1 API',
       // The v1 API's own version (the spec's machine-readable description carries 0.0.2).
       version: '0.0.2',
-      description: 'Image and video processing: the v1 image/video API as served by `imgtool serve`. Options marked x-imgtool-extension are imgtool\'s own.',
+      description: "Image and video processing: the v1 image/video API as served by `imgtool serve`. Options marked x-imgtool-extension are imgtool's own.",
       license: { name: 'MIT', identifier: 'MIT' },
       'x-imgtool': true,
     },
@@ -221,7 +271,16 @@ export function buildOpenApi(ops: readonly OperationDefinition[]): Json {
       schemas: { Error: { type: 'object', required: ['error', 'error_code'], properties: { error: { type: 'string' }, error_code: { type: 'string' } } } },
       securitySchemes: {
         ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-KEY' },
-        OAuth2: { type: 'oauth2', description: 'Bearer JWT from the operator-configured issuer', flows: { clientCredentials: { tokenUrl: 'https://issuer.example/token', scopes: { 'imaging:read': 'job status and credits', 'imaging:write': 'processing and cancel' } } } },
+        OAuth2: {
+          type: 'oauth2',
+          description: 'Bearer JWT from the operator-configured issuer',
+          flows: {
+            clientCredentials: {
+              tokenUrl: 'https://issuer.example/token',
+              scopes: { 'imaging:read': 'job status and credits', 'imaging:write': 'processing and cancel' },
+            },
+          },
+        },
       },
     },
   };

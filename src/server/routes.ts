@@ -135,7 +135,11 @@ function registerOperation(
       withIdempotency({ idempotency: d.idempotency, holds: d.keys, leases: d.leases }, req, reply, op.path, async (claim): Promise<Outgoing> => {
         const multipart = req.isMultipart();
         if (!op.bodies.includes(multipart ? 'multipart' : 'json')) {
-          throw new ImgtoolError('invalid_parameter', `${op.path} takes ${op.bodies.map((b) => (b === 'json' ? 'application/json' : 'multipart/form-data')).join(' or ')}`, { status: 415 });
+          throw new ImgtoolError(
+            'invalid_parameter',
+            `${op.path} takes ${op.bodies.map((b) => (b === 'json' ? 'application/json' : 'multipart/form-data')).join(' or ')}`,
+            { status: 415 },
+          );
         }
         const parsed = multipart ? await parseMultipart(op, req, d.tmpDir) : parseJsonBody(op, req.body);
         try {
@@ -151,9 +155,18 @@ function registerOperation(
           if (!videoInput) {
             const estimate = op.cost(options, {});
             const balance = await d.keys.balance(account);
-            if (balance < estimate) throw new ImgtoolError('insufficient_api_credits', `${op.name} costs ${estimate} credits but ${balance} remain; ask the server operator for more`);
+            if (balance < estimate)
+              throw new ImgtoolError(
+                'insufficient_api_credits',
+                `${op.name} costs ${estimate} credits but ${balance} remain; ask the server operator for more`,
+              );
           }
-          const inputs = await loadSources(op, sources, { tmpDir: d.tmpDir, allowPrivateUrls: d.allowPrivateUrls, fetchTimeoutMs: d.fetchTimeoutMs, signal: cancel.signal }, parsed.tempFiles);
+          const inputs = await loadSources(
+            op,
+            sources,
+            { tmpDir: d.tmpDir, allowPrivateUrls: d.allowPrivateUrls, fetchTimeoutMs: d.fetchTimeoutMs, signal: cancel.signal },
+            parsed.tempFiles,
+          );
           for (const spec of op.inputs) if (spec.kind === 'image' && inputs[spec.key]) await precheckImage(op, inputs[spec.key]!);
           const costCtx: CostContext = op.inspect ? await op.inspect(inputs, cancel.signal) : {};
           const cost = op.cost(options, costCtx);
@@ -170,7 +183,12 @@ function registerOperation(
           const respond = (v: { result: OpResult; stored?: StoredResult }): Outgoing => {
             const headers = { 'x-credits-charged': String(v.result.credits) };
             if (v.stored) return { status: 200, headers, json: { result_url: d.results.url(base(req), v.stored) } };
-            return { status: 200, headers: { ...headers, 'content-type': v.result.contentType }, data: v.result.data, file: v.result.data ? undefined : v.result.file };
+            return {
+              status: 200,
+              headers: { ...headers, 'content-type': v.result.contentType },
+              data: v.result.data,
+              file: v.result.data ? undefined : v.result.file,
+            };
           };
           const done = await d.billing.run(
             { account, cost, holdId, kind: 'sync', operation: op.name },

@@ -108,7 +108,14 @@ export class ThreadRunner {
       worker.once('error', onError);
       worker.once('exit', onExit);
       ctx.signal.addEventListener('abort', onAbort, { once: true });
-      const msg: RunMessage = { type: 'run', id, operation: job.operation, inputs: job.inputs, options: job.options as Record<string, unknown>, tmpDir: this.tmpDir };
+      const msg: RunMessage = {
+        type: 'run',
+        id,
+        operation: job.operation,
+        inputs: job.inputs,
+        options: job.options as Record<string, unknown>,
+        tmpDir: this.tmpDir,
+      };
       worker.postMessage(msg);
     });
   }

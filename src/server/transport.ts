@@ -51,7 +51,8 @@ export function transportServerOptions(o: TimeoutOptions = {}): FastifyHttpOptio
     frameworkErrors: (err, _req, r) => {
       const reply = r as unknown as FastifyReply;
       const refuse = (status: number, error: string) => reply.code(status).send({ error, error_code: 'invalid_parameter' });
-      if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') return refuse(414, 'a path segment is longer than 100 characters (job ids and result names are shorter); check the URL');
+      if (err.code === 'FST_ERR_MAX_PARAM_LENGTH')
+        return refuse(414, 'a path segment is longer than 100 characters (job ids and result names are shorter); check the URL');
       if (err.code === 'FST_ERR_BAD_URL') return refuse(400, 'the URL path has invalid percent-encoding (such as %zz); check the URL');
       return refuse(err.statusCode ?? 400, 'the request could not be routed; check the URL and headers');
     },
@@ -102,7 +103,9 @@ export function installTransportGuards(app: FastifyInstance, o: TimeoutOptions =
     const limit = multipartLimit(operation);
     const declared = declaredLength(req.raw);
     if (limit !== undefined && declared !== undefined && declared > limit) {
-      throw new ImgtoolError('file_size_too_large', `the upload declares ${mb(declared)} (Content-Length), more than the ${mb(limit)} ${operation} accepts`, { status: 413 });
+      throw new ImgtoolError('file_size_too_large', `the upload declares ${mb(declared)} (Content-Length), more than the ${mb(limit)} ${operation} accepts`, {
+        status: 413,
+      });
     }
   });
 

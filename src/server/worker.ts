@@ -23,7 +23,11 @@ export interface RunMessage {
 export type WorkerReply =
   | { type: 'progress'; id: number; fraction: number; stage: string }
   | { type: 'warn'; id: number; message: string }
-  | { type: 'done'; id: number; result: { ext: string; contentType: string; data?: Uint8Array; file?: string; credits: number; meta?: Record<string, unknown> } }
+  | {
+      type: 'done';
+      id: number;
+      result: { ext: string; contentType: string; data?: Uint8Array; file?: string; credits: number; meta?: Record<string, unknown> };
+    }
   | { type: 'error'; id: number; code: string; message: string; status: number; stack?: string };
 
 const port = parentPort!;
@@ -53,7 +57,11 @@ port.on('message', async (msg: RunMessage | { type: 'abort'; id: number }) => {
       },
     );
     const data = result.data ? new Uint8Array(result.data.buffer, result.data.byteOffset, result.data.byteLength) : undefined;
-    const reply: WorkerReply = { type: 'done', id: msg.id, result: { ext: result.ext, contentType: result.contentType, data, file: result.file, credits: result.credits, meta: result.meta } };
+    const reply: WorkerReply = {
+      type: 'done',
+      id: msg.id,
+      result: { ext: result.ext, contentType: result.contentType, data, file: result.file, credits: result.credits, meta: result.meta },
+    };
     port.postMessage(reply);
   } catch (err) {
     const e = toImgtoolError(err);

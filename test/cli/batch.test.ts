@@ -22,7 +22,10 @@ describe('batch runs', () => {
     await photos(dir, ['a.jpg', 'b.jpg']);
     const first = await cli([...UPSCALE, '*.jpg', '--json'], { cwd: dir, home });
     expect(first.code).toBe(0);
-    const records = first.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const records = first.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(records).toHaveLength(2);
     for (const r of records) {
       expect(Object.keys(r).sort()).toEqual(['balance', 'credits', 'error', 'error_code', 'input', 'meta', 'output', 'seconds', 'status'].sort());
@@ -36,7 +39,12 @@ describe('batch runs', () => {
     // A rerun resumes: both outputs exist, so nothing runs and nothing is charged.
     const again = await cli([...UPSCALE, '*.jpg', '--json'], { cwd: dir, home });
     expect(again.code).toBe(0);
-    expect(again.stdout.trim().split('\n').map((l) => JSON.parse(l).status)).toEqual(['skipped', 'skipped']);
+    expect(
+      again.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).status),
+    ).toEqual(['skipped', 'skipped']);
     expect(statSync(join(dir, 'a.upscale.jpg')).mtimeMs).toBe(mtime);
 
     const redo = await cli([...UPSCALE, 'a.jpg', '--overwrite', '--json'], { cwd: dir, home });
@@ -52,7 +60,13 @@ describe('batch runs', () => {
     writeFileSync(join(dir, 'b.jpg'), 'this is not a jpeg');
     const r = await cli([...UPSCALE, 'a.jpg', 'b.jpg', 'c.jpg', '--json'], { cwd: dir });
     expect(r.code).toBe(1);
-    const byInput = Object.fromEntries(r.stdout.trim().split('\n').map((l) => JSON.parse(l)).map((x) => [x.input, x]));
+    const byInput = Object.fromEntries(
+      r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l))
+        .map((x) => [x.input, x]),
+    );
     expect(byInput['b.jpg']).toMatchObject({ status: 'failed', error_code: 'invalid_image', output: null, credits: 0 });
     expect(byInput['a.jpg'].status).toBe('ok');
     expect(byInput['c.jpg'].status).toBe('ok');
@@ -71,7 +85,10 @@ describe('batch runs', () => {
     await photos(dir, ['a.jpg', 'b.jpg', 'c.jpg']);
     const r = await cli(['upscale', '--scale', '4', '.', '--dry-run', '--json'], { cwd: dir });
     expect(r.code).toBe(0);
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.slice(0, 3).map((l) => [l.status, l.credits])).toEqual([
       ['planned', 2],
       ['planned', 2],
@@ -132,8 +149,14 @@ describe('batch runs', () => {
       const out = tempDir();
       const r = await cli([...UPSCALE, `${base}/img/a.jpg?size=1`, `${base}/img/missing.jpg`, '-o', out, '--json'], { cwd: dir });
       expect(r.code).toBe(1);
-      const records = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
-      expect(records.find((x) => x.input.endsWith('a.jpg?size=1')), r.stdout).toMatchObject({ status: 'ok', output: join(out, 'a.upscale.jpg') });
+      const records = r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      expect(
+        records.find((x) => x.input.endsWith('a.jpg?size=1')),
+        r.stdout,
+      ).toMatchObject({ status: 'ok', output: join(out, 'a.upscale.jpg') });
       expect(records.find((x) => x.input.endsWith('missing.jpg'))).toMatchObject({ status: 'failed', error_code: 'fetch_failed' });
       expect((await sharp(join(out, 'a.upscale.jpg')).metadata()).width).toBe(128);
     } finally {

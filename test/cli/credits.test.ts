@@ -15,7 +15,10 @@ function charger(home: string, count: number): Promise<number> {
     for (let i = 0; i < ${count}; i++) await ledger.charge(1, { operation: 'test', input: 'p' + process.pid + '-' + i });
   `;
   return new Promise((res, rej) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, IMGTOOL_HOME: home }, stdio: ['ignore', 'inherit', 'inherit'] });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      env: { ...process.env, IMGTOOL_HOME: home },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
     child.on('error', rej);
     child.on('exit', (code) => res(code ?? 1));
   });
@@ -27,7 +30,10 @@ describe('local credits', () => {
     expect((await cli(['credits', '--json'], { home })).stdout).toBe(JSON.stringify({ credits_remaining: STARTING_BALANCE }) + '\n');
     expect((await cli(['credits', 'add', '25'], { home })).stdout).toBe(`${STARTING_BALANCE + 25} credits remaining\n`);
     expect((await cli(['credits', 'set', '7', '--json'], { home })).stdout).toBe('{"credits_remaining":7}\n');
-    const hist = (await cli(['credits', 'history', '--json'], { home })).stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const hist = (await cli(['credits', 'history', '--json'], { home })).stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(hist.map((h) => [h.kind, h.credits, h.balance])).toEqual([
       ['add', 25, STARTING_BALANCE + 25],
       ['set', 7, 7],

@@ -11,7 +11,10 @@ export interface CliRun {
 }
 
 /** Runs the CLI in-process with captured streams and an isolated IMGTOOL_HOME. */
-export async function cli(args: string[], opts: { cwd?: string; home?: string; env?: NodeJS.ProcessEnv; stdin?: Buffer; parseOnly?: boolean; signal?: AbortSignal } = {}): Promise<CliRun> {
+export async function cli(
+  args: string[],
+  opts: { cwd?: string; home?: string; env?: NodeJS.ProcessEnv; stdin?: Buffer; parseOnly?: boolean; signal?: AbortSignal } = {},
+): Promise<CliRun> {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   let out = '';

@@ -25,7 +25,10 @@ describe('input expansion', () => {
   it('expands quoted globs, recursive ones too', async () => {
     const cwd = tree();
     expect(await expandInputs(['photos/*.jpg'], 'image', cwd)).toEqual([{ kind: 'file', path: join(cwd, 'photos/a.jpg'), display: 'photos/a.jpg' }]);
-    expect((await expandInputs(['photos/**/*.jpg'], 'image', cwd)).map((r) => (r as { display: string }).display)).toEqual(['photos/a.jpg', 'photos/sub/c.jpg']);
+    expect((await expandInputs(['photos/**/*.jpg'], 'image', cwd)).map((r) => (r as { display: string }).display)).toEqual([
+      'photos/a.jpg',
+      'photos/sub/c.jpg',
+    ]);
   });
 
   it('removes duplicates across files, globs and directories', async () => {
@@ -56,14 +59,27 @@ describe('output naming', () => {
   it('renders the template beside the input or in --out-dir', () => {
     expect(renderTemplate('{name}.{op}.{ext}', { name: 'cat', op: 'upscale', ext: 'jpg', index: 1 })).toBe('cat.upscale.jpg');
     expect(renderTemplate('<name>-<index>.<ext>', { name: 'cat', op: 'upscale', ext: 'png', index: 3 })).toBe('cat-3.png');
-    const beside = planOutput([{ kind: 'file', path: '/w/photos/cat.jpg', display: 'photos/cat.jpg' }], 'upscale', { template: '{name}.{op}.{ext}', index: 1, cwd: '/w' });
+    const beside = planOutput([{ kind: 'file', path: '/w/photos/cat.jpg', display: 'photos/cat.jpg' }], 'upscale', {
+      template: '{name}.{op}.{ext}',
+      index: 1,
+      cwd: '/w',
+    });
     expect(beside.pathFor('jpg')).toBe('/w/photos/cat.upscale.jpg');
-    const inOut = planOutput([{ kind: 'url', url: 'https://x.org/img/dog.png?x=1' }], 'outpaint', { outDir: 'out', template: '{name}.{op}.{ext}', index: 1, cwd: '/w' });
+    const inOut = planOutput([{ kind: 'url', url: 'https://x.org/img/dog.png?x=1' }], 'outpaint', {
+      outDir: 'out',
+      template: '{name}.{op}.{ext}',
+      index: 1,
+      cwd: '/w',
+    });
     expect(inOut.pathFor('png')).toBe('/w/out/dog.outpaint.png');
   });
 
   it('refuses a template that would overwrite the input', () => {
-    const plan = planOutput([{ kind: 'file', path: '/w/photos/cat.jpg', display: 'photos/cat.jpg' }], 'upscale', { template: '{name}.{ext}', index: 1, cwd: '/w' });
+    const plan = planOutput([{ kind: 'file', path: '/w/photos/cat.jpg', display: 'photos/cat.jpg' }], 'upscale', {
+      template: '{name}.{ext}',
+      index: 1,
+      cwd: '/w',
+    });
     expect(() => plan.pathFor('jpg')).toThrow('would overwrite the input itself');
   });
 });

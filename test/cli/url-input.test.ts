@@ -55,7 +55,9 @@ describe('CLI URL inputs', () => {
 
   test('over the limit without Content-Length: file_size_too_large naming the operation, no file left', async () => {
     const dir = tempDir();
-    const err = await loadInput({ kind: 'url', url: `${base}/chunked.jpg` }, video, limits(jpeg.length * 2), 'video-remove-background', opts(dir)).catch((e: unknown) => e);
+    const err = await loadInput({ kind: 'url', url: `${base}/chunked.jpg` }, video, limits(jpeg.length * 2), 'video-remove-background', opts(dir)).catch(
+      (e: unknown) => e,
+    );
     expect(err).toMatchObject({ code: 'file_size_too_large' });
     expect((err as Error).message).toMatch(/the limit for video-remove-background/);
     expect(existsSync(join(dir, 't.input'))).toBe(false);

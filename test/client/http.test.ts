@@ -27,7 +27,8 @@ describe('retry policy (decisions.md)', () => {
   it('waits out a 429 for Retry-After seconds, then succeeds', async () => {
     hits = [];
     script = (_q, res, n) => {
-      if (n === 1) res.writeHead(429, { 'Retry-After': '1', 'Content-Type': 'application/json' }).end('{"error":"slow down","error_code":"rate_limit_exceeded"}');
+      if (n === 1)
+        res.writeHead(429, { 'Retry-After': '1', 'Content-Type': 'application/json' }).end('{"error":"slow down","error_code":"rate_limit_exceeded"}');
       else res.writeHead(200).end('ok');
     };
     const res = await fetchWithRetry(`${base}/v1/upscale`, post, fast);
@@ -60,7 +61,9 @@ describe('retry policy (decisions.md)', () => {
     const port = (dead.address() as AddressInfo).port;
     await new Promise<void>((r) => dead.close(() => r()));
     const attempts: number[] = [];
-    await expect(fetchWithRetry(`http://127.0.0.1:${port}/v1/credits`, () => ({ method: 'GET' }), { ...fast, onRetry: (i) => attempts.push(i.attempt) })).rejects.toMatchObject({
+    await expect(
+      fetchWithRetry(`http://127.0.0.1:${port}/v1/credits`, () => ({ method: 'GET' }), { ...fast, onRetry: (i) => attempts.push(i.attempt) }),
+    ).rejects.toMatchObject({
       code: 'service_unavailable',
       message: expect.stringContaining(`cannot reach the server at 127.0.0.1:${port}`),
     });
@@ -82,7 +85,8 @@ describe('Idempotency-Key retries', () => {
     hits = [];
     script = (_q, res, n) => {
       // Seven answers "still running" (more than MAX_RETRIES), then the first attempt's result.
-      if (n <= 7) res.writeHead(409, { 'Retry-After': '0', 'Content-Type': 'application/json' }).end('{"error":"still running","error_code":"request_in_progress"}');
+      if (n <= 7)
+        res.writeHead(409, { 'Retry-After': '0', 'Content-Type': 'application/json' }).end('{"error":"still running","error_code":"request_in_progress"}');
       else res.writeHead(200).end('ok');
     };
     const res = await fetchWithRetry(`${base}/v1/upscale`, post, fast);

@@ -10,11 +10,15 @@ const headers = (h: Record<string, string>) => new Headers(h);
 /** A gate whose sleeps advance a virtual clock; `waits` records each requested sleep. */
 function virtualGate(margin?: number) {
   const clock = { t: START, waits: [] as number[] };
-  const gate = new RateGate(margin, () => clock.t, async (ms, signal) => {
-    if (signal?.aborted) throw new Error('aborted');
-    clock.waits.push(ms);
-    clock.t += ms;
-  });
+  const gate = new RateGate(
+    margin,
+    () => clock.t,
+    async (ms, signal) => {
+      if (signal?.aborted) throw new Error('aborted');
+      clock.waits.push(ms);
+      clock.t += ms;
+    },
+  );
   return { gate, clock };
 }
 

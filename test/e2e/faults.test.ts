@@ -55,7 +55,24 @@ run('fault injection', () => {
     const { key, record } = await (await new KeyStore(dataDir).init()).createKey({ scopes: ['imaging:read', 'imaging:write'], credits: 100_000 });
     const jpeg = await smallImage(fixture('images/fruits.jpg'), 128);
     const clip = join(work, 'clip.mp4');
-    execFileSync(ffmpegPath(), ['-v', 'error', '-i', fixture('video/tree.avi'), '-t', '0.5', '-vf', 'scale=96:72', '-r', '4', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-an', clip]);
+    execFileSync(ffmpegPath(), [
+      '-v',
+      'error',
+      '-i',
+      fixture('video/tree.avi'),
+      '-t',
+      '0.5',
+      '-vf',
+      'scale=96:72',
+      '-r',
+      '4',
+      '-c:v',
+      'libx264',
+      '-pix_fmt',
+      'yuv420p',
+      '-an',
+      clip,
+    ]);
     const video = readFileSync(clip);
 
     const port = await freePort();
@@ -77,14 +94,19 @@ run('fault injection', () => {
           form.append('output_format', 'webm_vp9');
           init = { method: 'POST', body: form, headers: { 'x-api-key': key, 'idempotency-key': idem } };
         } else {
-          init = { method: 'POST', body: JSON.stringify({ image: jpeg.toString('base64'), right: 16 }), headers: { 'x-api-key': key, 'content-type': 'application/json', 'idempotency-key': idem, accept: i % 2 ? 'image/*' : 'application/json' } };
+          init = {
+            method: 'POST',
+            body: JSON.stringify({ image: jpeg.toString('base64'), right: 16 }),
+            headers: { 'x-api-key': key, 'content-type': 'application/json', 'idempotency-key': idem, accept: i % 2 ? 'image/*' : 'application/json' },
+          };
         }
         try {
           const res = await fetch(`${base}${isJob ? '/v1/video/remove-background' : '/v1/outpaint'}`, init);
           const body = Buffer.from(await res.arrayBuffer());
           const retry = res.status === 503 || (res.status === 409 && body.toString().includes('request_in_progress'));
           if (!retry) {
-            if (isJob && res.status === 202) return { kind: 'job', status: 202, jobId: (JSON.parse(body.toString()) as { job_id: string }).job_id, location: res.headers.get('location')! };
+            if (isJob && res.status === 202)
+              return { kind: 'job', status: 202, jobId: (JSON.parse(body.toString()) as { job_id: string }).job_id, location: res.headers.get('location')! };
             return { kind: isJob ? 'job' : 'sync', status: res.status };
           }
         } catch {
@@ -170,7 +192,9 @@ run('fault injection', () => {
     expect(jobs.length).toBeGreaterThan(5);
     expect(servers).toHaveLength(RESTARTS + 1);
     expect(cutOff.size).toBeGreaterThan(0);
-    console.log(`fault injection: kills after ${kills.join(', ')} ms; ${cutOff.size} requests retried across a crash; ${delivered} sync results; jobs ${completedJobs} completed, ${jobs.length - completedJobs} failed${failures.length ? ` (${[...new Set(failures)].join('; ')})` : ''}`);
+    console.log(
+      `fault injection: kills after ${kills.join(', ')} ms; ${cutOff.size} requests retried across a crash; ${delivered} sync results; jobs ${completedJobs} completed, ${jobs.length - completedJobs} failed${failures.length ? ` (${[...new Set(failures)].join('; ')})` : ''}`,
+    );
   }, 600_000);
 
   test('kill -9 during a synchronous request, immediate restart: the reservation is refunded within ~1.5 leases', async () => {
@@ -181,7 +205,11 @@ run('fault injection', () => {
     const args = ['--port', String(port), '--rate-limit', '0', '--hold-lease', '2'];
     const first = await startChildServer(dataDir, args);
     servers.push(first);
-    const pending = fetch(`http://127.0.0.1:${port}/v1/outpaint`, { method: 'POST', body: JSON.stringify({ image: big.toString('base64'), right: 512, bottom: 512 }), headers: { 'x-api-key': key, 'content-type': 'application/json' } }).catch((e: Error) => e);
+    const pending = fetch(`http://127.0.0.1:${port}/v1/outpaint`, {
+      method: 'POST',
+      body: JSON.stringify({ image: big.toString('base64'), right: 512, bottom: 512 }),
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+    }).catch((e: Error) => e);
     const store = await new KeyStore(dataDir).init();
     const end = Date.now() + 30_000;
     while (!Object.keys((await store.snapshot()).holds).length && Date.now() < end) await sleep(20);

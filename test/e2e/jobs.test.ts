@@ -25,7 +25,25 @@ beforeAll(async () => {
   await writeImage(dir, 'person.jpg', 'images/astronaut.png', 96);
   await writeImage(dir, 'garment.png', 'cutouts/tshirt.png', 96);
   clip = join(dir, 'clip.mp4');
-  execFileSync(ffmpegPath(), ['-v', 'error', '-y', '-i', fixture('video/tree.avi'), '-t', '1', '-vf', 'scale=96:72', '-r', '8', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-an', clip]);
+  execFileSync(ffmpegPath(), [
+    '-v',
+    'error',
+    '-y',
+    '-i',
+    fixture('video/tree.avi'),
+    '-t',
+    '1',
+    '-vf',
+    'scale=96:72',
+    '-r',
+    '8',
+    '-c:v',
+    'libx264',
+    '-pix_fmt',
+    'yuv420p',
+    '-an',
+    clip,
+  ]);
 });
 afterAll(async () => {
   await proxy?.close();
@@ -93,7 +111,8 @@ describe('remote jobs', () => {
       const pending = run(['video-loop', 'still.jpg', '--resolution', '480p', '-o', join(dir, 'ctrlc')], ctl.signal);
       // Wait for the first poll: the job exists and the client is waiting on it.
       const until = Date.now() + 20_000;
-      while (!proxy.log.slice(mark).some((e) => e.method === 'GET' && e.url.startsWith('/v1/video/loop/job/')) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      while (!proxy.log.slice(mark).some((e) => e.method === 'GET' && e.url.startsWith('/v1/video/loop/job/')) && Date.now() < until)
+        await new Promise((r) => setTimeout(r, 50));
       ctl.abort();
       const r = await pending;
       expect(r.code).toBe(130);

@@ -14,7 +14,8 @@ const images = ['a.jpg', 'b.jpg', 'c.jpg', 'd.jpg', 'e.jpg'];
 
 beforeAll(async () => {
   dir = tempDir('imgtool-e2e-limits-');
-  for (const [i, name] of images.entries()) await writeImage(dir, name, ['images/fruits.jpg', 'images/baboon.jpg', 'images/orange.jpg', 'images/butterfly.jpg', 'images/chelsea.png'][i]!, 64);
+  for (const [i, name] of images.entries())
+    await writeImage(dir, name, ['images/fruits.jpg', 'images/baboon.jpg', 'images/orange.jpg', 'images/butterfly.jpg', 'images/chelsea.png'][i]!, 64);
 });
 
 const upscale = (out: string, files = images) => ['upscale', ...files, '--scale', '2', '--model', 'slim', '-o', join(dir, out)];
@@ -69,7 +70,10 @@ describe('credits', () => {
     drainAfterFirst = true;
     const r = await remote(proxy.url, h.key, [...upscale('mid', images.slice(0, 3)), '-c', '1', '--json'], { cwd: dir });
     expect(r.code).toBe(3);
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { status: string; error_code: string | null });
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { status: string; error_code: string | null });
     expect(lines.map((l) => l.status)).toEqual(['ok', 'failed']);
     expect(lines[1]!.error_code).toBe('insufficient_api_credits');
     expect(r.stderr).toMatch(/imgtool credits --remote/);
@@ -93,7 +97,10 @@ describe('rate limits', () => {
     try {
       const r = await remote(h.url, h.key, [...upscale('rated'), '-c', '4', '--json'], { cwd: dir });
       expect(r.code, r.stderr).toBe(0);
-      const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { status: string });
+      const lines = r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { status: string });
       expect(lines.filter((l) => l.status === 'ok')).toHaveLength(images.length);
       // 1 credits read + 5 uploads at 2/s: the batch was paced, not refused.
       expect(served).toBeGreaterThanOrEqual(6);
@@ -137,7 +144,22 @@ describe('servers other than imgtool serve', () => {
     const proxy = await startProxy(h.url, { hideOpenApi: true });
     try {
       const clip = join(dir, 'clip.mp4');
-      execFileSync(ffmpegPath(), ['-v', 'error', '-y', '-i', fixture('video/tree.avi'), '-t', '0.5', '-vf', 'scale=96:72', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', clip]);
+      execFileSync(ffmpegPath(), [
+        '-v',
+        'error',
+        '-y',
+        '-i',
+        fixture('video/tree.avi'),
+        '-t',
+        '0.5',
+        '-vf',
+        'scale=96:72',
+        '-c:v',
+        'libx264',
+        '-pix_fmt',
+        'yuv420p',
+        clip,
+      ]);
       const r = await remote(proxy.url, h.key, ['video-remove-background', 'clip.mp4'], { cwd: dir });
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/takes video-remove-background input only as a URL \(video_url\); give an http\(s\) URL/);

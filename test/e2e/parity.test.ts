@@ -50,7 +50,12 @@ async function both(op: string, inputArgs: string[], flags: string[]): Promise<{
 
 async function sameImage(a: string, b: string, tolerance = 2): Promise<void> {
   const [ma, mb] = await Promise.all([sharp(a).metadata(), sharp(b).metadata()]);
-  expect({ format: mb.format, width: mb.width, height: mb.height, channels: mb.channels }).toEqual({ format: ma.format, width: ma.width, height: ma.height, channels: ma.channels });
+  expect({ format: mb.format, width: mb.width, height: mb.height, channels: mb.channels }).toEqual({
+    format: ma.format,
+    width: ma.width,
+    height: ma.height,
+    channels: ma.channels,
+  });
   expect(await meanAbsDiff(a, b)).toBeLessThan(tolerance);
 }
 
@@ -124,7 +129,22 @@ describe('remote results equal local results', () => {
 
   test('video-remove-background of a local file (multipart video to imgtool serve)', async () => {
     const clip = join(dir, 'clip.mp4');
-    execFileSync(ffmpegPath(), ['-v', 'error', '-y', '-i', fixture('video/tree.avi'), '-t', '1', '-vf', 'scale=160:120', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', clip]);
+    execFileSync(ffmpegPath(), [
+      '-v',
+      'error',
+      '-y',
+      '-i',
+      fixture('video/tree.avi'),
+      '-t',
+      '1',
+      '-vf',
+      'scale=160:120',
+      '-c:v',
+      'libx264',
+      '-pix_fmt',
+      'yuv420p',
+      clip,
+    ]);
     const out = await both('video-remove-background', ['clip.mp4'], ['--background-color', '#00ff00']);
     const [a, b] = await Promise.all([probeVideo(out.local, { name: 'local' }), probeVideo(out.remote, { name: 'remote' })]);
     expect({ w: b.width, h: b.height }).toEqual({ w: a.width, h: a.height });
@@ -147,6 +167,7 @@ describe('remote results equal local results', () => {
 
 /** Mean absolute difference of one frame grabbed at `t` seconds from each video. */
 async function frameDiff(a: string, b: string, t: number): Promise<number> {
-  const grab = (p: string) => execFileSync(ffmpegPath(), ['-v', 'error', '-ss', String(t), '-i', p, '-frames:v', '1', '-f', 'image2pipe', '-vcodec', 'png', '-']);
+  const grab = (p: string) =>
+    execFileSync(ffmpegPath(), ['-v', 'error', '-ss', String(t), '-i', p, '-frames:v', '1', '-f', 'image2pipe', '-vcodec', 'png', '-']);
   return meanAbsDiff(grab(a), grab(b));
 }

@@ -48,7 +48,10 @@ run('a server that dies', () => {
     await first.stop('SIGKILL');
     const broken = await batch;
     expect(broken.code).toBe(1);
-    const records = broken.stdout.trim().split('\n').map((l) => JSON.parse(l) as { input: string; status: string; error_code: string | null; error: string | null });
+    const records = broken.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { input: string; status: string; error_code: string | null; error: string | null });
     const ok = records.filter((r) => r.status === 'ok');
     const failed = records.filter((r) => r.status === 'failed');
     expect(ok.length).toBeGreaterThanOrEqual(1);
@@ -65,8 +68,16 @@ run('a server that dies', () => {
     stops.push(() => second.stop());
     const rerun = await remote(second.url, key, args, { cwd: dir });
     expect(rerun.code, rerun.stderr).toBe(0);
-    const again = rerun.stdout.trim().split('\n').map((l) => JSON.parse(l) as { input: string; status: string });
-    expect(again.filter((r) => r.status === 'skipped').map((r) => r.input).sort()).toEqual(ok.map((r) => r.input).sort());
+    const again = rerun.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { input: string; status: string });
+    expect(
+      again
+        .filter((r) => r.status === 'skipped')
+        .map((r) => r.input)
+        .sort(),
+    ).toEqual(ok.map((r) => r.input).sort());
     expect(again.filter((r) => r.status === 'ok')).toHaveLength(failed.length);
     expect(readdirSync(outDir).filter((f) => f.endsWith('.png'))).toHaveLength(names.length);
 

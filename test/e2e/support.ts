@@ -29,7 +29,10 @@ export interface Captured {
  * and its status, so tests can see exactly what the client put on the wire. The Host header is
  * passed through, so result links the server builds point back at the proxy.
  */
-export async function startProxy(upstream: string, opts: { hideOpenApi?: boolean } = {}): Promise<{ url: string; log: Captured[]; close: () => Promise<void> }> {
+export async function startProxy(
+  upstream: string,
+  opts: { hideOpenApi?: boolean } = {},
+): Promise<{ url: string; log: Captured[]; close: () => Promise<void> }> {
   const target = new URL(upstream);
   const log: Captured[] = [];
   const server: Server = createServer((req, res) => {

@@ -24,7 +24,10 @@ function meanAbsDiff(a: Uint8Array, b: Uint8Array): number {
 
 async function isnetTensor(img: Raw, side: number): Promise<Float32Array> {
   const e = modelEntry('isnet').input;
-  const small = await sharp(img.data, { raw: { width: img.width, height: img.height, channels: 3 } }).resize(side, side, { fit: 'fill' }).raw().toBuffer();
+  const small = await sharp(img.data, { raw: { width: img.width, height: img.height, channels: 3 } })
+    .resize(side, side, { fit: 'fill' })
+    .raw()
+    .toBuffer();
   const [lo, hi] = e.range;
   return hwcToChw(small, side, side, 3, { scale: (hi - lo) / 255, mean: e.mean.map((m) => m - lo), std: e.std });
 }
@@ -100,7 +103,14 @@ describe('isnet with a dynamic input size', () => {
   it('rejects sizes the model cannot take, before any inference', async () => {
     const { image } = images.get(CASES[0][0])!;
     const img = { ...image, channels: 3 as const };
-    for (const [model, size] of [['isnet', 500], ['isnet', 128], ['isnet', 4096], ['u2netp', 300], ['u2netp', 2048], ['isnet-quint8', 512]] as const) {
+    for (const [model, size] of [
+      ['isnet', 500],
+      ['isnet', 128],
+      ['isnet', 4096],
+      ['u2netp', 300],
+      ['u2netp', 2048],
+      ['isnet-quint8', 512],
+    ] as const) {
       const err = await segment(img, model, { size }).catch((e: unknown) => e);
       expect(err).toMatchObject({ code: 'invalid_parameter' });
       expect(String((err as Error).message)).toContain(String(size));

@@ -50,7 +50,12 @@ describe('ncnn -> ONNX conversion matches a float64 reference on the original we
       const img = await rgbCrop('images/baboon.jpg', 200, 220, side, side);
       const planar = hwcToChw(img.data, side, side, 3);
       const { param, bin } = sourceFiles(id);
-      const ref = runReference(readNcnnModel(param, bin), planar.map((v) => v / 255), side, side);
+      const ref = runReference(
+        readNcnnModel(param, bin),
+        planar.map((v) => v / 255),
+        side,
+        side,
+      );
       expect([ref.c, ref.h, ref.w]).toEqual([3, side * 4, side * 4]);
 
       const out = await inferTile(await getSession(id), planar, side, side);

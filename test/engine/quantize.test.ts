@@ -18,7 +18,12 @@ const CASES: Array<[string, string]> = [
 
 describe('activationParams', () => {
   it('represents zero exactly and covers the range', () => {
-    for (const [lo, hi] of [[0, 6], [-9.75, 7.67], [-0.5, 0.5], [0, 1e-9]] as const) {
+    for (const [lo, hi] of [
+      [0, 6],
+      [-9.75, 7.67],
+      [-0.5, 0.5],
+      [0, 1e-9],
+    ] as const) {
       const { scale, zp } = activationParams(lo, hi);
       expect(Number.isInteger(zp) && zp >= 0 && zp <= 255).toBe(true);
       // Dequantising the zero point gives 0; the ends of the uint8 range reach the calibrated ends.

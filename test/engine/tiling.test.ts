@@ -19,7 +19,13 @@ function maxDiffInside(a: Uint8Array, b: Uint8Array, width: number, height: numb
 
 describe('tile layout', () => {
   it('covers the axis, ends flush and keeps at least the overlap', () => {
-    for (const [len, tile, ov] of [[100, 32, 8], [181, 100, 20], [33, 32, 8], [32, 32, 8], [500, 128, 16]]) {
+    for (const [len, tile, ov] of [
+      [100, 32, 8],
+      [181, 100, 20],
+      [33, 32, 8],
+      [32, 32, 8],
+      [500, 128, 16],
+    ]) {
       const s = tileStarts(len, tile, ov);
       expect(s[0]).toBe(0);
       expect(s.at(-1)! + Math.min(tile, len)).toBe(len);
@@ -31,7 +37,11 @@ describe('tile layout', () => {
     expect(axisTile(1000, 192, 24)).toBe(187);
     expect(axisTile(150, 192, 24)).toBe(150);
     for (let len = 33; len < 1600; len += 7) {
-      for (const [tile, ov] of [[192, 24], [64, 24], [48, 10]]) {
+      for (const [tile, ov] of [
+        [192, 24],
+        [64, 24],
+        [48, 10],
+      ]) {
         const t = axisTile(len, tile, ov);
         const s = tileStarts(len, t, ov);
         expect(t).toBeLessThanOrEqual(tile);
@@ -44,7 +54,11 @@ describe('tile layout', () => {
   });
 
   it('blending weights sum to one at every output pixel', () => {
-    for (const [len, tile, ov, scale] of [[181, 100, 20, 2], [500, 128, 16, 4], [50, 64, 8, 4]]) {
+    for (const [len, tile, ov, scale] of [
+      [181, 100, 20, 2],
+      [500, 128, 16, 4],
+      [50, 64, 8, 4],
+    ]) {
       const starts = tileStarts(len, tile, ov);
       const w = axisWeights(len, tile, starts, scale, ov);
       const sum = new Float64Array(len * scale);
@@ -63,8 +77,7 @@ describe('tile layout', () => {
     const infer = async (t: Float32Array, tw: number, th: number) => {
       const out = new Float32Array(3 * tw * th * 4);
       for (let c = 0; c < 3; c++)
-        for (let y = 0; y < th * 2; y++)
-          for (let x = 0; x < tw * 2; x++) out[c * tw * th * 4 + y * tw * 2 + x] = t[c * tw * th + (y >> 1) * tw + (x >> 1)];
+        for (let y = 0; y < th * 2; y++) for (let x = 0; x < tw * 2; x++) out[c * tw * th * 4 + y * tw * 2 + x] = t[c * tw * th + (y >> 1) * tw + (x >> 1)];
       return out;
     };
     const res = await runTiled({ ...img, channels: 3 }, { tile: 48, overlap: 10, scale: 2, infer });
@@ -86,7 +99,8 @@ describe('concurrent tiles', () => {
       const out = new Float32Array(3 * tw * th * 4);
       for (let c = 0; c < 3; c++)
         for (let y = 0; y < th * 2; y++)
-          for (let x = 0; x < tw * 2; x++) out[c * tw * th * 4 + y * tw * 2 + x] = t[c * tw * th + (y >> 1) * tw + (x >> 1)] * 0.9 + ((x * 7 + y * 13) % 29) / 3;
+          for (let x = 0; x < tw * 2; x++)
+            out[c * tw * th * 4 + y * tw * 2 + x] = t[c * tw * th + (y >> 1) * tw + (x >> 1)] * 0.9 + ((x * 7 + y * 13) % 29) / 3;
       stats.inFlight--;
       return out;
     };
@@ -112,7 +126,15 @@ describe('concurrent tiles', () => {
     const stats = { inFlight: 0, max: 0 };
     const infer = scrambled(stats);
     let started = 0;
-    const p = runTiled(img, { tile: 48, overlap: 10, scale: 2, concurrency: 3, signal: ac.signal, infer: (t, w, h) => (started++, infer(t, w, h)), onProgress: () => ac.abort() });
+    const p = runTiled(img, {
+      tile: 48,
+      overlap: 10,
+      scale: 2,
+      concurrency: 3,
+      signal: ac.signal,
+      infer: (t, w, h) => (started++, infer(t, w, h)),
+      onProgress: () => ac.abort(),
+    });
     await expect(p).rejects.toMatchObject({ code: 'job_cancelled' });
     expect(started).toBe(3);
     let n = 0;
@@ -141,7 +163,10 @@ function meanDiffInside(a: Uint8Array, b: Uint8Array, width: number, height: num
 }
 
 describe('tiled Real-ESRGAN stays close to whole-image Real-ESRGAN', () => {
-  for (const [model, limit] of [['fast', 0.3], ['realesrgan', 1.6]] as const) {
+  for (const [model, limit] of [
+    ['fast', 0.3],
+    ['realesrgan', 1.6],
+  ] as const) {
     it(`${model}: mean |diff| under ${limit}/255 on 3x2 tiles of 64 px, and well under a 2 px overlap's`, async () => {
       const img = await rgbCrop('images/astronaut.png', 150, 60, 112, 96);
       const whole = await upscaleRgb(img, { model, scale: 4, tile: 128 });
@@ -149,7 +174,9 @@ describe('tiled Real-ESRGAN stays close to whole-image Real-ESRGAN', () => {
       const bare = await upscaleRgb(img, { model, scale: 4, tile: 64, overlap: 2 });
       const mean = meanDiffInside(tiled.data, whole.data, tiled.width, tiled.height, 16);
       const meanBare = meanDiffInside(bare.data, whole.data, tiled.width, tiled.height, 16);
-      console.log(`${model} tiled vs whole: mean diff ${mean.toFixed(3)}/255 (2 px overlap: ${meanBare.toFixed(3)}), max ${maxDiffInside(tiled.data, whole.data, tiled.width, tiled.height, 16)}/255`);
+      console.log(
+        `${model} tiled vs whole: mean diff ${mean.toFixed(3)}/255 (2 px overlap: ${meanBare.toFixed(3)}), max ${maxDiffInside(tiled.data, whole.data, tiled.width, tiled.height, 16)}/255`,
+      );
       expect(mean).toBeLessThan(limit);
       expect(meanBare).toBeGreaterThan(mean * 1.3);
     }, 240_000);
@@ -157,7 +184,11 @@ describe('tiled Real-ESRGAN stays close to whole-image Real-ESRGAN', () => {
 });
 
 describe('tiled ESRGAN equals whole-image ESRGAN', () => {
-  for (const [model, scale] of [['slim', 2], ['medium', 4], ['thick', 4]] as const) {
+  for (const [model, scale] of [
+    ['slim', 2],
+    ['medium', 4],
+    ['thick', 4],
+  ] as const) {
     it(`esrgan-${model}-x${scale}: within 1/255 away from the borders with the default overlap on an image of 3x2 tiles`, async () => {
       const img = await rgbCrop('images/astronaut.png', 150, 60, 112, 96);
       const whole = await upscaleRgb(img, { model, scale, tile: 128 });

@@ -32,7 +32,12 @@ describe('boxMean', () => {
 
   it('matches brute force for radii below, at and beyond the plane size', () => {
     const rand = seededRandom(7);
-    for (const [w, h] of [[1, 1], [1, 9], [17, 5], [31, 23]] as const) {
+    for (const [w, h] of [
+      [1, 1],
+      [1, 9],
+      [17, 5],
+      [31, 23],
+    ] as const) {
       const src = Float32Array.from({ length: w * h }, () => rand());
       for (const r of [0, 1, 2, 4, 8, 15, 40]) {
         const got = boxMean(src, w, h, r);
@@ -52,7 +57,8 @@ describe('boxMean', () => {
 describe('downsample', () => {
   it('averages whole and partial blocks', () => {
     // 5x3 plane of x + 10y, factor 2: blocks of 2x2, the last column and row partial.
-    const w = 5, h = 3;
+    const w = 5,
+      h = 3;
     const src = Float32Array.from({ length: w * h }, (_, i) => (i % w) + 10 * Math.floor(i / w));
     const { data, width, height } = downsample(src, w, h, 2);
     expect([width, height]).toEqual([3, 2]);
@@ -62,13 +68,17 @@ describe('downsample', () => {
 
 describe('gaussianBlur', () => {
   it('spreads an impulse with unit mass, symmetrically, with the variance of three box passes', () => {
-    const w = 101, h = 101, c = 50;
+    const w = 101,
+      h = 101,
+      c = 50;
     const src = new Float32Array(w * h);
     src[c * w + c] = 1;
     for (const sigma of [1.5, 3, 6]) {
       const r = gaussRadius(sigma);
       const out = gaussianBlur(src, w, h, sigma);
-      let mass = 0, varX = 0, varY = 0;
+      let mass = 0,
+        varX = 0,
+        varY = 0;
       for (let y = 0; y < h; y++)
         for (let x = 0; x < w; x++) {
           const v = out[y * w + x]!;

@@ -16,14 +16,29 @@ function tiffBlock(le: boolean, orientation: number): Buffer {
   const sub = ifd0 + 2 + 24 + 4;
   const ifd1 = sub + 2 + 24 + 4;
   w16(ifd0, 2);
-  w16(ifd0 + 2, 0x0112); w16(ifd0 + 4, 3); w32(ifd0 + 6, 1); w16(ifd0 + 10, orientation);
-  w16(ifd0 + 14, 0x8769); w16(ifd0 + 16, 4); w32(ifd0 + 18, 1); w32(ifd0 + 22, sub);
+  w16(ifd0 + 2, 0x0112);
+  w16(ifd0 + 4, 3);
+  w32(ifd0 + 6, 1);
+  w16(ifd0 + 10, orientation);
+  w16(ifd0 + 14, 0x8769);
+  w16(ifd0 + 16, 4);
+  w32(ifd0 + 18, 1);
+  w32(ifd0 + 22, sub);
   w32(ifd0 + 26, ifd1);
   w16(sub, 2);
-  w16(sub + 2, 0xa002); w16(sub + 4, 4); w32(sub + 6, 1); w32(sub + 10, 100);
-  w16(sub + 14, 0xa003); w16(sub + 16, 3); w32(sub + 18, 1); w16(sub + 22, 50);
+  w16(sub + 2, 0xa002);
+  w16(sub + 4, 4);
+  w32(sub + 6, 1);
+  w32(sub + 10, 100);
+  w16(sub + 14, 0xa003);
+  w16(sub + 16, 3);
+  w32(sub + 18, 1);
+  w16(sub + 22, 50);
   w16(ifd1, 1);
-  w16(ifd1 + 2, 0x0103); w16(ifd1 + 4, 3); w32(ifd1 + 6, 1); w16(ifd1 + 10, 6);
+  w16(ifd1 + 2, 0x0103);
+  w16(ifd1 + 4, 3);
+  w32(ifd1 + 6, 1);
+  w16(ifd1 + 10, 6);
   return b;
 }
 
@@ -72,7 +87,10 @@ describe('insertExif', () => {
   }
 
   it('jpeg: replaces an EXIF segment already there rather than adding a second', async () => {
-    const encoded = await sharp(pixels, raw).withExif({ IFD0: { Make: 'first' } }).jpeg().toBuffer();
+    const encoded = await sharp(pixels, raw)
+      .withExif({ IFD0: { Make: 'first' } })
+      .jpeg()
+      .toBuffer();
     const out = insertExif(encoded, 'jpeg', tiffBlock(true, 1), { width: 40, height: 30, hasAlpha: false });
     expect(out.includes('first')).toBe(false);
     expect(out.indexOf('Exif\0\0')).toBe(out.lastIndexOf('Exif\0\0'));

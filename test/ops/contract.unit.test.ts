@@ -11,7 +11,9 @@ import { BUILT_IN_OPERATIONS } from '../../src/ops/registry.js';
 const SRC = resolve(__dirname, '../../src');
 
 function files(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
 }
 
 /** Source without comments, so prose may still mention an operation. */
@@ -58,7 +60,13 @@ describe('dependencies point down', () => {
     ['ops/', /\/(cli|server|client)\//],
     ['server/', /\/(cli|client)\//],
   ] as const)('%s imports nothing from %s', (dir, forbidden) => {
-    const bad = all.filter((f) => f.rel.startsWith(dir)).flatMap((f) => imports(f).filter((i) => forbidden.test(i)).map((i) => `${f.rel}: ${i}`));
+    const bad = all
+      .filter((f) => f.rel.startsWith(dir))
+      .flatMap((f) =>
+        imports(f)
+          .filter((i) => forbidden.test(i))
+          .map((i) => `${f.rel}: ${i}`),
+      );
     expect(bad).toEqual([]);
   });
 });

@@ -8,10 +8,13 @@ import { tryOn } from '../../src/ops/try-on/index.js';
 describe('job error shapes', () => {
   const codes = Object.keys(ERROR_CODES) as ErrorCode[];
 
-  test.each(BUILT_IN_OPERATIONS.filter((op) => op.jobPath).map((op) => [op.name, op] as const))('%s: every imgtool code formats into its published schema', (_name, op) => {
-    const shape = op.jobError ?? DEFAULT_JOB_ERROR;
-    for (const code of codes) expect(shape.schema.safeParse(shape.format(code, 'why')).success, code).toBe(true);
-  });
+  test.each(BUILT_IN_OPERATIONS.filter((op) => op.jobPath).map((op) => [op.name, op] as const))(
+    '%s: every imgtool code formats into its published schema',
+    (_name, op) => {
+      const shape = op.jobError ?? DEFAULT_JOB_ERROR;
+      for (const code of codes) expect(shape.schema.safeParse(shape.format(code, 'why')).success, code).toBe(true);
+    },
+  );
 
   test("try-on keeps the spec's closed enum: input problems are invalid_parameter, internal ones unexpected_error", () => {
     const format = tryOn.jobError!.format;

@@ -50,8 +50,20 @@ beforeAll(async () => {
   expect(iccDescription(m.icc!)).toMatch(/P3/);
 }, 60_000);
 
-const CASES: Array<{ op: string; inputs: () => Record<string, ReturnType<typeof bufferInput> | string>; options: Record<string, unknown>; size?: [number, number]; sameContent?: boolean }> = [
-  { op: 'upscale', inputs: () => ({ image: bufferInput('tagged.jpg', tagged) }), options: { scale: 2, model: 'slim' }, size: [2 * W, 2 * H], sameContent: true },
+const CASES: Array<{
+  op: string;
+  inputs: () => Record<string, ReturnType<typeof bufferInput> | string>;
+  options: Record<string, unknown>;
+  size?: [number, number];
+  sameContent?: boolean;
+}> = [
+  {
+    op: 'upscale',
+    inputs: () => ({ image: bufferInput('tagged.jpg', tagged) }),
+    options: { scale: 2, model: 'slim' },
+    size: [2 * W, 2 * H],
+    sameContent: true,
+  },
   { op: 'outpaint', inputs: () => ({ image: bufferInput('tagged.jpg', tagged) }), options: { right: 40, seed: 1 }, size: [W + 40, H], sameContent: true },
   { op: 'remove-background', inputs: () => ({ image: bufferInput('tagged.jpg', tagged) }), options: { model: 'u2netp' }, size: [W, H] },
   { op: 'generate-background', inputs: () => ({ image: bufferInput('tagged.jpg', tagged) }), options: { scene: 'marble', seed: 1 } },
@@ -77,8 +89,16 @@ describe('metadata round trip through every image operation', () => {
         // original in both ops) matches the upright sRGB source, so neither the rotation nor
         // the colour conversion was lost.
         const k = c.size![1] / H;
-        const region = await sharp(result.data!).extract({ left: 0, top: 0, width: Math.round(W * k * 0.8), height: Math.round(H * k) }).resize(Math.round(W * 0.8), H).removeAlpha().raw().toBuffer();
-        const ref = await sharp(uprightSrgb, { raw: { width: W, height: H, channels: 3 } }).extract({ left: 0, top: 0, width: Math.round(W * 0.8), height: H }).raw().toBuffer();
+        const region = await sharp(result.data!)
+          .extract({ left: 0, top: 0, width: Math.round(W * k * 0.8), height: Math.round(H * k) })
+          .resize(Math.round(W * 0.8), H)
+          .removeAlpha()
+          .raw()
+          .toBuffer();
+        const ref = await sharp(uprightSrgb, { raw: { width: W, height: H, channels: 3 } })
+          .extract({ left: 0, top: 0, width: Math.round(W * 0.8), height: H })
+          .raw()
+          .toBuffer();
         let err = 0;
         for (let i = 0; i < ref.length; i++) err += Math.abs(region[i]! - ref[i]!);
         expect(err / ref.length).toBeLessThan(8);
@@ -115,7 +135,10 @@ describe('quality', () => {
     const out = await runOp('outpaint', { image }, { right: 40, seed: 1, quality: 70 });
     expect(firstQuant(out.result.data!)).toBe(10);
     for (const quality of [0, 101, 50.5]) {
-      await expect(runOp('upscale', { image }, { scale: 2, quality })).rejects.toMatchObject({ code: 'invalid_parameter', message: expect.stringMatching(/quality/) });
+      await expect(runOp('upscale', { image }, { scale: 2, quality })).rejects.toMatchObject({
+        code: 'invalid_parameter',
+        message: expect.stringMatching(/quality/),
+      });
     }
   });
 });

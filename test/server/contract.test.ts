@@ -33,7 +33,10 @@ const balance = async () => ((await (await h.call('GET', '/v1/credits')).json())
 describe('discovery and routing', () => {
   test('health and openapi need no key; openapi lists every endpoint', async () => {
     expect((await h.call('GET', '/health', { key: null })).status).toBe(200);
-    const doc = (await (await h.call('GET', '/openapi.json', { key: null })).json()) as { info: { version: string }; paths: Record<string, Record<string, unknown>> };
+    const doc = (await (await h.call('GET', '/openapi.json', { key: null })).json()) as {
+      info: { version: string };
+      paths: Record<string, Record<string, unknown>>;
+    };
     expect(doc.info.version).toBe('0.0.2');
     const endpoints = Object.entries(doc.paths).flatMap(([p, m]) => Object.keys(m).map((k) => `${k.toUpperCase()} ${p}`));
     for (const e of [
@@ -53,7 +56,9 @@ describe('discovery and routing', () => {
       'GET /v1/credits',
     ])
       expect(endpoints).toContain(e);
-    const upscale = doc.paths['/v1/upscale']!.post as { requestBody: { content: Record<string, { schema: { properties: Record<string, { enum?: unknown[] }> } }> } };
+    const upscale = doc.paths['/v1/upscale']!.post as {
+      requestBody: { content: Record<string, { schema: { properties: Record<string, { enum?: unknown[] }> } }> };
+    };
     expect(upscale.requestBody.content['application/json']!.schema.properties.scale).toBeDefined();
     expect(upscale.requestBody.content['multipart/form-data']!.schema.properties.image).toMatchObject({ format: 'binary' });
   });
@@ -93,8 +98,16 @@ describe('authentication and scopes', () => {
 
   test('not enough credits: 403 insufficient_api_credits, nothing charged', async () => {
     const poor = await h.app.imgtool.keys.createKey({ scopes: ['imaging:read', 'imaging:write'], credits: 1 });
-    await errorBody(await h.call('POST', '/v1/outpaint', { key: poor.key, json: { image: jpeg.toString('base64'), right: 16 } }), 403, 'insufficient_api_credits');
-    await errorBody(await h.call('POST', '/v1/video/loop', { key: poor.key, json: { image: jpeg.toString('base64'), resolution: '480p' } }), 403, 'insufficient_api_credits');
+    await errorBody(
+      await h.call('POST', '/v1/outpaint', { key: poor.key, json: { image: jpeg.toString('base64'), right: 16 } }),
+      403,
+      'insufficient_api_credits',
+    );
+    await errorBody(
+      await h.call('POST', '/v1/video/loop', { key: poor.key, json: { image: jpeg.toString('base64'), resolution: '480p' } }),
+      403,
+      'insufficient_api_credits',
+    );
     expect(await h.app.imgtool.keys.balance(poor.record.id)).toBe(1);
   });
 });
@@ -105,16 +118,30 @@ describe('request validation', () => {
     expect((await errorBody(await h.call('POST', '/v1/upscale', { json: { image: img(), scale: 3 } }), 400, 'invalid_parameter')).error).toMatch(/scale/);
     expect((await errorBody(await h.call('POST', '/v1/outpaint', { json: { image: img(), left: 2001 } }), 400, 'invalid_parameter')).error).toMatch(/left/);
     expect((await errorBody(await h.call('POST', '/v1/outpaint', { json: { image: img() } }), 400, 'invalid_parameter')).error).toMatch(/non-zero/);
-    expect((await errorBody(await h.call('POST', '/v1/video/loop', { json: { image: img(), duration: 16 } }), 400, 'invalid_parameter')).error).toMatch(/duration/);
-    expect((await errorBody(await h.call('POST', '/v1/remove-background', { json: { image: img(), margin: '50%' } }), 400, 'invalid_parameter')).error).toMatch(/margin/);
-    await errorBody(await h.call('POST', '/v1/video/remove-background', { json: { video_url: 'https://example.com/a.mp4', background_color: 'transparent', output_format: 'mp4_h264' } }), 400, 'invalid_parameter');
+    expect((await errorBody(await h.call('POST', '/v1/video/loop', { json: { image: img(), duration: 16 } }), 400, 'invalid_parameter')).error).toMatch(
+      /duration/,
+    );
+    expect((await errorBody(await h.call('POST', '/v1/remove-background', { json: { image: img(), margin: '50%' } }), 400, 'invalid_parameter')).error).toMatch(
+      /margin/,
+    );
+    await errorBody(
+      await h.call('POST', '/v1/video/remove-background', {
+        json: { video_url: 'https://example.com/a.mp4', background_color: 'transparent', output_format: 'mp4_h264' },
+      }),
+      400,
+      'invalid_parameter',
+    );
     await errorBody(await h.call('POST', '/v1/outpaint', { body: '{not json', headers: { 'content-type': 'application/json' } }), 400, 'invalid_parameter');
     expect(await balance()).toBe(100);
   });
 
   test('image sources: none or two is 400 invalid_parameter (JSON and multipart)', async () => {
     expect((await errorBody(await h.call('POST', '/v1/upscale', { json: { scale: 2 } }), 400, 'invalid_parameter')).error).toMatch(/image_url/);
-    await errorBody(await h.call('POST', '/v1/upscale', { json: { scale: 2, image: img(), image_url: 'https://example.com/x.jpg' } }), 400, 'invalid_parameter');
+    await errorBody(
+      await h.call('POST', '/v1/upscale', { json: { scale: 2, image: img(), image_url: 'https://example.com/x.jpg' } }),
+      400,
+      'invalid_parameter',
+    );
     const form = new FormData();
     form.append('scale', '2');
     form.append('image_url', 'https://example.com/x.jpg');
@@ -124,7 +151,11 @@ describe('request validation', () => {
   });
 
   test('undecodable, too small and wrong-format images are 400 with their codes', async () => {
-    await errorBody(await h.call('POST', '/v1/outpaint', { json: { image: Buffer.from('hello world, not an image').toString('base64'), right: 8 } }), 400, 'invalid_image');
+    await errorBody(
+      await h.call('POST', '/v1/outpaint', { json: { image: Buffer.from('hello world, not an image').toString('base64'), right: 8 } }),
+      400,
+      'invalid_image',
+    );
     const tiny = await smallImage(fixture('images/fruits.jpg'), 32);
     await errorBody(await h.call('POST', '/v1/outpaint', { json: { image: tiny.toString('base64'), right: 8 } }), 400, 'image_too_small');
     const webp = await sharp(jpeg).webp().toBuffer();
@@ -137,7 +168,11 @@ describe('request validation', () => {
     form.append('right', '8');
     form.append('image', new Blob([big]), 'big.jpg');
     await errorBody(await h.call('POST', '/v1/outpaint', { body: form }), 413, 'file_size_too_large');
-    await errorBody(await h.call('POST', '/v1/outpaint', { json: { image: Buffer.alloc(26 * 1024 * 1024).toString('base64'), right: 8 } }), 413, 'file_size_too_large');
+    await errorBody(
+      await h.call('POST', '/v1/outpaint', { json: { image: Buffer.alloc(26 * 1024 * 1024).toString('base64'), right: 8 } }),
+      413,
+      'file_size_too_large',
+    );
     expect(await balance()).toBe(100);
   });
 
@@ -146,7 +181,15 @@ describe('request validation', () => {
     await new Promise<void>((r) => local.listen(0, '127.0.0.1', r));
     const port = (local.address() as { port: number }).port;
     try {
-      for (const u of [`http://127.0.0.1:${port}/a.jpg`, 'http://169.254.169.254/latest/meta-data/', 'http://10.0.0.1/x.png', 'http://[::1]/x.png', 'http://localhost/x.png', 'ftp://example.com/x.png', 'file:///etc/passwd']) {
+      for (const u of [
+        `http://127.0.0.1:${port}/a.jpg`,
+        'http://169.254.169.254/latest/meta-data/',
+        'http://10.0.0.1/x.png',
+        'http://[::1]/x.png',
+        'http://localhost/x.png',
+        'ftp://example.com/x.png',
+        'file:///etc/passwd',
+      ]) {
         await errorBody(await h.call('POST', '/v1/outpaint', { json: { image_url: u, right: 8 } }), 400, 'invalid_image_url');
       }
       await errorBody(await h.call('POST', '/v1/video/remove-background', { json: { video_url: `http://127.0.0.1:${port}/v.mp4` } }), 400, 'invalid_video_url');

@@ -5,6 +5,10 @@ import { parentPort, threadId } from 'node:worker_threads';
 parentPort.on('message', (msg) => {
   if (msg.type !== 'run') return;
   setTimeout(() => {
-    parentPort.postMessage({ type: 'done', id: msg.id, result: { ext: 'txt', contentType: 'text/plain', data: new TextEncoder().encode('ok'), credits: 1, meta: { threadId } } });
+    parentPort.postMessage({
+      type: 'done',
+      id: msg.id,
+      result: { ext: 'txt', contentType: 'text/plain', data: new TextEncoder().encode('ok'), credits: 1, meta: { threadId } },
+    });
   }, msg.options.ms ?? 0);
 });

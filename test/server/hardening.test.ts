@@ -91,7 +91,12 @@ function blackPng(w: number, h: number): Buffer {
   ihdr[9] = 0; // greyscale
   const row = Buffer.alloc(1 + Math.ceil(w / 8));
   const raw = Buffer.alloc(row.length * h);
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw, { level: 9 })), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(raw, { level: 9 })),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 describe('slow clients are cut off (item 6)', () => {
@@ -171,13 +176,17 @@ describe('keep-alive after an early rejection (item 7)', () => {
     const whole = Buffer.concat([head, file, tail]);
     if (!chunked) return whole;
     // A stream without a length: undici sends it chunked.
-    return Readable.from((function* () {
-      for (let i = 0; i < whole.length; i += 256 * 1024) yield whole.subarray(i, i + 256 * 1024);
-    })());
+    return Readable.from(
+      (function* () {
+        for (let i = 0; i < whole.length; i += 256 * 1024) yield whole.subarray(i, i + 256 * 1024);
+      })(),
+    );
   };
 
   for (const chunked of [false, true]) {
-    test(`an oversized upload (${chunked ? 'chunked' : 'with Content-Length'}) gets 413 and the next requests on the same keep-alive client all succeed`, { timeout: 60_000 }, async () => {
+    test(`an oversized upload (${chunked ? 'chunked' : 'with Content-Length'}) gets 413 and the next requests on the same keep-alive client all succeed`, {
+      timeout: 60_000,
+    }, async () => {
       const agent = new Agent({ connections: 1, pipelining: 1 });
       try {
         for (let round = 0; round < 3; round++) {
@@ -225,7 +234,9 @@ describe('SSRF guard: IPv6 forms that embed an IPv4 address (item 10)', () => {
 
   test('a URL with an IPv4-compatible literal is refused before connecting', async () => {
     for (const host of ['[::127.0.0.1]', '[::7f00:1]', '[::a9fe:a9fe]', '[::a00:1]']) {
-      await expect(fetchUrl(`http://${host}/x.jpg`, { maxBytes: 1000, urlCode: 'invalid_image_url', field: 'image_url' })).rejects.toMatchObject({ code: 'invalid_image_url' });
+      await expect(fetchUrl(`http://${host}/x.jpg`, { maxBytes: 1000, urlCode: 'invalid_image_url', field: 'image_url' })).rejects.toMatchObject({
+        code: 'invalid_image_url',
+      });
     }
   });
 });
@@ -272,7 +283,10 @@ describe('error bodies, echoes, pixel limits, video codes, methods, content type
 
   test('the same image: image_too_large from the pipelines (CLI path) and the CLI itself', async () => {
     const png = blackPng(20000, 20000);
-    await expect(decodeImage(bufferInput('huge.png', png), removeBackground.limits, 'remove-background')).rejects.toMatchObject({ code: 'image_too_large', message: expect.stringMatching(/10000x10000/) });
+    await expect(decodeImage(bufferInput('huge.png', png), removeBackground.limits, 'remove-background')).rejects.toMatchObject({
+      code: 'image_too_large',
+      message: expect.stringMatching(/10000x10000/),
+    });
     const dir = tempDir('imgtool-huge-');
     writeFileSync(join(dir, 'huge.png'), png);
     const run = await cli(['remove-background', join(dir, 'huge.png'), '-o', join(dir, 'out')]);
@@ -316,7 +330,12 @@ describe('bearer tokens without exp (item 15)', () => {
     const dir = tempDir('imgtool-jwt-');
     const { publicKey, privateKey } = await generateKeyPair('RS256');
     writeFileSync(join(dir, 'jwks.json'), JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' }] }));
-    const base = () => new SignJWT({ scope: 'imaging:read' }).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setSubject('bob').setIssuer('https://issuer.test').setAudience('imgtool');
+    const base = () =>
+      new SignJWT({ scope: 'imaging:read' })
+        .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+        .setSubject('bob')
+        .setIssuer('https://issuer.test')
+        .setAudience('imgtool');
     const forever = await base().sign(privateKey);
     const expiring = await base().setExpirationTime('5m').sign(privateKey);
     const jwt = { issuer: 'https://issuer.test', audience: 'imgtool', jwks: join(dir, 'jwks.json') };

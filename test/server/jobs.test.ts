@@ -89,7 +89,7 @@ describe('job lifecycle', () => {
     expect(body).toMatchObject({ status: 'failed', error: { error_code: 'job_cancelled', message: expect.any(String) } });
   });
 
-  test('unknown job and another credential\'s job: 404 not_found', async () => {
+  test("unknown job and another credential's job: 404 not_found", async () => {
     for (const p of ['/v1/video/loop/job/nope', '/v1/try-on/job/nope', '/v1/video/remove-background/job/nope', '/v1/video/remove-background/job/nope/cancel']) {
       const r = await h.call(p.endsWith('cancel') ? 'POST' : 'GET', p);
       expect(r.status).toBe(404);
@@ -111,7 +111,24 @@ describe('job lifecycle', () => {
   test('video remove-background end to end: multipart video upload, job completes, result is a video, 1 credit per started second', async () => {
     const dir = tempDir('imgtool-vid-');
     const clip = join(dir, 'clip.mp4');
-    execFileSync(ffmpegPath(), ['-v', 'error', '-i', fixture('video/tree.avi'), '-t', '1.5', '-vf', 'scale=96:72', '-r', '8', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-an', clip]);
+    execFileSync(ffmpegPath(), [
+      '-v',
+      'error',
+      '-i',
+      fixture('video/tree.avi'),
+      '-t',
+      '1.5',
+      '-vf',
+      'scale=96:72',
+      '-r',
+      '8',
+      '-c:v',
+      'libx264',
+      '-pix_fmt',
+      'yuv420p',
+      '-an',
+      clip,
+    ]);
     const before = await h.app.imgtool.keys.balance(h.keyId);
     const form = new FormData();
     form.append('video', new Blob([readFileSync(clip)]), 'clip.mp4');

@@ -19,7 +19,7 @@ async function store(clock: () => number, subjectCredits = 0) {
 }
 
 describe('ledger', () => {
-  test('a JWT subject\'s starting credits are a grant: the ledger sums to the balance (verify ok)', async () => {
+  test("a JWT subject's starting credits are a grant: the ledger sums to the balance (verify ok)", async () => {
     const { dir, keys } = await store(Date.now, 7);
     await keys.reserve('jwt:alice', 2, 'h1', { kind: 'sync', operation: 'upscale', leaseMs: LEASE });
     await keys.settle('h1', 2);
@@ -158,10 +158,16 @@ describe('idempotency store', () => {
 describe('imgtool serve ledger verify', () => {
   async function verify(dir: string): Promise<{ out: string; code: number }> {
     let out = '';
-    const io = { stdout: new Writable({ write: (c, _e, cb) => {
-      out += String(c);
-      cb();
-    } }), env: { IMGTOOL_HOME: tempDir('imgtool-home-') }, exitCode: 0 };
+    const io = {
+      stdout: new Writable({
+        write: (c, _e, cb) => {
+          out += String(c);
+          cb();
+        },
+      }),
+      env: { IMGTOOL_HOME: tempDir('imgtool-home-') },
+      exitCode: 0,
+    };
     const program = new Command('imgtool').exitOverride();
     registerServeCommand(program, io);
     await program.parseAsync(['node', 'imgtool', 'serve', 'ledger', 'verify', '--data-dir', dir]);

@@ -40,7 +40,8 @@ function blockPool(h: Harness): () => void {
   return release;
 }
 
-const outpaint = (h: Harness, headers: Record<string, string> = {}) => h.call('POST', '/v1/outpaint', { json: { image: jpeg.toString('base64'), right: 16 }, headers });
+const outpaint = (h: Harness, headers: Record<string, string> = {}) =>
+  h.call('POST', '/v1/outpaint', { json: { image: jpeg.toString('base64'), right: 16 }, headers });
 
 describe('leases (item 1)', () => {
   test('a hold left by a process whose PID still looks alive is refunded once its lease lapses, without a restart', async () => {
@@ -104,7 +105,22 @@ describe('restart recovery settles like the normal path (item 2)', () => {
     // Completed and stored, but the actual cost (100) is above the balance (2) + the hold (8); the crash came before settle().
     writeFileSync(
       join(dataDir, 'jobs', id, 'job.json'),
-      JSON.stringify({ id, operation: 'video-loop', account: record.id, status: 'completed', created_at: t, updated_at: t, finished_at: t, options: {}, inputs: {}, reserved: 8, attempts: 1, credits: 100, result: { name: resultName, expiresAt: t + 3600_000, contentType: 'video/mp4' }, progress: 1 }),
+      JSON.stringify({
+        id,
+        operation: 'video-loop',
+        account: record.id,
+        status: 'completed',
+        created_at: t,
+        updated_at: t,
+        finished_at: t,
+        options: {},
+        inputs: {},
+        reserved: 8,
+        attempts: 1,
+        credits: 100,
+        result: { name: resultName, expiresAt: t + 3600_000, contentType: 'video/mp4' },
+        progress: 1,
+      }),
     );
     const h = await startHarness({ dataDir, credits: 0 });
     try {
@@ -139,14 +155,24 @@ describe('Idempotency-Key (item 3)', () => {
     expect(await again.json()).toEqual(body);
     expect(await h.app.imgtool.keys.balance(h.keyId)).toBe(before - 2);
     // Image bytes (Accept: image/*) are replayed byte for byte.
-    const img1 = await h.call('POST', '/v1/outpaint', { json: { image: jpeg.toString('base64'), right: 16 }, headers: { accept: 'image/*', 'idempotency-key': 'bytes-1' } });
-    const img2 = await h.call('POST', '/v1/outpaint', { json: { image: jpeg.toString('base64'), right: 16 }, headers: { accept: 'image/*', 'idempotency-key': 'bytes-1' } });
+    const img1 = await h.call('POST', '/v1/outpaint', {
+      json: { image: jpeg.toString('base64'), right: 16 },
+      headers: { accept: 'image/*', 'idempotency-key': 'bytes-1' },
+    });
+    const img2 = await h.call('POST', '/v1/outpaint', {
+      json: { image: jpeg.toString('base64'), right: 16 },
+      headers: { accept: 'image/*', 'idempotency-key': 'bytes-1' },
+    });
     expect(img2.headers.get('content-type')).toBe(img1.headers.get('content-type'));
     expect(Buffer.from(await img2.arrayBuffer()).equals(Buffer.from(await img1.arrayBuffer()))).toBe(true);
     expect(await h.app.imgtool.keys.balance(h.keyId)).toBe(before - 4);
     // Another credential's identical key is its own.
     const other = await h.app.imgtool.keys.createKey({ scopes: ['imaging:read', 'imaging:write'], credits: 5 });
-    const theirs = await h.call('POST', '/v1/outpaint', { key: other.key, json: { image: jpeg.toString('base64'), right: 16 }, headers: { 'idempotency-key': 'repeat-1' } });
+    const theirs = await h.call('POST', '/v1/outpaint', {
+      key: other.key,
+      json: { image: jpeg.toString('base64'), right: 16 },
+      headers: { 'idempotency-key': 'repeat-1' },
+    });
     expect(theirs.headers.get('idempotent-replayed')).toBeNull();
     expect(await h.app.imgtool.keys.balance(other.record.id)).toBe(3);
   });
@@ -167,7 +193,10 @@ describe('Idempotency-Key (item 3)', () => {
   });
 
   test('a failed request is not recorded: the same key with a good body then runs', async () => {
-    const bad = await h.call('POST', '/v1/outpaint', { json: { image: Buffer.from('not an image').toString('base64'), right: 16 }, headers: { 'idempotency-key': 'fix-1' } });
+    const bad = await h.call('POST', '/v1/outpaint', {
+      json: { image: Buffer.from('not an image').toString('base64'), right: 16 },
+      headers: { 'idempotency-key': 'fix-1' },
+    });
     expect(bad.status).toBe(400);
     const good = await outpaint(h, { 'idempotency-key': 'fix-1' });
     expect(good.status).toBe(200);
@@ -178,7 +207,11 @@ describe('Idempotency-Key (item 3)', () => {
     const release = blockPool(h);
     try {
       const before = await h.app.imgtool.keys.balance(h.keyId);
-      const post = () => h.call('POST', '/v1/video/loop', { json: { image: jpeg.toString('base64'), resolution: '480p', duration: 5 }, headers: { 'idempotency-key': 'job-1' } });
+      const post = () =>
+        h.call('POST', '/v1/video/loop', {
+          json: { image: jpeg.toString('base64'), resolution: '480p', duration: 5 },
+          headers: { 'idempotency-key': 'job-1' },
+        });
       const a = await post();
       const b = await post();
       expect(a.status).toBe(202);
@@ -230,15 +263,25 @@ describe('Idempotency-Key (item 3)', () => {
 });
 
 describe('JWT starting credits (item 4)', () => {
-  test('a token user\'s --jwt-credits start is a grant: after spending, ledger verify passes and the grant is in the ledger', async () => {
+  test("a token user's --jwt-credits start is a grant: after spending, ledger verify passes and the grant is in the ledger", async () => {
     const dir = tempDir('imgtool-money-jwt-');
     const { publicKey, privateKey } = await generateKeyPair('RS256');
     const jwks = join(dir, 'jwks.json');
     writeFileSync(jwks, JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' }] }));
-    const token = await new SignJWT({ scope: 'imaging:read imaging:write' }).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setSubject('bob').setIssuer('https://issuer.test').setAudience('imgtool').setExpirationTime('5m').sign(privateKey);
+    const token = await new SignJWT({ scope: 'imaging:read imaging:write' })
+      .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+      .setSubject('bob')
+      .setIssuer('https://issuer.test')
+      .setAudience('imgtool')
+      .setExpirationTime('5m')
+      .sign(privateKey);
     const h = await startHarness({ jwt: { issuer: 'https://issuer.test', audience: 'imgtool', jwks, subjectCredits: 7 } });
     try {
-      const r = await h.call('POST', '/v1/outpaint', { key: null, json: { image: jpeg.toString('base64'), right: 16 }, headers: { authorization: `Bearer ${token}` } });
+      const r = await h.call('POST', '/v1/outpaint', {
+        key: null,
+        json: { image: jpeg.toString('base64'), right: 16 },
+        headers: { authorization: `Bearer ${token}` },
+      });
       expect(r.status).toBe(200);
       expect(await h.app.imgtool.keys.balance('jwt:bob')).toBe(5);
       const report = await verifyLedger(h.dataDir);
@@ -252,7 +295,7 @@ describe('JWT starting credits (item 4)', () => {
 });
 
 describe('orphan temp files (item 5)', () => {
-  test('temp files of a dead instance are removed at startup and by the periodic sweep; a live instance\'s stay', async () => {
+  test("temp files of a dead instance are removed at startup and by the periodic sweep; a live instance's stay", async () => {
     const dataDir = tempDir('imgtool-money-');
     const old = new Date(Date.now() - 3600_000);
     const dead = join(dataDir, 'tmp', 'deadbeef0001');
@@ -284,10 +327,12 @@ describe('orphan temp files (item 5)', () => {
 describe('internal errors (item 9)', () => {
   test('a pipeline bug is logged with its stack, request id and credential; the client gets only {error, error_code: internal_error}', async () => {
     let log = '';
-    const stream = new Writable({ write: (c, _e, cb) => {
-      log += String(c);
-      cb();
-    } });
+    const stream = new Writable({
+      write: (c, _e, cb) => {
+        log += String(c);
+        cb();
+      },
+    });
     const op = getOperation('outpaint')!;
     const load = op.load;
     (op as { load: typeof load }).load = async () => () => {
@@ -318,10 +363,12 @@ describe('internal errors (item 9)', () => {
 
   test('the same for a job: logged with stack, job id and credential; the job fails with a bare internal_error and is refunded', async () => {
     let log = '';
-    const stream = new Writable({ write: (c, _e, cb) => {
-      log += String(c);
-      cb();
-    } });
+    const stream = new Writable({
+      write: (c, _e, cb) => {
+        log += String(c);
+        cb();
+      },
+    });
     const op = getOperation('video-loop')!;
     const load = op.load;
     (op as { load: typeof load }).load = async () => () => {

@@ -25,7 +25,9 @@ let doc: { paths: Record<string, Record<string, unknown>> } & Record<string, unk
 
 /** Starts `imgtool serve` on a free port and returns its URL from the banner line. */
 function startServe(): Promise<string> {
-  serve = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data-dir', tempDir('imgtool-openapi-serve-'), '--log', 'silent'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  serve = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data-dir', tempDir('imgtool-openapi-serve-'), '--log', 'silent'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   return new Promise((res, rej) => {
     let out = '';
     serve!.stdout!.on('data', (d) => {
@@ -72,7 +74,9 @@ describe('OpenAPI document served by imgtool serve', () => {
     writeFileSync(file, JSON.stringify(doc));
     // Telemetry and the update check would reach the network; tests stay offline.
     const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' };
-    const { stdout } = await run(process.execPath, [redocly, 'lint', '--extends', 'recommended', '--format', 'json', file], { env }).catch((err: { stdout?: string }) => ({ stdout: err.stdout ?? '' }));
+    const { stdout } = await run(process.execPath, [redocly, 'lint', '--extends', 'recommended', '--format', 'json', file], { env }).catch(
+      (err: { stdout?: string }) => ({ stdout: err.stdout ?? '' }),
+    );
     const report = JSON.parse(stdout) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; message: string }[] };
     expect(report.problems.map((p) => `${p.ruleId}: ${p.message}`)).toEqual([]);
     expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });

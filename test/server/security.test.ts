@@ -22,7 +22,23 @@ async function serve(host: string, handler: Parameters<typeof createServer>[1]):
 
 describe('SSRF guard', () => {
   test('address classes', () => {
-    for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1', '64:ff9b::a00:1', '100.100.100.200', 'fd00:ec2::254']) {
+    for (const a of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.16.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '::1',
+      'fe80::1',
+      'fd00::1',
+      '::ffff:127.0.0.1',
+      '::ffff:10.0.0.1',
+      '64:ff9b::a00:1',
+      '100.100.100.200',
+      'fd00:ec2::254',
+    ]) {
       expect(isBlockedAddress(a), a).toBe(true);
     }
     for (const a of ['8.8.8.8', '93.184.216.34', '2606:4700::1111', '::ffff:8.8.8.8']) expect(isBlockedAddress(a), a).toBe(false);
@@ -33,7 +49,9 @@ describe('SSRF guard', () => {
     const inner = await serve('127.0.0.2', (_q, s) => s.end('secret'));
     const outer = await serve('127.0.0.1', (_q, s) => s.writeHead(302, { location: `http://127.0.0.2:${inner}/` }).end());
     const isBlocked = (a: string) => a === '127.0.0.2';
-    await expect(fetchUrl(`http://127.0.0.1:${outer}/`, { maxBytes: 1000, urlCode: 'invalid_image_url', field: 'image_url', isBlocked })).rejects.toMatchObject({ code: 'invalid_image_url' });
+    await expect(fetchUrl(`http://127.0.0.1:${outer}/`, { maxBytes: 1000, urlCode: 'invalid_image_url', field: 'image_url', isBlocked })).rejects.toMatchObject(
+      { code: 'invalid_image_url' },
+    );
     // Same chain with the inner address allowed follows the redirect.
     const ok = await fetchUrl(`http://127.0.0.1:${outer}/`, { maxBytes: 1000, urlCode: 'invalid_image_url', field: 'image_url', isBlocked: () => false });
     expect(ok.data!.toString()).toBe('secret');
@@ -46,11 +64,24 @@ describe('SSRF guard', () => {
       calls++;
       return ['127.0.0.1'];
     };
-    const got = await fetchUrl(`http://rebind.test:${port}/x`, { maxBytes: 100, urlCode: 'invalid_image_url', field: 'image_url', resolve, isBlocked: () => false });
+    const got = await fetchUrl(`http://rebind.test:${port}/x`, {
+      maxBytes: 100,
+      urlCode: 'invalid_image_url',
+      field: 'image_url',
+      resolve,
+      isBlocked: () => false,
+    });
     expect(got.data!.toString()).toBe('pinned');
     expect(calls).toBe(1);
     // A name whose answers include one private address is refused outright.
-    await expect(fetchUrl(`http://mixed.test:${port}/x`, { maxBytes: 100, urlCode: 'invalid_image_url', field: 'image_url', resolve: async () => ['8.8.8.8', '127.0.0.1'] })).rejects.toMatchObject({ code: 'invalid_image_url' });
+    await expect(
+      fetchUrl(`http://mixed.test:${port}/x`, {
+        maxBytes: 100,
+        urlCode: 'invalid_image_url',
+        field: 'image_url',
+        resolve: async () => ['8.8.8.8', '127.0.0.1'],
+      }),
+    ).rejects.toMatchObject({ code: 'invalid_image_url' });
   });
 
   test('size limit is enforced while streaming, without reading the rest', async () => {
@@ -75,20 +106,28 @@ describe('SSRF guard', () => {
       });
       pump();
     });
-    await expect(fetchUrl(`http://127.0.0.1:${port}/big`, { maxBytes: 1024 * 1024, urlCode: 'invalid_image_url', field: 'image_url', allowPrivate: true })).rejects.toMatchObject({ code: 'file_size_too_large' });
+    await expect(
+      fetchUrl(`http://127.0.0.1:${port}/big`, { maxBytes: 1024 * 1024, urlCode: 'invalid_image_url', field: 'image_url', allowPrivate: true }),
+    ).rejects.toMatchObject({ code: 'file_size_too_large' });
     await serverClosed;
     expect(closedEarly).toBe(true);
     expect(sent).toBeLessThan(10 * 1024 * 1024);
     // A declared Content-Length over the limit is refused before the body.
     const declared = await serve('127.0.0.1', (_q, s) => s.writeHead(200, { 'content-length': String(5_000_000) }).end(Buffer.alloc(5_000_000)));
-    await expect(fetchUrl(`http://127.0.0.1:${declared}/`, { maxBytes: 1000, urlCode: 'invalid_image_url', field: 'image_url', allowPrivate: true })).rejects.toMatchObject({ code: 'file_size_too_large' });
+    await expect(
+      fetchUrl(`http://127.0.0.1:${declared}/`, { maxBytes: 1000, urlCode: 'invalid_image_url', field: 'image_url', allowPrivate: true }),
+    ).rejects.toMatchObject({ code: 'file_size_too_large' });
   });
 
   test('timeouts and HTTP errors are fetch_failed', async () => {
     const slow = await serve('127.0.0.1', () => {});
-    await expect(fetchUrl(`http://127.0.0.1:${slow}/`, { maxBytes: 1000, urlCode: 'invalid_image_url', field: 'image_url', allowPrivate: true, timeoutMs: 300 })).rejects.toMatchObject({ code: 'fetch_failed' });
+    await expect(
+      fetchUrl(`http://127.0.0.1:${slow}/`, { maxBytes: 1000, urlCode: 'invalid_image_url', field: 'image_url', allowPrivate: true, timeoutMs: 300 }),
+    ).rejects.toMatchObject({ code: 'fetch_failed' });
     const missing = await serve('127.0.0.1', (_q, s) => s.writeHead(404).end());
-    await expect(fetchUrl(`http://127.0.0.1:${missing}/`, { maxBytes: 1000, urlCode: 'invalid_image_url', field: 'image_url', allowPrivate: true })).rejects.toMatchObject({ code: 'fetch_failed' });
+    await expect(
+      fetchUrl(`http://127.0.0.1:${missing}/`, { maxBytes: 1000, urlCode: 'invalid_image_url', field: 'image_url', allowPrivate: true }),
+    ).rejects.toMatchObject({ code: 'fetch_failed' });
   });
 });
 
@@ -98,7 +137,12 @@ describe('credits ledger', () => {
     const a = await new KeyStore(dir).init();
     const b = await new KeyStore(dir).init();
     const { key, record } = await a.createKey({ scopes: ['imaging:write'], credits: 20 });
-    const attempts = Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).reserve(record.id, 1, `h${i}`, { kind: 'sync', leaseMs: 60_000 }).then(() => true, (e: { code: string }) => e.code));
+    const attempts = Array.from({ length: 40 }, (_, i) =>
+      (i % 2 ? a : b).reserve(record.id, 1, `h${i}`, { kind: 'sync', leaseMs: 60_000 }).then(
+        () => true,
+        (e: { code: string }) => e.code,
+      ),
+    );
     const outcomes = await Promise.all(attempts);
     expect(outcomes.filter((o) => o === true)).toHaveLength(20);
     expect(outcomes.filter((o) => o === 'insufficient_api_credits')).toHaveLength(20);
@@ -132,7 +176,13 @@ describe('OAuth 2.0 bearer tokens', () => {
     const jwks = join(dir, 'jwks.json');
     writeFileSync(jwks, JSON.stringify({ keys: [jwk] }));
     const token = (scope: string, aud = 'imgtool', iss = 'https://issuer.test') =>
-      new SignJWT({ scope }).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setSubject('alice').setIssuer(iss).setAudience(aud).setExpirationTime('5m').sign(privateKey);
+      new SignJWT({ scope })
+        .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+        .setSubject('alice')
+        .setIssuer(iss)
+        .setAudience(aud)
+        .setExpirationTime('5m')
+        .sign(privateKey);
     const h = await startHarness({ jwt: { issuer: 'https://issuer.test', audience: 'imgtool', jwks, subjectCredits: 7 } });
     try {
       const get = async (t: string) => h.call('GET', '/v1/credits', { key: null, headers: { authorization: `Bearer ${t}` } });

@@ -45,7 +45,10 @@ const toyInvert = defineOperation({
     const a = job.options.amount / 100;
     // out = a * (255 - x) + (1 - a) * x = (1 - 2a) x + 255 a
     const base = job.options.channels === 'luma' ? img.greyscale() : img;
-    const data = await base.linear(1 - 2 * a, 255 * a).png().toBuffer();
+    const data = await base
+      .linear(1 - 2 * a, 255 * a)
+      .png()
+      .toBuffer();
     return { ext: 'png', contentType: 'image/png', data, credits: job.options.channels === 'luma' ? 2 : 1 };
   },
 });
@@ -73,7 +76,7 @@ describe('an operation defined outside src/ops', () => {
     expect(() => registerOperation({ ...toyInvert, name: 'toy-2' })).toThrow(/clashes/);
   });
 
-  test('CLI: a command with flags, ranges and defaults from the schema, and the schema\'s messages', async () => {
+  test("CLI: a command with flags, ranges and defaults from the schema, and the schema's messages", async () => {
     const help = await cli(['toy-invert', '--help']);
     // Commander wraps help at 80 columns.
     const text = help.stdout.replace(/\s+/g, ' ');
@@ -133,12 +136,25 @@ describe('an operation defined outside src/ops', () => {
     expect(await refused.json()).toEqual({ error: '/v1/toy-json-only takes application/json', error_code: 'invalid_parameter' });
     const ok = await h.call('POST', '/v1/toy-json-only', { json: { image: png.toString('base64') } });
     expect(ok.status).toBe(200);
-    const doc = (await (await h.call('GET', '/openapi.json', { key: null })).json()) as { paths: Record<string, { post: { requestBody: { content: Record<string, unknown> } } }> };
+    const doc = (await (await h.call('GET', '/openapi.json', { key: null })).json()) as {
+      paths: Record<string, { post: { requestBody: { content: Record<string, unknown> } } }>;
+    };
     expect(Object.keys(doc.paths['/v1/toy-json-only']!.post.requestBody.content)).toEqual(['application/json']);
   });
 
   test('OpenAPI: the path, its options with ranges and enums, and both body kinds', async () => {
-    const doc = (await (await h.call('GET', '/openapi.json', { key: null })).json()) as { paths: Record<string, { post: { operationId: string; requestBody: { content: Record<string, { schema: { properties: Record<string, unknown> } }> }; responses: Record<string, { content: Record<string, unknown> }> } }> };
+    const doc = (await (await h.call('GET', '/openapi.json', { key: null })).json()) as {
+      paths: Record<
+        string,
+        {
+          post: {
+            operationId: string;
+            requestBody: { content: Record<string, { schema: { properties: Record<string, unknown> } }> };
+            responses: Record<string, { content: Record<string, unknown> }>;
+          };
+        }
+      >;
+    };
     const post = doc.paths['/v1/toy-invert']!.post;
     expect(post.operationId).toBe('toy-invert');
     expect(post.requestBody.content['application/json']!.schema.properties).toMatchObject({
@@ -151,7 +167,7 @@ describe('an operation defined outside src/ops', () => {
     expect(Object.keys(post.responses['200']!.content)).toContain('image/*');
   });
 
-  test('client: the request is derived from the definition (multipart upload, option fields), through the CLI\'s --remote', async () => {
+  test("client: the request is derived from the definition (multipart upload, option fields), through the CLI's --remote", async () => {
     const seen: { url: string; type: string | null; fields: string[] }[] = [];
     const spy: typeof fetch = async (input, init) => {
       const body = init?.body;
@@ -159,7 +175,11 @@ describe('an operation defined outside src/ops', () => {
       return fetch(input, init);
     };
     const client = new ApiClient({ baseUrl: h.url, apiKey: h.key, fetchImpl: spy });
-    const outcome = await client.submit(toyInvert, { image: { kind: 'file', path: fixture('images/astronaut.png'), display: 'astronaut.png' } }, { amount: 50, channels: 'luma' });
+    const outcome = await client.submit(
+      toyInvert,
+      { image: { kind: 'file', path: fixture('images/astronaut.png'), display: 'astronaut.png' } },
+      { amount: 50, channels: 'luma' },
+    );
     expect(seen).toEqual([{ url: `${h.url}/v1/toy-invert`, type: 'multipart', fields: ['amount', 'channels', 'image'] }]);
     expect(outcome).toMatchObject({ kind: 'bytes', contentType: 'image/png', credits: 2 });
 
@@ -181,7 +201,12 @@ describe('an operation defined outside src/ops', () => {
     const app = await buildServer({ dataDir: tempDir('imgtool-toy-dist-'), rateLimit: false, sweepIntervalMs: 0 });
     try {
       const { key } = await app.imgtool.keys.createKey({ scopes: ['imaging:read', 'imaging:write'], credits: 5 });
-      const r = await app.inject({ method: 'POST', url: '/v1/toy-invert', headers: { 'x-api-key': key, 'content-type': 'application/json', accept: 'image/png' }, payload: JSON.stringify({ image: png.toString('base64') }) });
+      const r = await app.inject({
+        method: 'POST',
+        url: '/v1/toy-invert',
+        headers: { 'x-api-key': key, 'content-type': 'application/json', accept: 'image/png' },
+        payload: JSON.stringify({ image: png.toString('base64') }),
+      });
       expect(r.statusCode, r.body).toBe(200);
       expect(r.headers['content-type']).toBe('image/png');
       expect(r.headers['x-credits-charged']).toBe('1');

@@ -17,7 +17,9 @@ export function registerCreditsCommand(program: Command, io: CliIO): void {
   const cmd = program
     .command('credits')
     .summary('Show or change the credit balance')
-    .description(`Shows the credit balance. Locally the balance lives in ${imgtoolHome(io.env)}/credits.json (history in credits-history.jsonl); with --remote it is the server's GET /v1/credits.`)
+    .description(
+      `Shows the credit balance. Locally the balance lives in ${imgtoolHome(io.env)}/credits.json (history in credits-history.jsonl); with --remote it is the server's GET /v1/credits.`,
+    )
     .option('--json', 'print JSON')
     .option('--remote <url>', 'read the balance of a v1 API server (env IMGTOOL_API_URL)')
     .option('--api-key <key>', 'API key for --remote (env IMGTOOL_API_KEY)')
@@ -27,7 +29,11 @@ export function registerCreditsCommand(program: Command, io: CliIO): void {
       let balance: number;
       if (remote) {
         const { ApiClient } = await import('../../client/api.js');
-        const client = new ApiClient({ baseUrl: remote, apiKey: flags.apiKey ?? io.env.IMGTOOL_API_KEY, bearerToken: flags.bearerToken ?? io.env.IMGTOOL_BEARER_TOKEN });
+        const client = new ApiClient({
+          baseUrl: remote,
+          apiKey: flags.apiKey ?? io.env.IMGTOOL_API_KEY,
+          bearerToken: flags.bearerToken ?? io.env.IMGTOOL_BEARER_TOKEN,
+        });
         balance = await client.credits(io.signal);
       } else balance = new Ledger(imgtoolHome(io.env)).balance();
       printBalance(balance, flags.json);
@@ -58,7 +64,10 @@ export function registerCreditsCommand(program: Command, io: CliIO): void {
         io.stdout.write(
           flags.json
             ? JSON.stringify(e) + '\n'
-            : `${e.time}  ${e.kind.padEnd(6)} ${String(e.kind === 'charge' ? -e.credits : e.credits).padStart(6)}  balance ${String(e.balance).padStart(6)}  ${e.operation ?? ''} ${e.input ?? ''}\n`.replace(/ +\n$/, '\n'),
+            : `${e.time}  ${e.kind.padEnd(6)} ${String(e.kind === 'charge' ? -e.credits : e.credits).padStart(6)}  balance ${String(e.balance).padStart(6)}  ${e.operation ?? ''} ${e.input ?? ''}\n`.replace(
+                / +\n$/,
+                '\n',
+              ),
         );
       }
     });

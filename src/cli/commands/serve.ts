@@ -94,7 +94,11 @@ function leaseSeconds(v: string | number | undefined): number | undefined {
 export function seconds(v: string | number | undefined, what: string, min: 0 | 'above0' = 'above0'): number | undefined {
   if (v === undefined) return undefined;
   const n = Number(v);
-  if (!Number.isFinite(n) || n < 0 || (min === 'above0' && n === 0)) throw new ImgtoolError('invalid_parameter', `${what} must be a number of seconds ${min === 0 ? '>= 0' : '> 0'}, got ${JSON.stringify(String(v).slice(0, 80))}`);
+  if (!Number.isFinite(n) || n < 0 || (min === 'above0' && n === 0))
+    throw new ImgtoolError(
+      'invalid_parameter',
+      `${what} must be a number of seconds ${min === 0 ? '>= 0' : '> 0'}, got ${JSON.stringify(String(v).slice(0, 80))}`,
+    );
   return Math.round(n * 1000);
 }
 
@@ -139,7 +143,10 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
     .option('--port <n>', `TCP port (default ${SERVE_DEFAULTS.port})`)
     .option('--host <addr>', `address to bind (default ${SERVE_DEFAULTS.host}; 0.0.0.0 for every interface)`)
     .option('--data-dir <dir>', 'where keys, ledger, jobs and results are stored')
-    .option('--config <file>', 'JSON file with any of: port, host, dataDir, publicUrl, rateLimit, allowPrivateUrls, concurrency, holdLease (seconds), redis, redisPrefix, jwt {issuer, audience, jwks, subjectCredits, allowNoExp}, headerTimeout, bodyTimeout, requestTimeout, keepAliveTimeout (seconds), recycleAfter, recycleRss, recycleIdle')
+    .option(
+      '--config <file>',
+      'JSON file with any of: port, host, dataDir, publicUrl, rateLimit, allowPrivateUrls, concurrency, holdLease (seconds), redis, redisPrefix, jwt {issuer, audience, jwks, subjectCredits, allowNoExp}, headerTimeout, bodyTimeout, requestTimeout, keepAliveTimeout (seconds), recycleAfter, recycleRss, recycleIdle',
+    )
     .option('--public-url <url>', 'base of result URLs when behind a proxy (default: the request Host)')
     .option('--rate-limit <n>', `requests per second per credential (default ${SERVE_DEFAULTS.rateLimit}; 0 disables)`)
     .option('--allow-private-urls', 'let image_url/video_url reach loopback and private networks (trusted setups only)')
@@ -148,15 +155,24 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
     .option('--jwt-audience <aud>', 'required audience of bearer JWTs')
     .option('--jwt-jwks <url|file>', 'JWKS URL or file used to verify bearer JWTs')
     .option('--jwt-credits <n>', 'credits a new JWT subject starts with (default 0)')
-    .option('--hold-lease <seconds>', 'lease of a credit reservation, renewed while its work runs; after a crash it is refunded within ~1.5 leases (default 10)')
+    .option(
+      '--hold-lease <seconds>',
+      'lease of a credit reservation, renewed while its work runs; after a crash it is refunded within ~1.5 leases (default 10)',
+    )
     .option('--jwt-allow-no-exp', 'accept bearer JWTs without an exp claim (refused by default: such a token never expires)')
     .option('--header-timeout <s>', `seconds for a request's headers to arrive (default ${TIMEOUT_DEFAULTS.headersMs / 1000})`)
     .option('--body-timeout <s>', `longest silence while a request body arrives, in seconds (default ${TIMEOUT_DEFAULTS.bodyIdleMs / 1000})`)
     .option('--request-timeout <s>', `seconds for a whole request, body included, to arrive (default ${TIMEOUT_DEFAULTS.requestMs / 1000})`)
     .option('--keep-alive-timeout <s>', `seconds an idle keep-alive connection is kept (default ${TIMEOUT_DEFAULTS.keepAliveMs / 1000})`)
     .option('--recycle-after <jobs>', `retire a pipeline thread after this many jobs to give its memory back (default ${RECYCLE_DEFAULTS.maxJobs}; 0 never)`)
-    .option('--recycle-rss <MB>', `retire a pipeline thread that finishes a job while the server's RSS is above this (default ${RECYCLE_DEFAULTS.maxRssMb}; 0 never)`)
-    .option('--recycle-idle <s>', `retire a pipeline thread idle this many seconds, so a quiet server shrinks (default ${RECYCLE_DEFAULTS.idleMs / 1000}; 0 never)`)
+    .option(
+      '--recycle-rss <MB>',
+      `retire a pipeline thread that finishes a job while the server's RSS is above this (default ${RECYCLE_DEFAULTS.maxRssMb}; 0 never)`,
+    )
+    .option(
+      '--recycle-idle <s>',
+      `retire a pipeline thread idle this many seconds, so a quiet server shrinks (default ${RECYCLE_DEFAULTS.idleMs / 1000}; 0 never)`,
+    )
     .option('--log <level>', 'log level: info, warn, error, silent (default info)')
     .option(
       '--redis <url>',
@@ -190,14 +206,26 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
         allowPrivateUrls: flags.allowPrivateUrls ?? cfg.allowPrivateUrls ?? false,
         concurrency: int(flags.concurrency ?? cfg.concurrency, '--concurrency', 1),
         leaseMs: leaseSeconds(flags.holdLease ?? cfg.holdLease),
-        jwt: jwtIssuer ? { issuer: jwtIssuer, audience: jwtAudience!, jwks: jwtJwks!, subjectCredits: int(flags.jwtCredits ?? cfg.jwt?.subjectCredits, '--jwt-credits', 0), allowNoExp: flags.jwtAllowNoExp ?? cfg.jwt?.allowNoExp ?? false } : undefined,
+        jwt: jwtIssuer
+          ? {
+              issuer: jwtIssuer,
+              audience: jwtAudience!,
+              jwks: jwtJwks!,
+              subjectCredits: int(flags.jwtCredits ?? cfg.jwt?.subjectCredits, '--jwt-credits', 0),
+              allowNoExp: flags.jwtAllowNoExp ?? cfg.jwt?.allowNoExp ?? false,
+            }
+          : undefined,
         timeouts: {
           headersMs: seconds(flags.headerTimeout ?? cfg.headerTimeout, '--header-timeout'),
           bodyIdleMs: seconds(flags.bodyTimeout ?? cfg.bodyTimeout, '--body-timeout'),
           requestMs: seconds(flags.requestTimeout ?? cfg.requestTimeout, '--request-timeout'),
           keepAliveMs: seconds(flags.keepAliveTimeout ?? cfg.keepAliveTimeout, '--keep-alive-timeout'),
         },
-        recycle: { maxJobs: int(flags.recycleAfter ?? cfg.recycleAfter, '--recycle-after', 0), maxRssMb: int(flags.recycleRss ?? cfg.recycleRss, '--recycle-rss', 0), idleMs: seconds(flags.recycleIdle ?? cfg.recycleIdle, '--recycle-idle', 0) },
+        recycle: {
+          maxJobs: int(flags.recycleAfter ?? cfg.recycleAfter, '--recycle-after', 0),
+          maxRssMb: int(flags.recycleRss ?? cfg.recycleRss, '--recycle-rss', 0),
+          idleMs: seconds(flags.recycleIdle ?? cfg.recycleIdle, '--recycle-idle', 0),
+        },
         logger: level === 'silent' ? false : { level },
         handleSignals: !out.signal,
         redis: redisFrom(flags),
@@ -217,7 +245,7 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
     const flags = cmd.optsWithGlobals() as { dataDir?: string; config?: string; redis?: string; redisPrefix?: string };
     const redis = redisFrom(flags);
     if (!redis) {
-    const { KeyStore } = await import('../../server/keys.js');
+      const { KeyStore } = await import('../../server/keys.js');
       return fn(await new KeyStore(dataDirFrom(flags, out.env)).init());
     }
     const { connectRedis, RedisAccountStore } = await import('../../server/redis-accounts.js');

@@ -16,7 +16,9 @@ export const imageTransform = z.object({
         .max(2, { error: 'must be a number greater than 0 and at most 2' }),
     )
     .optional()
-    .describe('Subject size relative to the canvas, (0, 2]; default 1, or 0.6 when the background was removed automatically, or at most 0.45 on a background image'),
+    .describe(
+      'Subject size relative to the canvas, (0, 2]; default 1, or 0.6 when the background was removed automatically, or at most 0.45 on a background image',
+    ),
   x_center: numberField({ min: 0, max: 1, description: 'Horizontal centre of the subject, 0..1' }).default(0.5),
   y_center: numberField({ min: 0, max: 1, description: 'Vertical centre of the subject, 0..1' }).default(0.5),
 });

@@ -175,10 +175,14 @@ async function onPhoto(
   ctx: Parameters<Pipeline<GenerateBackgroundOptions>>[1],
 ): Promise<OpResult> {
   const op = generateBackground;
-  const given = [o.scene !== undefined && 'scene', o.prompt !== undefined && 'prompt', o.negative_prompt !== undefined && 'negative_prompt', o.seed !== undefined && 'seed'].filter(
-    (x): x is string => Boolean(x),
-  );
-  if (given.length) ctx.warn(`a background image was given, so ${given.join(', ')} ${given.length > 1 ? 'are' : 'is'} ignored; drop --background-image to generate a scene`);
+  const given = [
+    o.scene !== undefined && 'scene',
+    o.prompt !== undefined && 'prompt',
+    o.negative_prompt !== undefined && 'negative_prompt',
+    o.seed !== undefined && 'seed',
+  ].filter((x): x is string => Boolean(x));
+  if (given.length)
+    ctx.warn(`a background image was given, so ${given.join(', ')} ${given.length > 1 ? 'are' : 'is'} ignored; drop --background-image to generate a scene`);
   const size = OUTPUT_SIZE;
   ctx.onProgress({ fraction: 0.45, stage: 'backdrop' });
   const backdrop = await loadBackdrop(background, size, ctx.signal);

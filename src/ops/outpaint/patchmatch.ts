@@ -81,10 +81,11 @@ export function emptyField(L: Level, r: number): Field {
   const n = L.w * L.h;
   const sx = new Int32Array(n);
   const sy = new Int32Array(n);
-  for (let y = 0, i = 0; y < L.h; y++) for (let x = 0; x < L.w; x++, i++) {
-    sx[i] = x;
-    sy[i] = y;
-  }
+  for (let y = 0, i = 0; y < L.h; y++)
+    for (let x = 0; x < L.w; x++, i++) {
+      sx[i] = x;
+      sy[i] = y;
+    }
   return { sx, sy, dist: new Float32Array(n), targets: targetList(L, r) };
 }
 
@@ -146,8 +147,10 @@ export function randomInit(L: Level, F: Field, p: SearchParams, rng: Rng): void 
     const ty = (t - tx) / w;
     const qx = clampI(tx, L.kx0, L.kx1 - 1);
     const qy = clampI(ty, L.ky0, L.ky1 - 1);
-    const lx = Math.max(sx0, qx - p.window), hx = Math.min(sx1, qx + p.window);
-    const ly = Math.max(sy0, qy - p.window), hy = Math.min(sy1, qy + p.window);
+    const lx = Math.max(sx0, qx - p.window),
+      hx = Math.min(sx1, qx + p.window);
+    const ly = Math.max(sy0, qy - p.window),
+      hy = Math.min(sy1, qy + p.window);
     F.sx[t] = lx + (rng() % (hx - lx + 1));
     F.sy[t] = ly + (rng() % (hy - ly + 1));
   }
@@ -182,8 +185,10 @@ export function sweep(L: Level, F: Field, p: SearchParams, rng: Rng, backward: b
     const ty = (t - tx) / w;
     const qx = clampI(tx, L.kx0, L.kx1 - 1);
     const qy = clampI(ty, L.ky0, L.ky1 - 1);
-    const lx = Math.max(sx0, qx - p.window), hx = Math.min(sx1, qx + p.window);
-    const ly = Math.max(sy0, qy - p.window), hy = Math.min(sy1, qy + p.window);
+    const lx = Math.max(sx0, qx - p.window),
+      hx = Math.min(sx1, qx + p.window);
+    const ly = Math.max(sy0, qy - p.window),
+      hy = Math.min(sy1, qy + p.window);
     const bx0 = sx[t]!;
     const by0 = sy[t]!;
     let bx = bx0;
@@ -202,7 +207,12 @@ export function sweep(L: Level, F: Field, p: SearchParams, rng: Rng, backward: b
       const pen = penalty(cx, cy);
       if (pen >= bc) return;
       const d = patchDist(L, tx, ty, cx, cy, r, bc - pen);
-      if (d + pen < bc) { bc = d + pen; bd = d; bx = cx; by = cy; }
+      if (d + pen < bc) {
+        bc = d + pen;
+        bd = d;
+        bx = cx;
+        by = cy;
+      }
     };
 
     // Propagation: the neighbour's match shifted by one is a good guess for a coherent fill.
@@ -279,9 +289,14 @@ export function vote(L: Level, F: Field, r: number, uniform = false): void {
         x = L.kx1 - 1;
         continue;
       }
-      let a0 = 0, a1 = 0, a2 = 0, ws = 0;
-      const oy0 = Math.max(-r, y - h + 1), oy1 = Math.min(r, y);
-      const ox0 = Math.max(-r, x - w + 1), ox1 = Math.min(r, x);
+      let a0 = 0,
+        a1 = 0,
+        a2 = 0,
+        ws = 0;
+      const oy0 = Math.max(-r, y - h + 1),
+        oy1 = Math.min(r, y);
+      const ox0 = Math.max(-r, x - w + 1),
+        ox1 = Math.min(r, x);
       for (let oy = oy0; oy <= oy1; oy++) {
         const row = (y - oy) * w;
         for (let ox = ox0; ox <= ox1; ox++) {
@@ -310,7 +325,10 @@ export function vote(L: Level, F: Field, r: number, uniform = false): void {
  */
 export function upsampleField(coarse: Level, C: Field, fine: Level, r: number): Field {
   const F = emptyField(fine, r);
-  const sx0 = fine.kx0 + r, sx1 = fine.kx1 - 1 - r, sy0 = fine.ky0 + r, sy1 = fine.ky1 - 1 - r;
+  const sx0 = fine.kx0 + r,
+    sx1 = fine.kx1 - 1 - r,
+    sy0 = fine.ky0 + r,
+    sy1 = fine.ky1 - 1 - r;
   const cw = coarse.w;
   for (let i = 0; i < F.targets.length; i++) {
     const t = F.targets[i]!;

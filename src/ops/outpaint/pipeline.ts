@@ -13,7 +13,10 @@ type OutpaintOptions = z.output<typeof outpaintOptions>;
 /** The spec converts PNG input to JPEG for processing, so transparency is flattened onto white. */
 async function toRgb(img: DecodedImage): Promise<Buffer> {
   if (img.channels === 3) return img.data;
-  return sharp(img.data, { raw: { width: img.width, height: img.height, channels: 4 } }).flatten({ background: '#ffffff' }).raw().toBuffer();
+  return sharp(img.data, { raw: { width: img.width, height: img.height, channels: 4 } })
+    .flatten({ background: '#ffffff' })
+    .raw()
+    .toBuffer();
 }
 
 /**
@@ -40,7 +43,11 @@ export const run: Pipeline<OutpaintOptions> = async (job, ctx) => {
   const synthMs = Date.now() - started;
 
   ctx.onProgress({ fraction: 0.96, stage: 'encode' });
-  const data = await encodeImage({ data: Buffer.from(synth.data.buffer, synth.data.byteOffset, synth.data.byteLength), width: synth.width, height: synth.height, channels: 3 }, o.output_format, encodeOptionsFor(o, img.metadata));
+  const data = await encodeImage(
+    { data: Buffer.from(synth.data.buffer, synth.data.byteOffset, synth.data.byteLength), width: synth.width, height: synth.height, channels: 3 },
+    o.output_format,
+    encodeOptionsFor(o, img.metadata),
+  );
   const ext = o.output_format === 'png' ? 'png' : 'jpg';
   ctx.onProgress({ fraction: 1, stage: 'done' });
   return {

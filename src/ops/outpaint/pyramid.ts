@@ -50,7 +50,7 @@ export function downsample(src: Level): Level {
   const s = src.img;
   for (let y = ky0; y < ky1; y++) {
     for (let x = kx0; x < kx1; x++) {
-      const a = ((2 * y) * sw + 2 * x) * 3;
+      const a = (2 * y * sw + 2 * x) * 3;
       const b = a + sw * 3;
       const d = (y * w + x) * 3;
       img[d] = (s[a]! + s[a + 3]! + s[b]! + s[b + 3]!) * 0.25;

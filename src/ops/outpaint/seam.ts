@@ -26,7 +26,6 @@ export interface SeamBlend {
 
 export const SEAM_BLEND: SeamBlend = { radius: 2, width: 24, tolerance: 1 };
 
-
 export function blendSeams(L: Level, b: SeamBlend): void {
   if (L.kx0 > 0) blendSide(L, 'left', b);
   if (L.kx1 < L.w) blendSide(L, 'right', b);

@@ -82,8 +82,10 @@ function initialGuess(L: Level, creativity: number, rng: Rng): void {
       if (inRows && x >= L.kx0 && x < L.kx1) continue;
       const nx = Math.min(L.kx1 - 1, Math.max(L.kx0, x)) - L.kx0;
       const d = Math.max(dy, L.kx0 - x, x - L.kx1 + 1) - 1;
-      const x0 = Math.max(0, nx - d), x1 = Math.min(kw, nx + d + 1);
-      const y0 = Math.max(0, ny - d), y1 = Math.min(kh, ny + d + 1);
+      const x0 = Math.max(0, nx - d),
+        x1 = Math.min(kw, nx + d + 1);
+      const y0 = Math.max(0, ny - d),
+        y1 = Math.min(kh, ny + d + 1);
       const inv = 1 / ((x1 - x0) * (y1 - y0));
       const di = (y * L.w + x) * 3;
       const n = amp ? ((rng() / 4294967296) * 2 - 1) * amp : 0;
@@ -141,7 +143,13 @@ export async function synthesize(rgb: Uint8Array, width: number, height: number,
  * with the finest level's nearest-neighbour field (its patch errors say how well the border is
  * explained by the rest of the picture).
  */
-export async function patchSynthesis(rgb: Uint8Array, width: number, height: number, m: Margins, o: SynthOptions): Promise<{ level: Level; levels: number; field: Field }> {
+export async function patchSynthesis(
+  rgb: Uint8Array,
+  width: number,
+  height: number,
+  m: Margins,
+  o: SynthOptions,
+): Promise<{ level: Level; levels: number; field: Field }> {
   const rng = mulberry32(o.seed);
   const levels = buildPyramid(baseLevel(rgb, width, height, m), MIN_KNOWN);
   const n = levels.length;
@@ -188,7 +196,13 @@ export async function patchSynthesis(rgb: Uint8Array, width: number, height: num
       for (let s = 0; s < plan.sweeps; s++) sweep(L, field, p, rng, s % 2 === 1, usage);
       vote(L, field, R);
       doneWork += work[i]! / plan.em;
-      o.onProgress?.({ fraction: Math.min(0.99, doneWork / totalWork), stage: `scale ${scale}/${n} iteration ${e + 1}/${plan.em}`, done: e + 1, total: plan.em, unit: 'iterations' });
+      o.onProgress?.({
+        fraction: Math.min(0.99, doneWork / totalWork),
+        stage: `scale ${scale}/${n} iteration ${e + 1}/${plan.em}`,
+        done: e + 1,
+        total: plan.em,
+        unit: 'iterations',
+      });
       await yieldToLoop();
     }
   }
@@ -217,4 +231,3 @@ export function finish(L: Level, rgb: Uint8Array, width: number, height: number,
   }
   return out;
 }
-

@@ -10,7 +10,10 @@ export interface Box {
 
 /** Bounding box of the pixels whose alpha is at least `min`; undefined when there are none. */
 export function alphaBox(alpha: Uint8Array, w: number, h: number, min = 1): Box | undefined {
-  let x0 = w, y0 = h, x1 = -1, y1 = -1;
+  let x0 = w,
+    y0 = h,
+    x1 = -1,
+    y1 = -1;
   for (let y = 0; y < h; y++) {
     const row = y * w;
     for (let x = 0; x < w; x++) {

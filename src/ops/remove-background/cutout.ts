@@ -88,7 +88,9 @@ export async function cutoutSubject(img: RawImage, opts: CutoutOptions = {}): Pr
       rgb[k + 1] = (img.data[j + 1] * a + 255 * inv + 127) / 255;
       rgb[k + 2] = (img.data[j + 2] * a + 255 * inv + 127) / 255;
     } else {
-      rgb[k] = img.data[j]; rgb[k + 1] = img.data[j + 1]; rgb[k + 2] = img.data[j + 2];
+      rgb[k] = img.data[j];
+      rgb[k + 1] = img.data[j + 1];
+      rgb[k + 2] = img.data[j + 2];
     }
   }
   const input = { data: rgb, width: w, height: h, channels: 3 } as const;

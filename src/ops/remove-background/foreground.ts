@@ -22,13 +22,17 @@ export function estimateForeground(
 ): void {
   const n = w * h;
   for (let i = 0, j = 0, k = 0; i < n; i++, j += channels, k += 4) {
-    out[k] = src[j]; out[k + 1] = src[j + 1]; out[k + 2] = src[j + 2]; out[k + 3] = alpha[i];
+    out[k] = src[j];
+    out[k + 1] = src[j + 1];
+    out[k + 2] = src[j + 2];
+    out[k + 3] = alpha[i];
   }
   // Each pass reads a window of its radius around the pixels it writes, so margins summing
   // both radii make the crop's result identical to the whole frame's.
   const rect = bandRect(w, h, radii[0] + radii[1], (i) => alpha[i] > 0 && alpha[i] < 255);
   if (!rect) return;
-  const cw = rect.x1 - rect.x0, ch = rect.y1 - rect.y0;
+  const cw = rect.x1 - rect.x0,
+    ch = rect.y1 - rect.y0;
   const sub = cropPixels(src, w, channels, rect, (k) => new Uint8Array(k));
   const subAlpha = cropPixels(alpha, w, 1, rect, (k) => new Uint8Array(k));
   const F = fuse(sub, channels, subAlpha, cw, ch, radii);
@@ -36,7 +40,9 @@ export function estimateForeground(
     for (let x = rect.x0, i = y * w + x; x < rect.x1; x++, i++, k++) {
       if (alpha[i] > 0 && alpha[i] < 255) {
         const o = i * 4;
-        out[o] = F[k * 3]; out[o + 1] = F[k * 3 + 1]; out[o + 2] = F[k * 3 + 2];
+        out[o] = F[k * 3];
+        out[o + 1] = F[k * 3 + 1];
+        out[o + 2] = F[k * 3 + 2];
       }
     }
   }

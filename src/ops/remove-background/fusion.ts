@@ -78,7 +78,8 @@ export const FUSION_SIDE = 512;
 
 function nearestDown(mask: Uint8Array, w: number, h: number, f: number): Uint8Array {
   if (f === 1) return mask;
-  const lw = Math.ceil(w / f), lh = Math.ceil(h / f);
+  const lw = Math.ceil(w / f),
+    lh = Math.ceil(h / f);
   const low = new Uint8Array(lw * lh);
   for (let y = 0, k = 0; y < lh; y++) {
     const row = Math.min(h - 1, y * f + (f >> 1)) * w;
@@ -103,7 +104,8 @@ export function fuseMasks(input: FusionInput, keep: Keep = 'auto', params: Fusio
   const { width: w, height: h, image } = input;
   const n = w * h;
   const f = Math.max(1, Math.ceil(Math.max(w, h) / FUSION_SIDE));
-  const lw = Math.ceil(w / f), lh = Math.ceil(h / f);
+  const lw = Math.ceil(w / f),
+    lh = Math.ceil(h / f);
   const primary = input.primary;
   let second = input.second;
   if (second) {
@@ -115,8 +117,15 @@ export function fuseMasks(input: FusionInput, keep: Keep = 'auto', params: Fusio
   const hi = new Uint8Array(n);
   if (second) {
     for (let i = 0; i < n; i++) {
-      const a = primary[i], b = second[i];
-      if (a < b) { lo[i] = a; hi[i] = b; } else { lo[i] = b; hi[i] = a; }
+      const a = primary[i],
+        b = second[i];
+      if (a < b) {
+        lo[i] = a;
+        hi[i] = b;
+      } else {
+        lo[i] = b;
+        hi[i] = a;
+      }
     }
   } else {
     lo.set(primary);
@@ -154,9 +163,12 @@ export const AGREE_SHARE = 0.5;
  * used alone: a real object's outline follows its edges, a wrong pick cuts through surfaces.
  */
 function trustworthy(a: Uint8Array, b: Uint8Array, edges: () => Float32Array, w: number, h: number): 'both' | 'primary' | 'second' {
-  let na = 0, nb = 0, nab = 0;
+  let na = 0,
+    nb = 0,
+    nab = 0;
   for (let i = 0; i < a.length; i++) {
-    const x = a[i] >= 128, y = b[i] >= 128;
+    const x = a[i] >= 128,
+      y = b[i] >= 128;
     if (x) na++;
     if (y) nb++;
     if (x && y) nab++;
@@ -194,7 +206,8 @@ function edgeMap(image: { data: Uint8Array; channels: number }, w: number, h: nu
 
 /** Mean of the edge map on the mask's outline (pixels >= 128 with a 4-neighbour below). */
 function outlineStrength(m: Uint8Array, g: Float32Array, w: number, h: number): number {
-  let sum = 0, count = 0;
+  let sum = 0,
+    count = 0;
   for (let y = 1; y < h - 1; y++) {
     for (let x = 1, i = y * w + 1; x < w - 1; x++, i++) {
       if (m[i] < 128) continue;
@@ -247,7 +260,11 @@ function decide(lo: Uint8Array, hi: Uint8Array, w: number, h: number, keep: Keep
   }
   if (keep === 'largest') {
     // Only the largest connected object of what auto keeps.
-    const kept = labelRegions(keepAll.map((v) => v * 255), w, h);
+    const kept = labelRegions(
+      keepAll.map((v) => v * 255),
+      w,
+      h,
+    );
     const best = argmax(kept.areas);
     for (let i = 0; i < n; i++) {
       if (kept.labels[i] !== best) {
@@ -310,13 +327,15 @@ function keepBlobs(
       // The other model's soft value: the lower of the two where only one is confident.
       support[l] += lo[i];
       if (dist[i] < nearest[l]) nearest[l] = dist[i];
-      if (x === 0 || y === 0 || x === w - 1 || y === h - 1 || labels[i - 1] !== l || labels[i + 1] !== l || labels[i - w] !== l || labels[i + w] !== l) outline[l]++;
+      if (x === 0 || y === 0 || x === w - 1 || y === h - 1 || labels[i - 1] !== l || labels[i + 1] !== l || labels[i - w] !== l || labels[i + w] !== l)
+        outline[l]++;
     }
   }
   const partNear = Math.max(2, p.partNearShare * diag);
   const minArea = p.partMinShare * mainArea;
   const keep = new Uint8Array(m);
-  for (let l = 1; l < m; l++) keep[l] = nearest[l] <= partNear && areas[l] >= minArea && areas[l] >= p.partThickness * outline[l] && support[l] / areas[l] >= p.partSupport * 255 ? 1 : 0;
+  for (let l = 1; l < m; l++)
+    keep[l] = nearest[l] <= partNear && areas[l] >= minArea && areas[l] >= p.partThickness * outline[l] && support[l] / areas[l] >= p.partSupport * 255 ? 1 : 0;
   for (let i = 0; i < labels.length; i++) {
     if (keep[labels[i]]) {
       keepAll[i] = 1;
@@ -332,7 +351,8 @@ function keepBlobs(
  */
 export function partsOf(mask: Uint8Array, w: number, h: number, speckShare = DEFAULT_FUSION.speckShare): MaskPart[] {
   const f = Math.max(1, Math.ceil(Math.max(w, h) / FUSION_SIDE));
-  const lw = Math.ceil(w / f), lh = Math.ceil(h / f);
+  const lw = Math.ceil(w / f),
+    lh = Math.ceil(h / f);
   const { labels, areas } = labelRegions(nearestDown(mask, w, h, f), lw, lh);
   const box = areas.map(() => ({ x0: lw, y0: lh, x1: -1, y1: -1 }));
   for (let y = 0, i = 0; y < lh; y++) {
@@ -350,7 +370,8 @@ export function partsOf(mask: Uint8Array, w: number, h: number, speckShare = DEF
   for (let l = 1; l < areas.length; l++) {
     if (areas[l] < speckShare * lw * lh) continue;
     const b = box[l];
-    const left = b.x0 * f, top = b.y0 * f;
+    const left = b.x0 * f,
+      top = b.y0 * f;
     parts.push({ area: Math.min(w * h, areas[l] * f * f), left, top, width: Math.min(w, (b.x1 + 1) * f) - left, height: Math.min(h, (b.y1 + 1) * f) - top });
   }
   return parts.sort((a, b) => b.area - a.area);

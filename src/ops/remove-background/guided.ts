@@ -41,32 +41,64 @@ export function guidedFilter(guide: GuideImage, p: Float32Array, r: number, eps:
   };
   const [Ir, Ig, Ib] = planes as [Float32Array, Float32Array, Float32Array];
   const pl = low.data;
-  const mr = mean(Ir), mg = mean(Ig), mb = mean(Ib), mp = mean(pl);
-  const mrp = mean(prod(Ir, pl)), mgp = mean(prod(Ig, pl)), mbp = mean(prod(Ib, pl));
-  const vrr = mean(prod(Ir, Ir)), vrg = mean(prod(Ir, Ig)), vrb = mean(prod(Ir, Ib));
-  const vgg = mean(prod(Ig, Ig)), vgb = mean(prod(Ig, Ib)), vbb = mean(prod(Ib, Ib));
+  const mr = mean(Ir),
+    mg = mean(Ig),
+    mb = mean(Ib),
+    mp = mean(pl);
+  const mrp = mean(prod(Ir, pl)),
+    mgp = mean(prod(Ig, pl)),
+    mbp = mean(prod(Ib, pl));
+  const vrr = mean(prod(Ir, Ir)),
+    vrg = mean(prod(Ir, Ig)),
+    vrb = mean(prod(Ir, Ib));
+  const vgg = mean(prod(Ig, Ig)),
+    vgb = mean(prod(Ig, Ib)),
+    vbb = mean(prod(Ib, Ib));
 
-  const ar = new Float32Array(ln), ag = new Float32Array(ln), ab = new Float32Array(ln), bb = new Float32Array(ln);
+  const ar = new Float32Array(ln),
+    ag = new Float32Array(ln),
+    ab = new Float32Array(ln),
+    bb = new Float32Array(ln);
   for (let i = 0; i < ln; i++) {
-    const r0 = mr[i], g0 = mg[i], b0 = mb[i], p0 = mp[i];
-    const cr = mrp[i] - r0 * p0, cg = mgp[i] - g0 * p0, cb = mbp[i] - b0 * p0;
-    const srr = vrr[i] - r0 * r0 + eps, srg = vrg[i] - r0 * g0, srb = vrb[i] - r0 * b0;
-    const sgg = vgg[i] - g0 * g0 + eps, sgb = vgb[i] - g0 * b0, sbb = vbb[i] - b0 * b0 + eps;
+    const r0 = mr[i],
+      g0 = mg[i],
+      b0 = mb[i],
+      p0 = mp[i];
+    const cr = mrp[i] - r0 * p0,
+      cg = mgp[i] - g0 * p0,
+      cb = mbp[i] - b0 * p0;
+    const srr = vrr[i] - r0 * r0 + eps,
+      srg = vrg[i] - r0 * g0,
+      srb = vrb[i] - r0 * b0;
+    const sgg = vgg[i] - g0 * g0 + eps,
+      sgb = vgb[i] - g0 * b0,
+      sbb = vbb[i] - b0 * b0 + eps;
     // Inverse of the symmetric 3x3 covariance by cofactors.
-    const i00 = sgg * sbb - sgb * sgb, i01 = srb * sgb - srg * sbb, i02 = srg * sgb - srb * sgg;
-    const i11 = srr * sbb - srb * srb, i12 = srb * srg - srr * sgb, i22 = srr * sgg - srg * srg;
+    const i00 = sgg * sbb - sgb * sgb,
+      i01 = srb * sgb - srg * sbb,
+      i02 = srg * sgb - srb * sgg;
+    const i11 = srr * sbb - srb * srb,
+      i12 = srb * srg - srr * sgb,
+      i22 = srr * sgg - srg * srg;
     const det = srr * i00 + srg * i01 + srb * i02;
     const a0 = (i00 * cr + i01 * cg + i02 * cb) / det;
     const a1 = (i01 * cr + i11 * cg + i12 * cb) / det;
     const a2 = (i02 * cr + i12 * cg + i22 * cb) / det;
-    ar[i] = a0; ag[i] = a1; ab[i] = a2;
+    ar[i] = a0;
+    ag[i] = a1;
+    ab[i] = a2;
     bb[i] = p0 - a0 * r0 - a1 * g0 - a2 * b0;
   }
-  const Ar = mean(ar), Ag = mean(ag), Ab = mean(ab), B = mean(bb);
+  const Ar = mean(ar),
+    Ag = mean(ag),
+    Ab = mean(ab),
+    B = mean(bb);
 
   // Apply at full resolution with the coefficients sampled bilinearly (pixel centres aligned).
   const q = new Float32Array(n);
-  const xs0 = new Int32Array(w), xs1 = new Int32Array(w), xf = new Float32Array(w);
+  const xs0 = new Int32Array(w),
+    xs1 = new Int32Array(w),
+    xf = new Float32Array(w);
   for (let x = 0; x < w; x++) {
     const fx = Math.min(Math.max((x + 0.5) / s - 0.5, 0), lw - 1);
     xs0[x] = Math.floor(fx);
@@ -78,12 +110,19 @@ export function guidedFilter(guide: GuideImage, p: Float32Array, r: number, eps:
     const y0 = Math.floor(fy);
     const y1 = Math.min(y0 + 1, lh - 1);
     const wy = fy - y0;
-    const r0 = y0 * lw, r1 = y1 * lw;
+    const r0 = y0 * lw,
+      r1 = y1 * lw;
     let j = y * w * ch;
     for (let x = 0; x < w; x++, j += ch) {
-      const a = r0 + xs0[x], b = r0 + xs1[x], c = r1 + xs0[x], d = r1 + xs1[x];
+      const a = r0 + xs0[x],
+        b = r0 + xs1[x],
+        c = r1 + xs0[x],
+        d = r1 + xs1[x];
       const wx = xf[x];
-      const w00 = (1 - wx) * (1 - wy), w01 = wx * (1 - wy), w10 = (1 - wx) * wy, w11 = wx * wy;
+      const w00 = (1 - wx) * (1 - wy),
+        w01 = wx * (1 - wy),
+        w10 = (1 - wx) * wy,
+        w11 = wx * wy;
       const cr = Ar[a] * w00 + Ar[b] * w01 + Ar[c] * w10 + Ar[d] * w11;
       const cg = Ag[a] * w00 + Ag[b] * w01 + Ag[c] * w10 + Ag[d] * w11;
       const cb = Ab[a] * w00 + Ab[b] * w01 + Ab[c] * w10 + Ab[d] * w11;

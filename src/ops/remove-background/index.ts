@@ -45,7 +45,10 @@ export type ShadowOptions = z.output<typeof shadowObject>;
 export const removeBackgroundOptions = z.object({
   format: choiceField(['png'] as const, 'Output format (only png)').default('png'),
   shadow: z
-    .preprocess((v) => coerceObject(coerceBoolean(v)), z.union([z.boolean(), shadowObject], { error: 'must be true, false or a shadow object {enabled, opacity, light_source}' }))
+    .preprocess(
+      (v) => coerceObject(coerceBoolean(v)),
+      z.union([z.boolean(), shadowObject], { error: 'must be true, false or a shadow object {enabled, opacity, light_source}' }),
+    )
     .default(false)
     .describe('Add a soft ground shadow: true, or a JSON object {enabled, opacity, light_source: {size, position: {x, y, z}}} (+3 credits)'),
   crop: booleanField('Crop to the detected subject').default(false),
@@ -54,8 +57,13 @@ export const removeBackgroundOptions = z.object({
   margin_right: margin('right'),
   margin_top: margin('top'),
   margin_bottom: margin('bottom'),
-  model: choiceField(['isnet', 'u2netp'] as const, 'Segmentation model (imgtool extension): isnet = quality, u2netp = fast').default('isnet').meta({ extension: true }),
-  keep: choiceField(['auto', 'largest', 'all'] as const, 'Which regions are the subject (imgtool extension): auto = the main subject with all its parts (ear cups, lenses, a base), largest = only the largest connected object, all = every salient object')
+  model: choiceField(['isnet', 'u2netp'] as const, 'Segmentation model (imgtool extension): isnet = quality, u2netp = fast')
+    .default('isnet')
+    .meta({ extension: true }),
+  keep: choiceField(
+    ['auto', 'largest', 'all'] as const,
+    'Which regions are the subject (imgtool extension): auto = the main subject with all its parts (ear cups, lenses, a base), largest = only the largest connected object, all = every salient object',
+  )
     .default('auto')
     .meta({ extension: true }),
   mask_only: booleanField('Write the greyscale alpha mask instead of the cut-out (imgtool extension)').default(false).meta({ extension: true }),
@@ -92,7 +100,7 @@ export const removeBackground = defineOperation({
   examples: [
     "imgtool remove-background 'samples/*.jpg' -o out/",
     'imgtool remove-background product.jpg --crop --margin 5% --shadow',
-    "imgtool remove-background shoe.heic --shadow '{\"enabled\":true,\"opacity\":0.4}'",
+    'imgtool remove-background shoe.heic --shadow \'{"enabled":true,"opacity":0.4}\'',
   ],
   cost: (o) => 1 + (shadowEnabled(o.shadow) ? 3 : 0),
   costNote: '1 credit, +3 with shadow',

@@ -51,7 +51,9 @@ export function refineAlpha(guide: GuideImage, coarse: Uint8Array, coarseSide: n
   // Align the crop to the solve's s-grid so the subsampled coefficients match the full frame's.
   rect.x0 -= rect.x0 % s;
   rect.y0 -= rect.y0 % s;
-  const cw = rect.x1 - rect.x0, ch = rect.y1 - rect.y0, cn = cw * ch;
+  const cw = rect.x1 - rect.x0,
+    ch = rect.y1 - rect.y0,
+    cn = cw * ch;
   const sub = cropPixels(guide.data, w, guide.channels, rect, (k) => new Uint8Array(k));
   const p = new Float32Array(cn);
   const binary = new Float32Array(cn);

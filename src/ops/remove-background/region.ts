@@ -12,7 +12,10 @@ export interface Rect {
  * matters near the subject's outline, so it runs on this rectangle instead of the whole frame.
  */
 export function bandRect(w: number, h: number, pad: number, inBand: (i: number, x: number, y: number) => boolean): Rect | undefined {
-  let x0 = w, y0 = h, x1 = -1, y1 = -1;
+  let x0 = w,
+    y0 = h,
+    x1 = -1,
+    y1 = -1;
   for (let y = 0, i = 0; y < h; y++) {
     for (let x = 0; x < w; x++, i++) {
       if (!inBand(i, x, y)) continue;

@@ -67,7 +67,10 @@ export async function renderShadow(mask: Uint8Array, w: number, h: number, p: Sh
   for (let i = 0; i < plane.length; i++) plane[i] = mask[i] / 255;
   const { data: a, width: ww, height: wh } = downsample(plane, w, h, ds);
 
-  let x0 = ww, x1 = -1, top = wh, bottom = -1;
+  let x0 = ww,
+    x1 = -1,
+    top = wh,
+    bottom = -1;
   for (let y = 0; y < wh; y++) {
     for (let x = 0; x < ww; x++) {
       if (a[y * ww + x] >= 0.5) {
@@ -103,8 +106,10 @@ export async function renderShadow(mask: Uint8Array, w: number, h: number, p: Sh
   const pad = Math.ceil(3 * Math.max(sigmaMax, sigmaContact) + 2);
 
   // The layer covers the frame plus wherever the shadow can land, within 1x the frame around it.
-  const sx0 = Math.min(x0, x0 + kx * H), sx1 = Math.max(x1, x1 + kx * H);
-  const sy0 = Math.min(ground, ground - sv * H), sy1 = Math.max(ground, ground - sv * H);
+  const sx0 = Math.min(x0, x0 + kx * H),
+    sx1 = Math.max(x1, x1 + kx * H);
+  const sy0 = Math.min(ground, ground - sv * H),
+    sy1 = Math.max(ground, ground - sv * H);
   const ox = Math.max(-ww, Math.min(0, Math.floor(sx0) - pad));
   const oy = Math.max(-wh, Math.min(0, Math.floor(sy0) - pad));
   const cw = Math.min(2 * ww, Math.max(ww, Math.ceil(sx1) + pad + 1)) - ox;
@@ -112,8 +117,10 @@ export async function renderShadow(mask: Uint8Array, w: number, h: number, p: Sh
 
   const sample = (x: number, y: number): number => {
     if (x < 0 || y < 0 || x > ww - 1 || y > wh - 1) return 0;
-    const xi = Math.min(Math.floor(x), ww - 2 < 0 ? 0 : ww - 2), yi = Math.min(Math.floor(y), wh - 2 < 0 ? 0 : wh - 2);
-    const fx = x - xi, fy = y - yi;
+    const xi = Math.min(Math.floor(x), ww - 2 < 0 ? 0 : ww - 2),
+      yi = Math.min(Math.floor(y), wh - 2 < 0 ? 0 : wh - 2);
+    const fx = x - xi,
+      fy = y - yi;
     const i = yi * ww + xi;
     return (a[i] * (1 - fx) + a[i + 1] * fx) * (1 - fy) + (a[i + ww] * (1 - fx) + a[i + ww + 1] * fx) * fy;
   };
@@ -149,7 +156,8 @@ export async function renderShadow(mask: Uint8Array, w: number, h: number, p: Sh
     const sg = sigmaAt(rowT[cy]);
     let k = 0;
     while (k < levels.length - 2 && levels[k + 1].sigma < sg) k++;
-    const lo = levels[k], hi = levels[Math.min(k + 1, levels.length - 1)];
+    const lo = levels[k],
+      hi = levels[Math.min(k + 1, levels.length - 1)];
     const f = hi === lo ? 0 : Math.min(1, Math.max(0, Math.log(sg / lo.sigma) / Math.log(hi.sigma / lo.sigma)));
     const row = cy * cw;
     for (let cx = 0; cx < cw; cx++) soft[row + cx] = lo.img[row + cx] * (1 - f) + hi.img[row + cx] * f;
@@ -178,6 +186,10 @@ export async function renderShadow(mask: Uint8Array, w: number, h: number, p: Sh
   }
   const box: Box = { left: ox * ds, top: oy * ds, width: cw * ds, height: ch * ds };
   if (ds === 1) return { alpha: small, box };
-  const big = await sharp(small, { raw: { width: cw, height: ch, channels: 1 } }).resize(box.width, box.height, { fit: 'fill', kernel: 'linear' }).extractChannel(0).raw().toBuffer();
+  const big = await sharp(small, { raw: { width: cw, height: ch, channels: 1 } })
+    .resize(box.width, box.height, { fit: 'fill', kernel: 'linear' })
+    .extractChannel(0)
+    .raw()
+    .toBuffer();
   return { alpha: new Uint8Array(big.buffer, big.byteOffset, big.byteLength), box };
 }

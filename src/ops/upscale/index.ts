@@ -8,7 +8,12 @@ export const MAX_OUTPUT_SIDE = 6000;
 
 export const upscaleOptions = z.object({
   scale: choiceField([2, 4] as const, 'Upscaling factor: 2 or 4'),
-  model: choiceField(UPSCALE_MODELS, 'Model (imgtool extension): slim, medium, thick are faithful ESRGANs (thick the most accurate); realesrgan is Real-ESRGAN x4plus, crisp and slow; fast is Real-ESRGAN general-x4v3, crisp and quick for batches').default('thick').meta({ extension: true }),
+  model: choiceField(
+    UPSCALE_MODELS,
+    'Model (imgtool extension): slim, medium, thick are faithful ESRGANs (thick the most accurate); realesrgan is Real-ESRGAN x4plus, crisp and slow; fast is Real-ESRGAN general-x4v3, crisp and quick for batches',
+  )
+    .default('thick')
+    .meta({ extension: true }),
   quality: qualityField(),
   strip_metadata: stripMetadataField(),
 });

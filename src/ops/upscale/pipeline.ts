@@ -19,8 +19,14 @@ export function largestFitting(width: number, height: number, scale: number): st
 export function checkOutputSize(name: string, width: number, height: number, scale: number): void {
   if (width * scale <= MAX_OUTPUT_SIDE && height * scale <= MAX_OUTPUT_SIDE) return;
   const fitsAt2 = width * 2 <= MAX_OUTPUT_SIDE && height * 2 <= MAX_OUTPUT_SIDE;
-  const hint = scale === 4 && fitsAt2 ? `use --scale 2, or downscale it to at most ${largestFitting(width, height, 4)}` : `downscale it to at most ${largestFitting(width, height, scale)}`;
-  throw new ImgtoolError('image_too_large', `${name} is ${width}x${height}; at ${scale}x the output would be ${width * scale}x${height * scale}, over the ${MAX_OUTPUT_SIDE}x${MAX_OUTPUT_SIDE} limit: ${hint}`);
+  const hint =
+    scale === 4 && fitsAt2
+      ? `use --scale 2, or downscale it to at most ${largestFitting(width, height, 4)}`
+      : `downscale it to at most ${largestFitting(width, height, scale)}`;
+  throw new ImgtoolError(
+    'image_too_large',
+    `${name} is ${width}x${height}; at ${scale}x the output would be ${width * scale}x${height * scale}, over the ${MAX_OUTPUT_SIDE}x${MAX_OUTPUT_SIDE} limit: ${hint}`,
+  );
 }
 
 /**
@@ -28,7 +34,9 @@ export function checkOutputSize(name: string, width: number, height: number, sca
  * Inputs that break the input limits are left to decodeImage so they get its codes.
  */
 async function precheckOutputSize(input: LoadedInput, scale: number): Promise<void> {
-  const meta = await sharp(input.data ?? input.path!).metadata().catch(() => undefined);
+  const meta = await sharp(input.data ?? input.path!)
+    .metadata()
+    .catch(() => undefined);
   if (!meta?.width || !meta.height) return;
   const swap = (meta.orientation ?? 1) >= 5;
   const w = swap ? meta.height : meta.width;
@@ -74,7 +82,12 @@ export const run: Pipeline<UpscaleOptions> = async (job, ctx) => {
     bigAlpha = await modelAlpha(alpha, img.width, img.height, (grey) =>
       upscaleRgb(
         { data: grey, width: img.width, height: img.height },
-        { model, scale, signal: ctx.signal, onProgress: (done, total) => ctx.onProgress({ fraction: share + (done / total) * share, stage: 'alpha', done, total, unit: 'tiles' }) },
+        {
+          model,
+          scale,
+          signal: ctx.signal,
+          onProgress: (done, total) => ctx.onProgress({ fraction: share + (done / total) * share, stage: 'alpha', done, total, unit: 'tiles' }),
+        },
       ),
     );
   }

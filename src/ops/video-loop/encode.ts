@@ -40,7 +40,20 @@ export function ffmpegArgs(o: EncoderOptions): string[] {
   // One GOP for the whole loop and no scene-cut keyframes: a mid-loop I-frame would change the
   // codec noise pattern at once and read as a flicker in a loop that is otherwise near-static.
   const crf = o.crf ?? 16;
-  args.push('-c:v', 'libx264', '-preset', o.preset ?? 'veryfast', '-crf', String(crf), '-g', String(o.frames), '-keyint_min', String(o.frames), '-sc_threshold', '0');
+  args.push(
+    '-c:v',
+    'libx264',
+    '-preset',
+    o.preset ?? 'veryfast',
+    '-crf',
+    String(crf),
+    '-g',
+    String(o.frames),
+    '-keyint_min',
+    String(o.frames),
+    '-sc_threshold',
+    '0',
+  );
   args.push('-x264-params', `zones=${loopZones(o.frames, crf)}`);
   args.push('-pix_fmt', 'yuv420p', '-profile:v', 'high', '-r', String(o.fps));
   if (o.audioWav) args.push('-c:a', 'aac', '-b:a', '128k', '-ar', '48000');
@@ -80,7 +93,8 @@ export function startEncoder(o: EncoderOptions): Encoder {
   };
   o.signal.addEventListener('abort', kill, { once: true });
 
-  const failure = (code: number | null) => new ImgtoolError('internal_error', `ffmpeg failed to encode the loop (exit ${code}): ${proc.errorTail() || 'no message'}`);
+  const failure = (code: number | null) =>
+    new ImgtoolError('internal_error', `ffmpeg failed to encode the loop (exit ${code}): ${proc.errorTail() || 'no message'}`);
 
   return {
     async write(frame) {

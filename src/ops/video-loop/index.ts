@@ -8,7 +8,13 @@ const CREDITS_PER_SECOND: Record<(typeof RESOLUTIONS)[number], number> = { '480p
 
 export const videoLoopOptions = z.object({
   prompt: stringField('Creative direction for the motion (camera moves, cuts and new objects are ignored)', 1000).optional(),
-  duration: numberField({ min: 5, max: 15, int: true, description: 'Length of the loop in whole seconds', expected: 'a whole number of seconds between 5 and 15' }).default(5),
+  duration: numberField({
+    min: 5,
+    max: 15,
+    int: true,
+    description: 'Length of the loop in whole seconds',
+    expected: 'a whole number of seconds between 5 and 15',
+  }).default(5),
   resolution: choiceField(RESOLUTIONS, 'Output height; width follows the image aspect').default('1080p'),
   include_audio: booleanField('Add a quiet ambient track that loops seamlessly').default(false),
   motion: choiceField(['subtle', 'spin'] as const, 'subtle: gentle movement back to the start; spin: one full revolution').default('subtle'),

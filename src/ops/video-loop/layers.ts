@@ -21,7 +21,10 @@ export interface Layers {
 
 /** Alpha-weighted bounding box of pixels with alpha above `min`. */
 function maskBox(alpha: Uint8Array, width: number, height: number, min = 8): Layers['box'] {
-  let x0 = width, y0 = height, x1 = -1, y1 = -1;
+  let x0 = width,
+    y0 = height,
+    x1 = -1,
+    y1 = -1;
   for (let y = 0; y < height; y++) {
     const row = y * width;
     for (let x = 0; x < width; x++) {
@@ -54,11 +57,16 @@ function pushPullFill(rgb: Uint8Array, known: Float32Array, width: number, heigh
   // Push: premultiplied 2x2 box sums; weights saturate at 1 so dense areas do not dominate.
   while (levels.at(-1)!.w > 1 || levels.at(-1)!.h > 1) {
     const f = levels.at(-1)!;
-    const w = Math.max(1, Math.ceil(f.w / 2)), h = Math.max(1, Math.ceil(f.h / 2));
-    const c = new Float32Array(w * h * 3), a = new Float32Array(w * h);
+    const w = Math.max(1, Math.ceil(f.w / 2)),
+      h = Math.max(1, Math.ceil(f.h / 2));
+    const c = new Float32Array(w * h * 3),
+      a = new Float32Array(w * h);
     for (let y = 0; y < h; y++) {
       for (let x = 0; x < w; x++) {
-        let sa = 0, sr = 0, sg = 0, sb = 0;
+        let sa = 0,
+          sr = 0,
+          sg = 0,
+          sb = 0;
         for (let dy = 0; dy < 2; dy++) {
           const yy = 2 * y + dy;
           if (yy >= f.h) continue;
@@ -84,18 +92,29 @@ function pushPullFill(rgb: Uint8Array, known: Float32Array, width: number, heigh
   }
   // Pull: composite each level over the upsampled coarser one (premultiplied "over").
   for (let l = levels.length - 2; l >= 0; l--) {
-    const f = levels[l]!, g = levels[l + 1]!;
+    const f = levels[l]!,
+      g = levels[l + 1]!;
     for (let y = 0; y < f.h; y++) {
       const gy = Math.min(g.h - 1, Math.max(0, (y - 0.5) / 2));
-      const y0 = Math.floor(gy), y1 = Math.min(g.h - 1, y0 + 1), fy = gy - y0;
+      const y0 = Math.floor(gy),
+        y1 = Math.min(g.h - 1, y0 + 1),
+        fy = gy - y0;
       for (let x = 0; x < f.w; x++) {
         const o = y * f.w + x;
         const fa = f.a[o]!;
         if (fa >= 1) continue;
         const gx = Math.min(g.w - 1, Math.max(0, (x - 0.5) / 2));
-        const x0 = Math.floor(gx), x1 = Math.min(g.w - 1, x0 + 1), fx = gx - x0;
-        const w00 = (1 - fx) * (1 - fy), w10 = fx * (1 - fy), w01 = (1 - fx) * fy, w11 = fx * fy;
-        const i00 = y0 * g.w + x0, i10 = y0 * g.w + x1, i01 = y1 * g.w + x0, i11 = y1 * g.w + x1;
+        const x0 = Math.floor(gx),
+          x1 = Math.min(g.w - 1, x0 + 1),
+          fx = gx - x0;
+        const w00 = (1 - fx) * (1 - fy),
+          w10 = fx * (1 - fy),
+          w01 = (1 - fx) * fy,
+          w11 = fx * fy;
+        const i00 = y0 * g.w + x0,
+          i10 = y0 * g.w + x1,
+          i01 = y1 * g.w + x0,
+          i11 = y1 * g.w + x1;
         const ga = g.a[i00]! * w00 + g.a[i10]! * w10 + g.a[i01]! * w01 + g.a[i11]! * w11;
         const rest = 1 - fa;
         for (let ch = 0; ch < 3; ch++) {
@@ -119,7 +138,8 @@ function pushPullFill(rgb: Uint8Array, known: Float32Array, width: number, heigh
 
 /** Separable running maximum (binary dilation for a square of side 2r+1). */
 function dilate(mask: Uint8Array, width: number, height: number, r: number): Uint8Array {
-  const tmp = new Uint8Array(mask.length), out = new Uint8Array(mask.length);
+  const tmp = new Uint8Array(mask.length),
+    out = new Uint8Array(mask.length);
   for (let y = 0; y < height; y++) {
     const row = y * width;
     for (let x = 0; x < width; x++) {
@@ -188,11 +208,14 @@ export function ringDeviation(layers: Layers): number {
   // Measured on a point-sampled copy about 200 px on its short side: the statistic does not
   // need detail and the dilations stay cheap at 1080p.
   const step = Math.max(1, Math.floor(Math.min(layers.width, layers.height) / 200));
-  const width = Math.ceil(layers.width / step), height = Math.ceil(layers.height / step);
-  const alpha = new Uint8Array(width * height), base = new Uint8Array(width * height * 3);
+  const width = Math.ceil(layers.width / step),
+    height = Math.ceil(layers.height / step);
+  const alpha = new Uint8Array(width * height),
+    base = new Uint8Array(width * height * 3);
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
-      const s = y * step * layers.width + x * step, d = y * width + x;
+      const s = y * step * layers.width + x * step,
+        d = y * width + x;
       alpha[d] = layers.alpha[s]!;
       base[d * 3] = layers.base[s * 3]!;
       base[d * 3 + 1] = layers.base[s * 3 + 1]!;
@@ -203,7 +226,8 @@ export function ringDeviation(layers: Layers): number {
   const near = dilate(alpha, width, height, Math.max(1, Math.round(short * 0.01)));
   const far = dilate(alpha, width, height, Math.max(2, Math.round(short * 0.05)));
   let n = 0;
-  const sum = [0, 0, 0], sq = [0, 0, 0];
+  const sum = [0, 0, 0],
+    sq = [0, 0, 0];
   for (let i = 0; i < width * height; i++) {
     if (far[i]! > 8 && near[i]! <= 8) {
       n++;

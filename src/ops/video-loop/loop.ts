@@ -98,7 +98,14 @@ export async function prepareLoop(
     meta.background_deviation = Number.isFinite(deviation) ? Math.round(deviation * 10) / 10 : null;
     const renderer = new SpinRenderer(layers, kind);
     return {
-      width, height, fps: FPS, frames, layers, mode: kind, prompt, meta,
+      width,
+      height,
+      fps: FPS,
+      frames,
+      layers,
+      mode: kind,
+      prompt,
+      meta,
       render: (t, out) => renderer.render((2 * Math.PI * t) / frames, out),
     };
   }
@@ -110,7 +117,14 @@ export async function prepareLoop(
   meta.cycles = model.cycles;
   const renderer = new SubtleRenderer(layers, model);
   return {
-    width, height, fps: FPS, frames, layers, mode: 'subtle', prompt, meta,
+    width,
+    height,
+    fps: FPS,
+    frames,
+    layers,
+    mode: 'subtle',
+    prompt,
+    meta,
     render: (t, out) => renderer.render((2 * Math.PI * t) / frames, out),
   };
 }

@@ -39,7 +39,8 @@ const cosK1 = (k: number) => (phi: number) => Math.cos(k * phi) - 1;
 /** Adds a travelling wave A*w*(sin(k phi + psi) - sin(psi)) split into two linear modes. */
 function wave(terms: Term[], target: Target, weight: Float32Array, psi: Float32Array, amp: number, k: number): void {
   const n = weight.length;
-  const c = new Float32Array(n), s = new Float32Array(n);
+  const c = new Float32Array(n),
+    s = new Float32Array(n);
   let any = false;
   for (let o = 0; o < n; o++) {
     const w = weight[o]! * amp;
@@ -66,8 +67,10 @@ export function buildSubtleModel(layers: Layers, regions: Regions, grid: Grid, p
   if (box) {
     // Subject: a bend that grows with height above the base (sway) and a stretch about the base
     // with a slight widening of the upper body (breathing). The base stays planted.
-    const hs = box.y1 - box.y0 + 1, ws = box.x1 - box.x0 + 1;
-    let sumA = 0, sumX = 0;
+    const hs = box.y1 - box.y0 + 1,
+      ws = box.x1 - box.x0 + 1;
+    let sumA = 0,
+      sumX = 0;
     for (let y = box.y0; y <= box.y1; y += 2) {
       for (let x = box.x0; x <= box.x1; x += 2) {
         const a = layers.alpha[y * width + x]!;
@@ -76,7 +79,9 @@ export function buildSubtleModel(layers: Layers, regions: Regions, grid: Grid, p
       }
     }
     const cx = sumA ? sumX / sumA : (box.x0 + box.x1) / 2;
-    const swayX = new Float32Array(n), breatheX = new Float32Array(n), breatheY = new Float32Array(n);
+    const swayX = new Float32Array(n),
+      breatheX = new Float32Array(n),
+      breatheY = new Float32Array(n);
     for (let j = 0; j < gh; j++) {
       const v = Math.min(1, Math.max(0, (box.y1 - j * cell) / hs));
       const bump = Math.exp(-(((v - 0.65) / 0.22) ** 2));
@@ -93,7 +98,9 @@ export function buildSubtleModel(layers: Layers, regions: Regions, grid: Grid, p
     // frame change stays even over the loop.
     const k = cyc(PERIOD.body);
     cycles.body = k;
-    const a1 = params.sway, a2 = params.sway * 0.15, ph = 0.9;
+    const a1 = params.sway,
+      a2 = params.sway * 0.15,
+      ph = 0.9;
     terms.push({ target: 'sx', basis: swayX, coef: (phi) => a1 * Math.sin(k * phi) + a2 * (Math.sin(2 * k * phi + ph) - Math.sin(ph)) });
     const breathe = (phi: number) => (params.breathing * (1 - Math.cos(k * phi))) / 2;
     terms.push({ target: 'sy', basis: breatheY, coef: breathe }, { target: 'sx', basis: breatheX, coef: breathe });
@@ -109,27 +116,51 @@ export function buildSubtleModel(layers: Layers, regions: Regions, grid: Grid, p
   }
   const noiseA = valueNoise(gw, gh, Math.max(4, Math.round(gw / 8)), rand);
   const noiseB = valueNoise(gw, gh, Math.max(2, Math.round(gw / 24)), rand);
-  const psiWind = new Float32Array(n), psiFlutter = new Float32Array(n), psiWater = new Float32Array(n), psiShine = new Float32Array(n);
-  const lambdaWind = 0.45 * width, lambdaWater = 0.05 * height, lambdaShine = 0.025 * height;
+  const psiWind = new Float32Array(n),
+    psiFlutter = new Float32Array(n),
+    psiWater = new Float32Array(n),
+    psiShine = new Float32Array(n);
+  const lambdaWind = 0.45 * width,
+    lambdaWater = 0.05 * height,
+    lambdaShine = 0.025 * height;
   for (let j = 0; j < gh; j++) {
     for (let i = 0; i < gw; i++) {
-      const o = j * gw + i, x = i * cell, y = j * cell;
+      const o = j * gw + i,
+        x = i * cell,
+        y = j * cell;
       psiWind[o] = 2 * Math.PI * (x / lambdaWind + 0.8 * noiseA[o]!);
       psiFlutter[o] = 2 * Math.PI * 3 * noiseB[o]!;
       psiWater[o] = 2 * Math.PI * (y / lambdaWater + 0.5 * noiseA[o]!);
       psiShine[o] = 2 * Math.PI * (y / lambdaShine + x / (4 * lambdaShine) + noiseB[o]!);
     }
   }
-  const kf = cyc(PERIOD.foliage), kw = cyc(PERIOD.water), kh = cyc(PERIOD.shimmer);
+  const kf = cyc(PERIOD.foliage),
+    kw = cyc(PERIOD.water),
+    kh = cyc(PERIOD.shimmer);
   cycles.foliage = kf;
   cycles.water = kw;
   cycles.shimmer = kh;
-  const fAmp = params.foliage * short, wAmp = params.water * short;
+  const fAmp = params.foliage * short,
+    wAmp = params.water * short;
   wave(terms, 'bx', regions.foliage, psiWind, fAmp, kf);
-  wave(terms, 'by', regions.foliage, psiWind.map((p) => p + 1.3), fAmp * 0.35, kf);
+  wave(
+    terms,
+    'by',
+    regions.foliage,
+    psiWind.map((p) => p + 1.3),
+    fAmp * 0.35,
+    kf,
+  );
   wave(terms, 'bx', regions.foliage, psiFlutter, fAmp * 0.4, 2 * kf);
   wave(terms, 'by', regions.water, psiWater, wAmp, kw);
-  wave(terms, 'bx', regions.water, psiWater.map((p) => p + Math.PI / 2), wAmp * 0.5, kw);
+  wave(
+    terms,
+    'bx',
+    regions.water,
+    psiWater.map((p) => p + Math.PI / 2),
+    wAmp * 0.5,
+    kw,
+  );
   wave(terms, 'bg', regions.highlight, psiShine, params.shimmer, kh);
   return { grid, terms, subjectReach, cycles };
 }
@@ -147,7 +178,8 @@ export function fieldsAt(model: MotionModel, phi: number, out: Fields): Fields {
   for (const term of model.terms) {
     const c = term.coef(phi);
     if (c === 0) continue;
-    const f = out[term.target], b = term.basis;
+    const f = out[term.target],
+      b = term.basis;
     for (let o = 0; o < f.length; o++) f[o] += c * b[o]!;
   }
   return out;

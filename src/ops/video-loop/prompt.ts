@@ -38,22 +38,46 @@ const VOCABULARY: ReadonlyArray<{ words: readonly string[]; adjust: Adjust }> = 
   { words: ['wind', 'windy', 'breeze', 'breezy', 'gust', 'gusty', 'blowing', 'blown'], adjust: { foliage: 2, sway: 1.6, sky: 1.5 } },
   { words: ['breathing', 'breathe', 'breathes', 'breath', 'alive', 'living'], adjust: { breathing: 2 } },
   { words: ['sway', 'swaying', 'sways', 'rock', 'rocking', 'bob', 'bobbing'], adjust: { sway: 2 } },
-  { words: ['water', 'waves', 'wave', 'ripple', 'ripples', 'rippling', 'ocean', 'sea', 'lake', 'river', 'pond', 'flowing'], adjust: { water: 2, shimmer: 1.5 } },
+  {
+    words: ['water', 'waves', 'wave', 'ripple', 'ripples', 'rippling', 'ocean', 'sea', 'lake', 'river', 'pond', 'flowing'],
+    adjust: { water: 2, shimmer: 1.5 },
+  },
   { words: ['clouds', 'cloud', 'cloudy', 'sky', 'drifting', 'drift'], adjust: { sky: 2 } },
   { words: ['leaves', 'leaf', 'foliage', 'trees', 'tree', 'grass', 'plants', 'rustling', 'rustle'], adjust: { foliage: 1.8 } },
-  { words: ['shimmer', 'shimmering', 'sparkle', 'sparkling', 'glitter', 'glittering', 'twinkle', 'twinkling', 'glow', 'glowing', 'light'], adjust: { shimmer: 2 } },
-  { words: ['gentle', 'gently', 'subtle', 'soft', 'softly', 'calm', 'quiet', 'peaceful', 'still', 'slight', 'slightly'], adjust: { sway: 0.6, breathing: 0.6, foliage: 0.6, sky: 0.6, water: 0.6, shimmer: 0.6 } },
-  { words: ['strong', 'stronger', 'lively', 'dramatic', 'energetic', 'intense', 'stormy', 'storm', 'wild'], adjust: { sway: 1.7, breathing: 1.5, foliage: 1.8, sky: 1.5, water: 1.8, shimmer: 1.5 } },
+  {
+    words: ['shimmer', 'shimmering', 'sparkle', 'sparkling', 'glitter', 'glittering', 'twinkle', 'twinkling', 'glow', 'glowing', 'light'],
+    adjust: { shimmer: 2 },
+  },
+  {
+    words: ['gentle', 'gently', 'subtle', 'soft', 'softly', 'calm', 'quiet', 'peaceful', 'still', 'slight', 'slightly'],
+    adjust: { sway: 0.6, breathing: 0.6, foliage: 0.6, sky: 0.6, water: 0.6, shimmer: 0.6 },
+  },
+  {
+    words: ['strong', 'stronger', 'lively', 'dramatic', 'energetic', 'intense', 'stormy', 'storm', 'wild'],
+    adjust: { sway: 1.7, breathing: 1.5, foliage: 1.8, sky: 1.5, water: 1.8, shimmer: 1.5 },
+  },
   { words: ['slow', 'slowly', 'lazy', 'relaxed', 'dreamy'], adjust: { periodScale: 1.6 } },
   { words: ['fast', 'quick', 'quickly', 'rapid', 'rapidly', 'brisk'], adjust: { periodScale: 0.55 } },
 ];
 
 /** Phrases asking for things a fixed-camera loop of the same scene cannot do. */
 const IGNORED: ReadonlyArray<{ kind: string; pattern: RegExp }> = [
-  { kind: 'camera movement', pattern: /\b(?:camera\s+\w+|pan(?:s|ning)?|zoom(?:s|ing)?(?:\s+(?:in|out))?|tilt(?:s|ing)?|dolly(?:ing)?|truck(?:ing)?|crane|orbit(?:s|ing)?|tracking\s+shot|push(?:es)?\s+in|pull(?:s)?\s+(?:back|out)|fly(?:ing)?\s+(?:through|over|in)|handheld|shak(?:e|y)\s+cam(?:era)?)\b/gi },
+  {
+    kind: 'camera movement',
+    pattern:
+      /\b(?:camera\s+\w+|pan(?:s|ning)?|zoom(?:s|ing)?(?:\s+(?:in|out))?|tilt(?:s|ing)?|dolly(?:ing)?|truck(?:ing)?|crane|orbit(?:s|ing)?|tracking\s+shot|push(?:es)?\s+in|pull(?:s)?\s+(?:back|out)|fly(?:ing)?\s+(?:through|over|in)|handheld|shak(?:e|y)\s+cam(?:era)?)\b/gi,
+  },
   { kind: 'cut or transition', pattern: /\b(?:cuts?\s+to|cut|transitions?|fade(?:s)?\s+(?:in|out|to)|dissolves?|montage|jump\s+cut|scene\s+cut)\b/gi },
-  { kind: 'new object', pattern: /\b(?:add(?:s|ing)?|introduc(?:e|es|ing)|insert(?:s|ing)?|spawn(?:s|ing)?|bring(?:s|ing)?\s+in)\s+(?:a|an|another|some|two|three|several)\s+\w+|\b\w+\s+(?:appears?|appearing|enters?|entering|walks?\s+in(?:to)?|flies\s+in(?:to)?)\b/gi },
-  { kind: 'scene change', pattern: /\b(?:change(?:s)?\s+(?:the\s+)?(?:scene|background|setting|season|weather)|turn(?:s)?\s+(?:in)?to\s+(?:night|day)|(?:day|night)\s+to\s+(?:night|day)|morph(?:s|ing)?(?:\s+into)?|transform(?:s|ing)?(?:\s+into)?|becomes?\s+(?:night|day|winter|summer)|sunset\s+to|new\s+(?:scene|location|background))\b/gi },
+  {
+    kind: 'new object',
+    pattern:
+      /\b(?:add(?:s|ing)?|introduc(?:e|es|ing)|insert(?:s|ing)?|spawn(?:s|ing)?|bring(?:s|ing)?\s+in)\s+(?:a|an|another|some|two|three|several)\s+\w+|\b\w+\s+(?:appears?|appearing|enters?|entering|walks?\s+in(?:to)?|flies\s+in(?:to)?)\b/gi,
+  },
+  {
+    kind: 'scene change',
+    pattern:
+      /\b(?:change(?:s)?\s+(?:the\s+)?(?:scene|background|setting|season|weather)|turn(?:s)?\s+(?:in)?to\s+(?:night|day)|(?:day|night)\s+to\s+(?:night|day)|morph(?:s|ing)?(?:\s+into)?|transform(?:s|ing)?(?:\s+into)?|becomes?\s+(?:night|day|winter|summer)|sunset\s+to|new\s+(?:scene|location|background))\b/gi,
+  },
 ];
 
 export interface PromptReading {

@@ -25,11 +25,13 @@ export function makeGrid(width: number, height: number, cell: number): Grid {
 
 /** Box blur of a grid field, `passes` times radius `r` (approximately Gaussian after 2-3). */
 function blurGrid(f: Float32Array, gw: number, gh: number, r: number, passes = 2): Float32Array {
-  let a = f, b = new Float32Array(f.length);
+  let a = f,
+    b = new Float32Array(f.length);
   for (let p = 0; p < passes; p++) {
     for (let y = 0; y < gh; y++) {
       for (let x = 0; x < gw; x++) {
-        let s = 0, n = 0;
+        let s = 0,
+          n = 0;
         for (let k = Math.max(0, x - r), e = Math.min(gw - 1, x + r); k <= e; k++, n++) s += a[y * gw + k]!;
         b[y * gw + x] = s / n;
       }
@@ -37,7 +39,8 @@ function blurGrid(f: Float32Array, gw: number, gh: number, r: number, passes = 2
     const c = new Float32Array(f.length);
     for (let y = 0; y < gh; y++) {
       for (let x = 0; x < gw; x++) {
-        let s = 0, n = 0;
+        let s = 0,
+          n = 0;
         for (let k = Math.max(0, y - r), e = Math.min(gh - 1, y + r); k <= e; k++, n++) s += b[k * gw + x]!;
         c[y * gw + x] = s / n;
       }
@@ -59,27 +62,48 @@ const smooth = (e0: number, e1: number, v: number) => {
 export function detectRegions(rgb: Uint8Array, alpha: Uint8Array, width: number, height: number, grid: Grid): Regions {
   const { cell, gw, gh } = grid;
   const n = gw * gh;
-  const R = new Float32Array(n), G = new Float32Array(n), B = new Float32Array(n), L = new Float32Array(n);
-  const fine = new Float32Array(n), subj = new Float32Array(n);
+  const R = new Float32Array(n),
+    G = new Float32Array(n),
+    B = new Float32Array(n),
+    L = new Float32Array(n);
+  const fine = new Float32Array(n),
+    subj = new Float32Array(n);
   // Per-node block statistics: mean colour, luminance spread within the block (fine texture)
   // and subject coverage.
   for (let j = 0; j < gh; j++) {
-    const y0 = Math.min(height - 1, j * cell), y1 = Math.min(height, y0 + cell);
+    const y0 = Math.min(height - 1, j * cell),
+      y1 = Math.min(height, y0 + cell);
     for (let i = 0; i < gw; i++) {
-      const x0 = Math.min(width - 1, i * cell), x1 = Math.min(width, x0 + cell);
-      let r = 0, g = 0, b = 0, l = 0, l2 = 0, a = 0, cnt = 0;
+      const x0 = Math.min(width - 1, i * cell),
+        x1 = Math.min(width, x0 + cell);
+      let r = 0,
+        g = 0,
+        b = 0,
+        l = 0,
+        l2 = 0,
+        a = 0,
+        cnt = 0;
       for (let y = y0; y < y1; y++) {
         for (let x = x0; x < x1; x++) {
           const p = y * width + x;
-          const pr = rgb[p * 3]! / 255, pg = rgb[p * 3 + 1]! / 255, pb = rgb[p * 3 + 2]! / 255;
+          const pr = rgb[p * 3]! / 255,
+            pg = rgb[p * 3 + 1]! / 255,
+            pb = rgb[p * 3 + 2]! / 255;
           const pl = 0.2126 * pr + 0.7152 * pg + 0.0722 * pb;
-          r += pr; g += pg; b += pb; l += pl; l2 += pl * pl;
+          r += pr;
+          g += pg;
+          b += pb;
+          l += pl;
+          l2 += pl * pl;
           a += alpha[p]! / 255;
           cnt++;
         }
       }
       const o = j * gw + i;
-      R[o] = r / cnt; G[o] = g / cnt; B[o] = b / cnt; L[o] = l / cnt;
+      R[o] = r / cnt;
+      G[o] = g / cnt;
+      B[o] = b / cnt;
+      L[o] = l / cnt;
       fine[o] = Math.sqrt(Math.max(0, l2 / cnt - (l / cnt) ** 2));
       subj[o] = a / cnt;
     }
@@ -96,10 +120,16 @@ export function detectRegions(rgb: Uint8Array, alpha: Uint8Array, width: number,
   }
   const tex = blurGrid(grad, gw, gh, 2);
 
-  const skyCand = new Uint8Array(n), waterCand = new Float32Array(n), foliage = new Float32Array(n);
+  const skyCand = new Uint8Array(n),
+    waterCand = new Float32Array(n),
+    foliage = new Float32Array(n);
   for (let o = 0; o < n; o++) {
-    const r = R[o]!, g = G[o]!, b = B[o]!, l = L[o]!;
-    const mx = Math.max(r, g, b), mn = Math.min(r, g, b);
+    const r = R[o]!,
+      g = G[o]!,
+      b = B[o]!,
+      l = L[o]!;
+    const mx = Math.max(r, g, b),
+      mn = Math.min(r, g, b);
     const sat = mx > 0 ? (mx - mn) / mx : 0;
     const blueish = b > r + 0.03 && b >= g - 0.04;
     const overcast = l > 0.62 && sat < 0.18;
@@ -138,7 +168,13 @@ export function detectRegions(rgb: Uint8Array, alpha: Uint8Array, width: number,
     for (let i = 0; i < gw; i++) water[j * gw + i] = waterCand[j * gw + i]! * (sky[j * gw + i] ? 0 : 1);
   }
   // Keep motion away from the subject: a dilated, blurred subject coverage suppresses all.
-  const keepOut = blurGrid(subj.map((v) => (v > 0.02 ? 1 : 0)), gw, gh, Math.max(2, Math.round(Math.min(gw, gh) * 0.02)), 2);
+  const keepOut = blurGrid(
+    subj.map((v) => (v > 0.02 ? 1 : 0)),
+    gw,
+    gh,
+    Math.max(2, Math.round(Math.min(gw, gh) * 0.02)),
+    2,
+  );
   const out: Regions = {
     sky: blurGrid(sky, gw, gh, 2),
     water: blurGrid(water, gw, gh, 2),

@@ -38,7 +38,8 @@ export class SpinRenderer {
     readonly kind: SpinKind,
   ) {
     const { width, height, alpha, box } = layers;
-    let sumA = 0, sumX = 0;
+    let sumA = 0,
+      sumX = 0;
     const halfWidth = new Float32Array(height);
     if (box) {
       for (let y = box.y0; y <= box.y1; y++) {
@@ -55,7 +56,8 @@ export class SpinRenderer {
       // Each row is an elliptic slice centred on its own extent; the slices turn together
       // about the subject's axis, so an off-axis part (a raised arm, a shoe's toe) swings
       // round the axis instead of smearing across it.
-      const lo = new Float32Array(height).fill(NaN), hi = new Float32Array(height).fill(NaN);
+      const lo = new Float32Array(height).fill(NaN),
+        hi = new Float32Array(height).fill(NaN);
       for (let y = box.y0; y <= box.y1; y++) {
         for (let x = box.x0; x <= box.x1; x++) {
           if (alpha[y * width + x]! > 4) {
@@ -67,7 +69,8 @@ export class SpinRenderer {
       // Smoothing over a few rows keeps the slices from jittering where the outline is ragged.
       const r = Math.max(1, Math.round(height * 0.004));
       for (let y = box.y0; y <= box.y1; y++) {
-        let l = Infinity, h = -Infinity;
+        let l = Infinity,
+          h = -Infinity;
         for (let k = Math.max(box.y0, y - r); k <= Math.min(box.y1, y + r); k++) {
           if (Number.isNaN(lo[k]!)) continue;
           l = Math.min(l, lo[k]!);
@@ -99,13 +102,16 @@ export class SpinRenderer {
       this.turn(phi, out);
       return;
     }
-    const ox = this.orbitRadius * Math.sin(phi), oy = 0.35 * this.orbitRadius * (1 - Math.cos(phi));
-    const maxX = width - 1, maxY = height - 1;
+    const ox = this.orbitRadius * Math.sin(phi),
+      oy = 0.35 * this.orbitRadius * (1 - Math.cos(phi));
+    const maxX = width - 1,
+      maxY = height - 1;
     for (let y = 0; y < height; y++) {
       const q = this.parallax[y]!;
       const dx = q * ox;
       const sy = reflect(y - q * oy, maxY);
-      const y0 = Math.min(maxY - 1, Math.floor(sy)), ty = sy - y0;
+      const y0 = Math.min(maxY - 1, Math.floor(sy)),
+        ty = sy - y0;
       const rowStart = y * width * 3;
       if (Math.abs(dx) < 1e-6 && ty === 0 && y0 === y) {
         out.set(plate.subarray(rowStart, rowStart + width * 3), rowStart);
@@ -113,8 +119,11 @@ export class SpinRenderer {
       }
       for (let x = 0; x < width; x++) {
         const sx = reflect(x - dx, maxX);
-        const x0 = Math.min(maxX - 1, Math.floor(sx)), tx = sx - x0;
-        const p00 = (y0 * width + x0) * 3, p01 = p00 + width * 3, o = rowStart + x * 3;
+        const x0 = Math.min(maxX - 1, Math.floor(sx)),
+          tx = sx - x0;
+        const p00 = (y0 * width + x0) * 3,
+          p01 = p00 + width * 3,
+          o = rowStart + x * 3;
         for (let c = 0; c < 3; c++) {
           const top = plate[p00 + c]! + (plate[p00 + 3 + c]! - plate[p00 + c]!) * tx;
           const bot = plate[p01 + c]! + (plate[p01 + 3 + c]! - plate[p01 + c]!) * tx;
@@ -130,7 +139,8 @@ export class SpinRenderer {
   private turn(theta: number, out: Uint8ClampedArray): void {
     const { width, subject, alpha, box } = this.layers;
     if (!box) return;
-    const cosT = Math.cos(theta), sinT = Math.sin(theta);
+    const cosT = Math.cos(theta),
+      sinT = Math.sin(theta);
     const stretch = Math.sqrt(cosT * cosT + DEPTH_RATIO * DEPTH_RATIO * sinT * sinT);
     const delta = Math.atan2(DEPTH_RATIO * sinT, cosT);
     const maxX = width - 1;
@@ -140,20 +150,24 @@ export class SpinRenderer {
       const c0 = this.centre[y]!;
       const xc = this.cx + (c0 - this.cx) * cosT;
       const R = a * stretch;
-      const xa = Math.max(0, Math.ceil(xc - R)), xb = Math.min(maxX, Math.floor(xc + R));
+      const xa = Math.max(0, Math.ceil(xc - R)),
+        xb = Math.min(maxX, Math.floor(xc + R));
       const row = y * width;
       for (let x = xa; x <= xb; x++) {
         const s = (x - xc) / R;
         if (s <= -1 || s >= 1) continue;
         const beta = Math.asin(s);
-        const a1 = beta - delta, a2 = Math.PI - beta - delta;
+        const a1 = beta - delta,
+          a2 = Math.PI - beta - delta;
         const z1 = -Math.sin(a1) * sinT + DEPTH_RATIO * Math.cos(a1) * cosT;
         const z2 = -Math.sin(a2) * sinT + DEPTH_RATIO * Math.cos(a2) * cosT;
         const lon = z1 >= z2 ? a1 : a2;
-        const sinL = Math.sin(lon), cosL = Math.cos(lon);
+        const sinL = Math.sin(lon),
+          cosL = Math.cos(lon);
         const sx = c0 + a * sinL;
         if (sx < 0 || sx > maxX) continue;
-        const x0 = Math.min(maxX - 1, Math.floor(sx)), tx = sx - x0;
+        const x0 = Math.min(maxX - 1, Math.floor(sx)),
+          tx = sx - x0;
         const q0 = row + x0;
         const al = (alpha[q0]! * (1 - tx) + alpha[q0 + 1]! * tx) / 255;
         if (al <= 0.001) continue;
@@ -162,7 +176,8 @@ export class SpinRenderer {
         const back = 1 - (1 - BACK_SHADE) * smooth(0, 0.25, -cosL);
         const light = (0.8 + 0.2 * Math.max(0, Math.cos(lon + theta))) / (0.8 + 0.2 * Math.abs(cosL));
         const shade = back * light;
-        const p0 = q0 * 3, o = (row + x) * 3;
+        const p0 = q0 * 3,
+          o = (row + x) * 3;
         for (let c = 0; c < 3; c++) {
           const v = subject[p0 + c]! * (1 - tx) + subject[p0 + 3 + c]! * tx;
           out[o + c] = v * shade + out[o + c]! * (1 - al);

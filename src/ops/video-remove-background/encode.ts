@@ -52,12 +52,15 @@ export class FrameEncoder {
       args = [
         ...input,
         ...audio,
-        '-map', '0:v:0',
+        '-map',
+        '0:v:0',
         ...(audio.length ? ['-map', '1:a:0?', ...spec.audio!] : []),
-        '-vf', filters.join(','),
+        '-vf',
+        filters.join(','),
         ...spec.video,
         ...spec.mux,
-        '-y', opts.output,
+        '-y',
+        opts.output,
       ];
     }
     this.proc = startFfmpeg(args, { stdin: 'pipe', stdout: 'ignore' });
@@ -98,7 +101,10 @@ export class FrameEncoder {
     // With transparency, frames must be whole (no offsetting, no "unchanged = transparent"
     // trick): every frame replaces the previous one once the disposal method is fixed.
     const flags = this.opts.spec.alpha ? ['-gifflags', '-offsetting-transdiff'] : [];
-    await this.run(['-i', mid, '-i', palette, '-lavfi', '[0:v][1:v]paletteuse=dither=sierra2_4a', ...flags, '-loop', '0', '-f', 'gif', '-y', this.opts.output], 'applying the palette');
+    await this.run(
+      ['-i', mid, '-i', palette, '-lavfi', '[0:v][1:v]paletteuse=dither=sierra2_4a', ...flags, '-loop', '0', '-f', 'gif', '-y', this.opts.output],
+      'applying the palette',
+    );
     if (this.opts.spec.alpha) await fixGifDisposal(this.opts.output);
   }
 

@@ -43,7 +43,25 @@ function h265(): string[] {
 function vp9(alpha: boolean): string[] {
   // libvpx cannot encode alpha with alternate reference frames; realtime speed 8 keeps
   // encoding from becoming the bottleneck next to inference.
-  return ['-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', '-row-mt', '1', '-b:v', '0', '-crf', '32', '-auto-alt-ref', '0', '-pix_fmt', alpha ? 'yuva420p' : 'yuv420p', ...BT709];
+  return [
+    '-c:v',
+    'libvpx-vp9',
+    '-deadline',
+    'realtime',
+    '-cpu-used',
+    '8',
+    '-row-mt',
+    '1',
+    '-b:v',
+    '0',
+    '-crf',
+    '32',
+    '-auto-alt-ref',
+    '0',
+    '-pix_fmt',
+    alpha ? 'yuva420p' : 'yuv420p',
+    ...BT709,
+  ];
 }
 
 function prores(alpha: boolean): string[] {

@@ -25,7 +25,9 @@ export const videoRemoveBackgroundOptions = z
       .optional()
       .describe('Background: "transparent" (default for webm_vp9, mov_h265, mov_proresks, gif) or a colour (default #FFFFFF otherwise)'),
     output_format: choiceField(OUTPUT_FORMATS, 'Output container and codec').default('mp4_h264'),
-    model: choiceField(['u2netp', 'isnet'] as const, 'Segmentation model (imgtool extension)').default('u2netp').meta({ extension: true }),
+    model: choiceField(['u2netp', 'isnet'] as const, 'Segmentation model (imgtool extension)')
+      .default('u2netp')
+      .meta({ extension: true }),
   })
   .refine((o) => o.background_color !== 'transparent' || TRANSPARENT_FORMATS.includes(o.output_format), {
     message: '{background_color} "transparent" needs {output_format} webm_vp9, mov_h265, mov_proresks or gif',
@@ -55,10 +57,22 @@ export const videoRemoveBackground = defineOperation({
   // The spec takes video_url in JSON; a local file still goes as multipart (imgtool serve only).
   uploadEncoding: 'json',
   acceptsImageResponse: false,
-  inputs: [{ key: 'video', kind: 'video', urlField: 'video_url', fileField: 'video', inlineBase64: false, description: 'Source video: a file, directory, glob or http(s) URL' }],
+  inputs: [
+    {
+      key: 'video',
+      kind: 'video',
+      urlField: 'video_url',
+      fileField: 'video',
+      inlineBase64: false,
+      description: 'Source video: a file, directory, glob or http(s) URL',
+    },
+  ],
   limits: VIDEO_LIMITS,
   options: videoRemoveBackgroundOptions,
-  examples: ['imgtool video-remove-background clip.mp4 --output-format webm_vp9 --background-color transparent', "imgtool video-remove-background 'clips/*.mov' --background-color '#00ff00'"],
+  examples: [
+    'imgtool video-remove-background clip.mp4 --output-format webm_vp9 --background-color transparent',
+    "imgtool video-remove-background 'clips/*.mov' --background-color '#00ff00'",
+  ],
   // The probe checks container, codec, duration and size before credits are reserved.
   inspect: async (inputs, signal) => {
     const { probeWithinLimits } = await import('./limits.js');

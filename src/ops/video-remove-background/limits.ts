@@ -18,11 +18,17 @@ export async function probeWithinLimits(input: LoadedInput, limits: Limits, op: 
   const probe = await probeVideo(input.path, { name: input.name, signal });
 
   if (!limits.formats.includes(probe.container)) {
-    throw new ImgtoolError('unsupported_format', `${input.name} is a ${probe.container.toUpperCase()} file; ${op} accepts ${Object.values(CONTAINERS).join(', ')}: remux or transcode it first`);
+    throw new ImgtoolError(
+      'unsupported_format',
+      `${input.name} is a ${probe.container.toUpperCase()} file; ${op} accepts ${Object.values(CONTAINERS).join(', ')}: remux or transcode it first`,
+    );
   }
   // A GIF container always holds the GIF codec; elsewhere the codec must be one the spec lists.
   if (!(probe.codec in CODECS) || (probe.codec === 'gif') !== (probe.container === 'gif')) {
-    throw new ImgtoolError('unsupported_format', `${input.name} is encoded with ${probe.codec}; ${op} accepts H.264, H.265, VP8, VP9, AV1 or ProRes video: transcode it first`);
+    throw new ImgtoolError(
+      'unsupported_format',
+      `${input.name} is encoded with ${probe.codec}; ${op} accepts H.264, H.265, VP8, VP9, AV1 or ProRes video: transcode it first`,
+    );
   }
   const maxSec = limits.maxDurationSec;
   if (maxSec !== undefined && probe.duration > maxSec + 1e-3) {

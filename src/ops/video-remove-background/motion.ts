@@ -133,7 +133,16 @@ export class BlockMotion {
       }
     }
     const dense = this.refine(vx, vy);
-    return { cols: gw, rows: gh, block: SCALE, vx: dense.vx, vy: dense.vy, residual: this.pushed >= 2 ? residual / (gw * gh) : Infinity, worst: this.pushed >= 2 ? worst : Infinity, clipped: clipped / (cols * rows) };
+    return {
+      cols: gw,
+      rows: gh,
+      block: SCALE,
+      vx: dense.vx,
+      vy: dense.vy,
+      residual: this.pushed >= 2 ? residual / (gw * gh) : Infinity,
+      worst: this.pushed >= 2 ? worst : Infinity,
+      clipped: clipped / (cols * rows),
+    };
   }
 
   /** Best integer vector within +-FINE px of (cx, cy) for block (bx, by), on every 2nd full-res row and column. */
@@ -271,14 +280,26 @@ export class BlockMotion {
   }
 }
 
-
 /**
  * Sum of abs differences between the block [x0,x1)x[y0,y1) of `cur` and the same block shifted
  * by (dx, dy) in `prev`, on every `step`-th row and column. Stops after the first row whose
  * running sum exceeds `limit` (the candidate has lost; ties are still computed in full).
  * Blocks whose shifted copy lies inside the image (almost all) take the loop without clamping.
  */
-function blockSad(cur: Uint8Array, prev: Uint8Array, w: number, h: number, x0: number, x1: number, y0: number, y1: number, dx: number, dy: number, step: number, limit: number): number {
+function blockSad(
+  cur: Uint8Array,
+  prev: Uint8Array,
+  w: number,
+  h: number,
+  x0: number,
+  x1: number,
+  y0: number,
+  y1: number,
+  dx: number,
+  dy: number,
+  step: number,
+  limit: number,
+): number {
   let s = 0;
   if (x0 + dx >= 0 && x1 + dx <= w && y0 + dy >= 0 && y1 + dy <= h) {
     const off = dy * w + dx;

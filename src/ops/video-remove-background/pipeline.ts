@@ -109,10 +109,18 @@ export const run: Pipeline<VideoRemoveBackgroundOptions> = async (job, ctx) => {
       else if (analysis.propagate) counts.propagated++;
       else counts.reused++;
       // A fresh buffer per frame: the pipe may still hold the previous one when write() returns.
-      const out = transparent ? attachAlpha(frame, matte, Buffer.allocUnsafe(width * height * 4)) : compositeOver(frame, matte, bg, Buffer.allocUnsafe(width * height * 3));
+      const out = transparent
+        ? attachAlpha(frame, matte, Buffer.allocUnsafe(width * height * 4))
+        : compositeOver(frame, matte, bg, Buffer.allocUnsafe(width * height * 3));
       await encoder.write(out);
       counts.frames++;
-      ctx.onProgress({ fraction: Math.min(0.99, counts.frames / total), stage: 'segment', done: counts.frames, total: Math.max(total, counts.frames), unit: 'frames' });
+      ctx.onProgress({
+        fraction: Math.min(0.99, counts.frames / total),
+        stage: 'segment',
+        done: counts.frames,
+        total: Math.max(total, counts.frames),
+        unit: 'frames',
+      });
     }
     if (counts.frames === 0) {
       throw new ImgtoolError('invalid_video', `${input.name} has no decodable video frames; the file may be truncated or corrupt`);

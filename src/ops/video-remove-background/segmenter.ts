@@ -78,7 +78,10 @@ export class FrameSegmenter {
     const { width, height, side } = this;
     const entry = modelEntry(this.model);
     // Squashed to the square like the model's training data; the matte is stretched back.
-    const small = await sharp(rgb, { raw: { width, height, channels: 3 } }).resize(side, side, { fit: 'fill' }).raw().toBuffer();
+    const small = await sharp(rgb, { raw: { width, height, channels: 3 } })
+      .resize(side, side, { fit: 'fill' })
+      .raw()
+      .toBuffer();
     const [lo, hi] = entry.input.range;
     const input = hwcToChw(small, side, side, 3, { scale: (hi - lo) / 255, mean: entry.input.mean.map((m) => m - lo), std: entry.input.std });
     const plane = await pool.run(input, [1, 3, side, side], entry.input.name, entry.output.name, signal);
@@ -92,8 +95,11 @@ export class FrameSegmenter {
     }
     const scale = max > min ? 255 / (max - min) : 0;
     for (let i = 0; i < plane.length; i++) mask[i] = clampByte((plane[i]! - min) * scale);
-    const big = await sharp(mask, { raw: { width: side, height: side, channels: 1 } }).resize(width, height, { fit: 'fill' }).extractChannel(0).raw().toBuffer();
+    const big = await sharp(mask, { raw: { width: side, height: side, channels: 1 } })
+      .resize(width, height, { fit: 'fill' })
+      .extractChannel(0)
+      .raw()
+      .toBuffer();
     return new Uint8Array(big.buffer, big.byteOffset, big.byteLength);
   }
 }
-

@@ -29,7 +29,11 @@ async function expectCode(p: Promise<unknown>, code: string) {
 
 describe('outpaint', () => {
   it('outputs input size plus the margins, original pixels byte-identical in PNG', async () => {
-    const { result, progress } = await runOp('outpaint', { image: bufferInput('cat.png', photo) }, { left: 16, top: 8, right: 40, bottom: 24, output_format: 'png', seed: 3 });
+    const { result, progress } = await runOp(
+      'outpaint',
+      { image: bufferInput('cat.png', photo) },
+      { left: 16, top: 8, right: 40, bottom: 24, output_format: 'png', seed: 3 },
+    );
     expect(result.ext).toBe('png');
     expect(result.contentType).toBe('image/png');
     expect(result.credits).toBe(2);
@@ -58,13 +62,18 @@ describe('outpaint', () => {
     const out = await rawOf(result.data!);
     expect([out.info.width, out.info.height]).toEqual([208, 160]);
     // Reference: the same pixels through the same JPEG encoder on their own.
-    const ref = await rawOf(await sharp(photoRgb, { raw: { width: 160, height: 160, channels: 3 } }).jpeg({ quality: 92, chromaSubsampling: '4:4:4' }).toBuffer());
+    const ref = await rawOf(
+      await sharp(photoRgb, { raw: { width: 160, height: 160, channels: 3 } })
+        .jpeg({ quality: 92, chromaSubsampling: '4:4:4' })
+        .toBuffer(),
+    );
     let ours = 0;
     let theirs = 0;
-    for (let y = 0; y < 160; y++) for (let x = 0; x < 160 * 3; x++) {
-      ours += Math.abs(photoRgb[y * 480 + x]! - out.data[y * 208 * 3 + x]!);
-      theirs += Math.abs(photoRgb[y * 480 + x]! - ref.data[y * 480 + x]!);
-    }
+    for (let y = 0; y < 160; y++)
+      for (let x = 0; x < 160 * 3; x++) {
+        ours += Math.abs(photoRgb[y * 480 + x]! - out.data[y * 208 * 3 + x]!);
+        theirs += Math.abs(photoRgb[y * 480 + x]! - ref.data[y * 480 + x]!);
+      }
     expect(ours / (160 * 480)).toBeLessThan(theirs / (160 * 480) + 0.5);
   });
 
@@ -186,7 +195,9 @@ describe('outpaint', () => {
     });
 
     it('rejects images above 6000 px with image_too_large', async () => {
-      const wide = await sharp({ create: { width: 6001, height: 128, channels: 3, background: '#808080' } }).png().toBuffer();
+      const wide = await sharp({ create: { width: 6001, height: 128, channels: 3, background: '#808080' } })
+        .png()
+        .toBuffer();
       await expectCode(runOp('outpaint', { image: bufferInput('wide.png', wide) }, { right: 10 }), 'image_too_large');
     });
 

@@ -8,7 +8,8 @@ import { mulberry32 } from '../../../src/media/random.js';
 describe('outpaint post-processing', () => {
   it('seam blending pulls a systematic offset to the original but leaves texture-sized steps alone', () => {
     // 40x20 canvas, original = left 20 columns; band 20 columns on the right.
-    const w = 40, h = 20;
+    const w = 40,
+      h = 20;
     const mk = (orig: (x: number, y: number) => number, band: (x: number, y: number) => number): Level => {
       const img = new Float32Array(w * h * 3);
       for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) img.fill(x < 20 ? orig(x, y) : band(x, y), (y * w + x) * 3, (y * w + x) * 3 + 3);
@@ -16,7 +17,10 @@ describe('outpaint post-processing', () => {
     };
     // A flat original at 200 and a band that came out at 50: the first band column meets 200,
     // the correction fades to nothing by the blend width.
-    const flat = mk(() => 200, () => 50);
+    const flat = mk(
+      () => 200,
+      () => 50,
+    );
     blendSeams(flat, SEAM_BLEND);
     expect(flat.img[(10 * w + 20) * 3]).toBeGreaterThan(190);
     expect(flat.img[(10 * w + 39) * 3]).toBeLessThan(flat.img[(10 * w + 25) * 3]!);
@@ -35,7 +39,8 @@ describe('outpaint post-processing', () => {
 
   it('seam blending fades out past the border ends: no line drawn across a corner', () => {
     // 60x60 canvas, original = [20,40) both ways, band all round. Original flat 200, band 50.
-    const w = 60, h = 60;
+    const w = 60,
+      h = 60;
     const img = new Float32Array(w * h * 3);
     for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) img.fill(x >= 20 && x < 40 && y >= 20 && y < 40 ? 200 : 50, (y * w + x) * 3, (y * w + x) * 3 + 3);
     const L: Level = { w, h, img, kx0: 20, ky0: 20, kx1: 40, ky1: 40 };
@@ -50,7 +55,9 @@ describe('outpaint post-processing', () => {
 
   it('straight blend carries structure that runs across the border, leaves texture and the original alone', () => {
     // 40x48 canvas, original = top 32 rows; band 16 rows at the bottom, filled with noise.
-    const w = 40, h = 48, kh = 32;
+    const w = 40,
+      h = 48,
+      kh = 32;
     const rng = mulberry32(5);
     const mk = (orig: (x: number, y: number) => number): Level => {
       const img = new Float32Array(w * h * 3);
@@ -58,7 +65,8 @@ describe('outpaint post-processing', () => {
       return { w, h, img, kx0: 0, ky0: 0, kx1: w, ky1: kh };
     };
     const err = (L: Level, y0: number) => {
-      let e = 0, n = 0;
+      let e = 0,
+        n = 0;
       for (let y = y0; y < h; y++) for (let x = 0; x < w; x++, n++) e += Math.abs(L.img[(y * w + x) * 3]! - L.img[((kh - 1) * w + x) * 3]!);
       return e / n;
     };
@@ -83,5 +91,4 @@ describe('outpaint post-processing', () => {
     blendStraight(again, STRAIGHT_BLEND, 0);
     expect(again.img).toEqual(same);
   });
-
 });

@@ -18,22 +18,41 @@ export interface Composite {
 }
 
 export const CUTOUTS = ['apple', 'basketball', 'crown', 'dress', 'handbag', 'sneaker', 'tshirt'] as const;
-export const BACKDROPS = ['textures/brick.png', 'textures/grass.png', 'textures/gravel.png', 'images/fruits.jpg', 'images/chelsea.png', 'images/baboon.jpg'] as const;
+export const BACKDROPS = [
+  'textures/brick.png',
+  'textures/grass.png',
+  'textures/gravel.png',
+  'images/fruits.jpg',
+  'images/chelsea.png',
+  'images/baboon.jpg',
+] as const;
 
-export async function makeComposite(cutout: string, backdrop: string, opts: { width?: number; height?: number; scale?: number; left?: number; top?: number; format?: 'jpeg' | 'png' } = {}): Promise<Composite> {
+export async function makeComposite(
+  cutout: string,
+  backdrop: string,
+  opts: { width?: number; height?: number; scale?: number; left?: number; top?: number; format?: 'jpeg' | 'png' } = {},
+): Promise<Composite> {
   const width = opts.width ?? 320;
   const height = opts.height ?? 240;
   const side = Math.round(Math.min(width, height) * (opts.scale ?? 0.7));
-  const fg = await sharp(fixture(`cutouts/${cutout}.png`)).resize(side, side).ensureAlpha().raw().toBuffer();
+  const fg = await sharp(fixture(`cutouts/${cutout}.png`))
+    .resize(side, side)
+    .ensureAlpha()
+    .raw()
+    .toBuffer();
   const left = opts.left ?? Math.round((width - side) / 2);
   const top = opts.top ?? Math.round((height - side) / 2);
   const bg = await sharp(fixture(backdrop)).resize(width, height, { fit: 'cover' }).removeAlpha().raw().toBuffer();
   const alpha = new Uint8Array(width * height);
   const rgb = Buffer.from(bg);
-  let x0 = width, y0 = height, x1 = -1, y1 = -1;
+  let x0 = width,
+    y0 = height,
+    x1 = -1,
+    y1 = -1;
   for (let y = 0; y < side; y++) {
     for (let x = 0; x < side; x++) {
-      const X = left + x, Y = top + y;
+      const X = left + x,
+        Y = top + y;
       if (X < 0 || Y < 0 || X >= width || Y >= height) continue;
       const s = (y * side + x) * 4;
       const a = fg[s + 3]!;
@@ -41,13 +60,23 @@ export async function makeComposite(cutout: string, backdrop: string, opts: { wi
       alpha[i] = a;
       for (let c = 0; c < 3; c++) rgb[i * 3 + c] = Math.round((fg[s + c]! * a + bg[i * 3 + c]! * (255 - a)) / 255);
       if (a > 0) {
-        x0 = Math.min(x0, X); x1 = Math.max(x1, X); y0 = Math.min(y0, Y); y1 = Math.max(y1, Y);
+        x0 = Math.min(x0, X);
+        x1 = Math.max(x1, X);
+        y0 = Math.min(y0, Y);
+        y1 = Math.max(y1, Y);
       }
     }
   }
   const enc = sharp(rgb, { raw: { width, height, channels: 3 } });
   const file = opts.format === 'png' ? await enc.png().toBuffer() : await enc.jpeg({ quality: 95 }).toBuffer();
-  return { name: `${cutout}-on-${backdrop.split('/').pop()!.split('.')[0]}`, file, width, height, alpha, box: { left: x0, top: y0, width: x1 - x0 + 1, height: y1 - y0 + 1 } };
+  return {
+    name: `${cutout}-on-${backdrop.split('/').pop()!.split('.')[0]}`,
+    file,
+    width,
+    height,
+    alpha,
+    box: { left: x0, top: y0, width: x1 - x0 + 1, height: y1 - y0 + 1 },
+  };
 }
 
 export { scoreAlpha } from '../../../bench/lib/metrics.mjs';

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { distanceToSeeds, labelRegions } from '../../../src/ops/remove-background/cleanup.js';
 import { fuseMasks, type FusionInput, type Keep } from '../../../src/ops/remove-background/fusion.js';
 
-const W = 200, H = 150;
+const W = 200,
+  H = 150;
 
 function disc(mask: Uint8Array, cx: number, cy: number, r: number, v = 255): Uint8Array {
   for (let y = 0; y < H; y++) for (let x = 0; x < W; x++) if ((x - cx) ** 2 + (y - cy) ** 2 <= r * r) mask[y * W + x] = v;

@@ -12,7 +12,9 @@ function randomGuide(w: number, h: number, seed: number): GuideImage {
 
 describe('guidedFilter', () => {
   it('with a flat guide it is a box mean of box means (a = 0, b = mean p)', () => {
-    const w = 24, h = 18, r = 2;
+    const w = 24,
+      h = 18,
+      r = 2;
     const guide: GuideImage = { width: w, height: h, channels: 3, data: new Uint8Array(w * h * 3).fill(120) };
     const rand = seededRandom(3);
     const p = Float32Array.from({ length: w * h }, () => rand());
@@ -22,7 +24,8 @@ describe('guidedFilter', () => {
   });
 
   it('reproduces a signal that is a linear function of the guide (eps -> 0)', () => {
-    const w = 32, h = 20;
+    const w = 32,
+      h = 20;
     const guide = randomGuide(w, h, 11);
     const p = new Float32Array(w * h);
     for (let i = 0; i < w * h; i++) p[i] = 0.1 + (0.5 * guide.data[3 * i]! - 0.2 * guide.data[3 * i + 1]! + 0.3 * guide.data[3 * i + 2]!) / 255;
@@ -31,7 +34,8 @@ describe('guidedFilter', () => {
   });
 
   it('keeps a constant signal constant, at full and at reduced solve resolution', () => {
-    const w = 40, h = 30;
+    const w = 40,
+      h = 30;
     const guide = randomGuide(w, h, 5);
     for (const s of [1, 2, 4]) {
       const q = guidedFilter(guide, new Float32Array(w * h).fill(0.7), 4, 1e-3, s);

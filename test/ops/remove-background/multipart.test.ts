@@ -13,10 +13,13 @@ interface Case {
   height: number;
 }
 
-const W = 400, H = 300;
+const W = 400,
+  H = 300;
 
 async function cutOut(c: Case, options: Record<string, unknown> = {}) {
-  const file = await sharp(c.rgb, { raw: { width: c.width, height: c.height, channels: 3 } }).jpeg({ quality: 92 }).toBuffer();
+  const file = await sharp(c.rgb, { raw: { width: c.width, height: c.height, channels: 3 } })
+    .jpeg({ quality: 92 })
+    .toBuffer();
   const { result } = await runOp('remove-background', { image: bufferInput('case.jpg', file) }, { mask_only: true, ...options });
   const alpha = new Uint8Array(await sharp(result.data!).extractChannel(0).raw().toBuffer());
   return { alpha, meta: result.meta as { parts: Array<{ area: number; left: number; top: number; width: number; height: number }>; keep: string } };
@@ -30,31 +33,49 @@ function partRecall(c: Case, alpha: Uint8Array): number[] {
 
 describe('remove-background: every part of a multi-part object is kept', () => {
   // On a busy real texture (brick), each object as the bench composes it from its pieces.
-  it.each(Object.keys(MULTI) as string[])('%s: every part at least 80%% kept, IoU >= 0.85', async (object) => {
-    const c: Case = await compose(FIXTURES, { object, backdropFile: 'textures/brick.png', kind: 'busy', width: W, height: H, size: 0.75, x: 0.4, y: 0.5 });
-    const { alpha, meta } = await cutOut(c);
-    const recall = partRecall(c, alpha);
-    expect(recall.length).toBeGreaterThanOrEqual(1);
-    for (const r of recall) expect(r).toBeGreaterThanOrEqual(0.8);
-    expect(scoreAlpha(alpha, c.alpha, W, H).iou).toBeGreaterThanOrEqual(0.85);
-    expect(meta.parts.length).toBeGreaterThanOrEqual(1);
-  }, 120_000);
+  it.each(Object.keys(MULTI) as string[])(
+    '%s: every part at least 80%% kept, IoU >= 0.85',
+    async (object) => {
+      const c: Case = await compose(FIXTURES, { object, backdropFile: 'textures/brick.png', kind: 'busy', width: W, height: H, size: 0.75, x: 0.4, y: 0.5 });
+      const { alpha, meta } = await cutOut(c);
+      const recall = partRecall(c, alpha);
+      expect(recall.length).toBeGreaterThanOrEqual(1);
+      for (const r of recall) expect(r).toBeGreaterThanOrEqual(0.8);
+      expect(scoreAlpha(alpha, c.alpha, W, H).iou).toBeGreaterThanOrEqual(0.85);
+      expect(meta.parts.length).toBeGreaterThanOrEqual(1);
+    },
+    120_000,
+  );
 });
 
 describe('remove-background: single objects keep their quality', () => {
-  it.each(SINGLE as string[])('%s on brick: IoU >= 0.95, boundary-band error <= 0.1', async (object) => {
-    const c: Case = await compose(FIXTURES, { object, backdropFile: 'textures/brick.png', kind: 'busy', width: W, height: H, size: 0.75, x: 0.4, y: 0.5 });
-    const { alpha, meta } = await cutOut(c);
-    const s = scoreAlpha(alpha, c.alpha, W, H);
-    expect(s.iou).toBeGreaterThanOrEqual(0.95);
-    expect(s.boundary).toBeLessThanOrEqual(0.1);
-    expect(meta.parts).toHaveLength(1);
-  }, 120_000);
+  it.each(SINGLE as string[])(
+    '%s on brick: IoU >= 0.95, boundary-band error <= 0.1',
+    async (object) => {
+      const c: Case = await compose(FIXTURES, { object, backdropFile: 'textures/brick.png', kind: 'busy', width: W, height: H, size: 0.75, x: 0.4, y: 0.5 });
+      const { alpha, meta } = await cutOut(c);
+      const s = scoreAlpha(alpha, c.alpha, W, H);
+      expect(s.iou).toBeGreaterThanOrEqual(0.95);
+      expect(s.boundary).toBeLessThanOrEqual(0.1);
+      expect(meta.parts).toHaveLength(1);
+    },
+    120_000,
+  );
 });
 
 describe('remove-background --keep', () => {
   // A pair of shoes: two separate objects of about the same size.
-  const pair = () => compose(FIXTURES, { object: 'shoe-pair', backdropFile: 'textures/gravel.png', kind: 'low-contrast', width: W, height: H, size: 0.6, x: 0.5, y: 0.5 }) as Promise<Case>;
+  const pair = () =>
+    compose(FIXTURES, {
+      object: 'shoe-pair',
+      backdropFile: 'textures/gravel.png',
+      kind: 'low-contrast',
+      width: W,
+      height: H,
+      size: 0.6,
+      x: 0.5,
+      y: 0.5,
+    }) as Promise<Case>;
 
   it('auto (default) keeps both shoes and reports two parts with their areas', async () => {
     const c = await pair();
@@ -77,8 +98,26 @@ describe('remove-background --keep', () => {
 
   it('all keeps a second, smaller salient object that auto leaves out', async () => {
     // A handbag, and an apple in the corner that only U2-Net-p is confident about.
-    const c = (await compose(FIXTURES, { object: 'handbag', backdropFile: 'textures/gravel.png', kind: 'low-contrast', width: W, height: H, size: 0.9, x: 0.2, y: 0.5 })) as Case;
-    const apple = (await compose(FIXTURES, { object: 'apple', backdropFile: 'textures/gravel.png', kind: 'low-contrast', width: W, height: H, size: 0.25, x: 0.98, y: 0.02 })) as Case;
+    const c = (await compose(FIXTURES, {
+      object: 'handbag',
+      backdropFile: 'textures/gravel.png',
+      kind: 'low-contrast',
+      width: W,
+      height: H,
+      size: 0.9,
+      x: 0.2,
+      y: 0.5,
+    })) as Case;
+    const apple = (await compose(FIXTURES, {
+      object: 'apple',
+      backdropFile: 'textures/gravel.png',
+      kind: 'low-contrast',
+      width: W,
+      height: H,
+      size: 0.25,
+      x: 0.98,
+      y: 0.02,
+    })) as Case;
     for (let i = 0; i < W * H; i++) {
       const a = apple.alpha[i]!;
       if (!a) continue;

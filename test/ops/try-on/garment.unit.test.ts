@@ -18,7 +18,9 @@ describe('garment analysis', () => {
     expect(dress.kind).toBe('full');
     expect(shirt.landmarks.sleeveL && shirt.landmarks.sleeveR).toBeTruthy();
     // Trousers: a full-width waistband over two legs.
-    const w = 120, h = 200, m = new Uint8Array(w * h);
+    const w = 120,
+      h = 200,
+      m = new Uint8Array(w * h);
     for (let y = 10; y < 190; y++) {
       for (let x = 20; x < 100; x++) {
         const leg = y < 80 || x < 55 || x >= 65;

@@ -23,11 +23,23 @@ describe('fitTps', () => {
   });
 
   it('reproduces an affine map everywhere (no bending), with or without lambda', () => {
-    const froms = [[0, 0], [50, 10], [90, 80], [20, 70], [60, 40], [10, 30]] as const;
+    const froms = [
+      [0, 0],
+      [50, 10],
+      [90, 80],
+      [20, 70],
+      [60, 40],
+      [10, 30],
+    ] as const;
     const pairs = froms.map(([x, y]) => ({ from: { x, y }, to: { x: affine(x, y)[0], y: affine(x, y)[1] } }));
     for (const lambda of [0, 0.002, 0.1]) {
       const tps = fitTps(pairs, 128, lambda);
-      for (const [x, y] of [[-20, 5], [33, 47], [120, 130], [75, 15]] as const) {
+      for (const [x, y] of [
+        [-20, 5],
+        [33, 47],
+        [120, 130],
+        [75, 15],
+      ] as const) {
         const [fx, fy] = tps.map(x, y);
         expect(fx).toBeCloseTo(affine(x, y)[0], 6);
         expect(fy).toBeCloseTo(affine(x, y)[1], 6);

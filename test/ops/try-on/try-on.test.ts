@@ -23,7 +23,9 @@ async function rgbOf(src: string | Buffer): Promise<Rgb> {
 
 /** Hue in degrees and HSV saturation. */
 function hueSat(r: number, g: number, b: number): [number, number] {
-  const max = Math.max(r, g, b), min = Math.min(r, g, b), d = max - min;
+  const max = Math.max(r, g, b),
+    min = Math.min(r, g, b),
+    d = max - min;
   if (!max || !d) return [0, 0];
   let h = max === r ? ((g - b) / d) % 6 : max === g ? (b - r) / d + 2 : (r - g) / d + 4;
   h *= 60;
@@ -33,7 +35,8 @@ function hueSat(r: number, g: number, b: number): [number, number] {
 /** Circular mean hue of the saturated opaque pixels of a garment cut-out. */
 async function dominantHue(path: string): Promise<number> {
   const { data, info } = await sharp(path).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
-  let sx = 0, sy = 0;
+  let sx = 0,
+    sy = 0;
   for (let i = 0; i < info.width * info.height; i++) {
     if (data[i * 4 + 3]! < 200) continue;
     const [h, s] = hueSat(data[i * 4]!, data[i * 4 + 1]!, data[i * 4 + 2]!);
@@ -54,7 +57,8 @@ interface Box {
 
 /** Share of a box's pixels within 35 degrees of a hue (saturation >= 0.25). */
 function hueShare(img: Rgb, box: Box, hue: number): number {
-  let hit = 0, n = 0;
+  let hit = 0,
+    n = 0;
   for (let y = box.y; y < box.y + box.height; y++) {
     for (let x = box.x; x < box.x + box.width; x++) {
       const i = (y * img.width + x) * 3;
@@ -85,7 +89,8 @@ const inBox = (b: Box, x: number, y: number) => x >= b.x && x < b.x + b.width &&
 
 /** Whether the 8x8 JPEG block holding (x, y) overlaps the box: blocks that do not are coded identically. */
 function blockTouches(b: Box, x: number, y: number): boolean {
-  const bx = x & ~7, by = y & ~7;
+  const bx = x & ~7,
+    by = y & ~7;
   return bx < b.x + b.width && bx + 8 > b.x && by < b.y + b.height && by + 8 > b.y;
 }
 
@@ -113,7 +118,10 @@ describe('try-on (local pipeline)', () => {
     // A garment photo that shows a person: the T-shirt composited over the astronaut's torso.
     const dir = tempDir('imgtool-tryon-');
     const shirt = await sharp(TSHIRT).resize(300, 300).toBuffer();
-    const photo = await sharp(PERSON).composite([{ input: shirt, left: 70, top: 195 }]).png().toBuffer();
+    const photo = await sharp(PERSON)
+      .composite([{ input: shirt, left: 70, top: 195 }])
+      .png()
+      .toBuffer();
     const path = join(dir, 'worn.png');
     writeFileSync(path, photo);
     worn = await runOp('try-on', { person: PERSON, garment: path });
@@ -169,7 +177,10 @@ describe('try-on (local pipeline)', () => {
   it('remove_background puts the person on white and keeps the face', async () => {
     const out = await rgbOf(dress.result.data!);
     // The top corners are flag and backdrop in the input.
-    for (const [x0, y0] of [[0, 0], [out.width - 40, 0]]) {
+    for (const [x0, y0] of [
+      [0, 0],
+      [out.width - 40, 0],
+    ]) {
       const corner = diffs(out, { ...out, data: Buffer.alloc(out.data.length, 255) }, (x, y) => x >= x0 && x < x0 + 40 && y >= y0 && y < y0 + 40);
       expect(mean(corner)).toBeLessThan(6);
     }
@@ -201,13 +212,21 @@ describe('try-on input errors', () => {
 
   it('rejects a 63 px person or garment with image_too_small', async () => {
     const tiny = await sharp(PERSON).resize(63, 63).png().toBuffer();
-    await expect(runOp('try-on', { person: bufferInput('tiny.png', tiny), garment: TSHIRT })).rejects.toMatchObject({ code: 'image_too_small', message: expect.stringMatching(/tiny\.png is 63x63.*64x64/) });
+    await expect(runOp('try-on', { person: bufferInput('tiny.png', tiny), garment: TSHIRT })).rejects.toMatchObject({
+      code: 'image_too_small',
+      message: expect.stringMatching(/tiny\.png is 63x63.*64x64/),
+    });
     await expect(runOp('try-on', { person: PERSON, garment: bufferInput('tiny.png', tiny) })).rejects.toMatchObject({ code: 'image_too_small' });
   });
 
   it('rejects an undecodable garment and an invalid option', async () => {
-    await expect(runOp('try-on', { person: PERSON, garment: bufferInput('x.jpg', Buffer.from('not an image')) })).rejects.toMatchObject({ code: 'invalid_image' });
-    await expect(runOp('try-on', { person: PERSON, garment: TSHIRT }, { garment_mode: 'sideways' })).rejects.toMatchObject({ code: 'invalid_parameter', message: expect.stringMatching(/garment_mode/) });
+    await expect(runOp('try-on', { person: PERSON, garment: bufferInput('x.jpg', Buffer.from('not an image')) })).rejects.toMatchObject({
+      code: 'invalid_image',
+    });
+    await expect(runOp('try-on', { person: PERSON, garment: TSHIRT }, { garment_mode: 'sideways' })).rejects.toMatchObject({
+      code: 'invalid_parameter',
+      message: expect.stringMatching(/garment_mode/),
+    });
   });
 
   it('stops with job_cancelled when the signal has fired', async () => {

@@ -35,10 +35,21 @@ const alphaOf = async (png: Buffer) => {
 };
 
 describe('upscale: alpha edges through the model', () => {
-  for (const [cutout, model] of [['apple.png', 'fast'], ['sneaker.png', 'fast'], ['crown.png', 'slim']] as const) {
+  for (const [cutout, model] of [
+    ['apple.png', 'fast'],
+    ['sneaker.png', 'fast'],
+    ['crown.png', 'slim'],
+  ] as const) {
     it(`${cutout} shrunk 4x then upscaled with ${model}: edge error well under Lanczos3's`, { timeout: 120_000 }, async () => {
-      const truth = await alphaOf(await sharp(fixture(`cutouts/${cutout}`)).png().toBuffer());
-      const small = await sharp(fixture(`cutouts/${cutout}`)).resize(truth.width / 4, truth.height / 4, { kernel: 'lanczos3' }).png().toBuffer();
+      const truth = await alphaOf(
+        await sharp(fixture(`cutouts/${cutout}`))
+          .png()
+          .toBuffer(),
+      );
+      const small = await sharp(fixture(`cutouts/${cutout}`))
+        .resize(truth.width / 4, truth.height / 4, { kernel: 'lanczos3' })
+        .png()
+        .toBuffer();
       const { result } = await runOp('upscale', { image: bufferInput(cutout, small) }, { scale: 4, model });
       const out = await alphaOf(result.data!);
       expect([out.width, out.height]).toEqual([truth.width, truth.height]);

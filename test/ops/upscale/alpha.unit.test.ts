@@ -10,7 +10,7 @@ describe('bleedHiddenColour', () => {
     const alpha = new Uint8Array(width * height);
     // Column 0 red and opaque, column 1 blue at half alpha; everything else hidden.
     for (let y = 0; y < height; y++) {
-      rgb.set([255, 0, 0], (y * width) * 3);
+      rgb.set([255, 0, 0], y * width * 3);
       alpha[y * width] = 255;
       rgb.set([0, 0, 255], (y * width + 1) * 3);
       alpha[y * width + 1] = 128;

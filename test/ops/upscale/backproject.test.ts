@@ -6,7 +6,10 @@ import { backProject } from '../../../src/ops/upscale/backproject.js';
 import { photoRaw, psnr } from './media.js';
 
 const shrink = async (data: Uint8Array, w: number, h: number, toW: number, toH: number) =>
-  sharp(data, { raw: { width: w, height: h, channels: 3 } }).resize(toW, toH, { kernel: 'lanczos3', fit: 'fill' }).raw().toBuffer();
+  sharp(data, { raw: { width: w, height: h, channels: 3 } })
+    .resize(toW, toH, { kernel: 'lanczos3', fit: 'fill' })
+    .raw()
+    .toBuffer();
 
 describe('backProject', () => {
   it('makes the 4x output consistent with the input and closer to the real original', async () => {
@@ -32,6 +35,8 @@ describe('backProject', () => {
   it('stops on an aborted signal', async () => {
     const ac = new AbortController();
     ac.abort();
-    await expect(backProject(new Uint8Array(128 * 128 * 3), 128, 128, new Uint8Array(64 * 64 * 3), 64, 64, { signal: ac.signal })).rejects.toMatchObject({ code: 'job_cancelled' });
+    await expect(backProject(new Uint8Array(128 * 128 * 3), 128, 128, new Uint8Array(64 * 64 * 3), 64, 64, { signal: ac.signal })).rejects.toMatchObject({
+      code: 'job_cancelled',
+    });
   });
 });

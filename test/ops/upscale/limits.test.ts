@@ -10,7 +10,9 @@ import { fromRaw, padJpeg, photoRaw } from './media.js';
 
 /** A flat image of any size: cheap to make and to decode. */
 const flat = (width: number, height: number, format: 'png' | 'jpeg' = 'png') =>
-  sharp({ create: { width, height, channels: 3, background: '#6a8' } })[format]().toBuffer();
+  sharp({ create: { width, height, channels: 3, background: '#6a8' } })
+    [format]()
+    .toBuffer();
 
 async function expectCode(buf: Buffer, name: string, scale: number, code: string, message?: RegExp): Promise<void> {
   const p = runOp('upscale', { image: bufferInput(name, buf) }, { scale, model: 'thick' });
@@ -27,7 +29,9 @@ describe('upscale limits', () => {
   });
 
   it('over 25 MB -> file_size_too_large, from memory and from a file, even when the pixels would also be too large', async () => {
-    const small = await fromRaw(await photoRaw(96, 96)).jpeg().toBuffer();
+    const small = await fromRaw(await photoRaw(96, 96))
+      .jpeg()
+      .toBuffer();
     const big = padJpeg(small, 25 * 1024 * 1024 + 1);
     // Still a valid JPEG: the only thing wrong with it is its size.
     expect((await sharp(big).metadata()).width).toBe(96);
@@ -41,11 +45,20 @@ describe('upscale limits', () => {
   });
 
   it('1501x1501 at 4x -> image_too_large with the hint (scale 2 or the largest input that fits)', async () => {
-    await expectCode(await flat(1501, 1501), 'big.png', 4, 'image_too_large', /big\.png is 1501x1501; at 4x the output would be 6004x6004, over the 6000x6000 limit: use --scale 2, or downscale it to at most 1500x1500/);
+    await expectCode(
+      await flat(1501, 1501),
+      'big.png',
+      4,
+      'image_too_large',
+      /big\.png is 1501x1501; at 4x the output would be 6004x6004, over the 6000x6000 limit: use --scale 2, or downscale it to at most 1500x1500/,
+    );
     await expectCode(await flat(2000, 1000), 'pano.png', 4, 'image_too_large', /downscale it to at most 1500x750/);
     await expectCode(await flat(3001, 1200), 'wide.png', 2, 'image_too_large', /at 2x the output would be 6002x2400.*: downscale it to at most 3000x1199/);
     // The hint uses the displayed (EXIF-rotated) size.
-    const rotated = await sharp({ create: { width: 1600, height: 1000, channels: 3, background: '#6a8' } }).jpeg().withMetadata({ orientation: 6 }).toBuffer();
+    const rotated = await sharp({ create: { width: 1600, height: 1000, channels: 3, background: '#6a8' } })
+      .jpeg()
+      .withMetadata({ orientation: 6 })
+      .toBuffer();
     await expectCode(rotated, 'rot.jpg', 4, 'image_too_large', /rot\.jpg is 1000x1600; .* downscale it to at most 937x1500/);
   });
 
@@ -56,20 +69,36 @@ describe('upscale limits', () => {
   it('a text file named .jpg and an empty file -> invalid_image', async () => {
     await expectCode(Buffer.from('this is not a jpeg, just text\n'), 'notes.jpg', 2, 'invalid_image', /notes\.jpg is not a decodable image/);
     await expectCode(Buffer.alloc(0), 'empty.jpg', 2, 'invalid_image');
-    const jpg = await fromRaw(await photoRaw(96, 96)).jpeg().toBuffer();
+    const jpg = await fromRaw(await photoRaw(96, 96))
+      .jpeg()
+      .toBuffer();
     await expectCode(jpg.subarray(0, jpg.length >> 1), 'cut.jpg', 2, 'invalid_image');
   });
 
   it('through the CLI: every violation is reported with its code and leaves no output file', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'tiny.png'), await flat(63, 63));
-    writeFileSync(join(dir, 'huge.jpg'), padJpeg(await fromRaw(await photoRaw(96, 96)).jpeg().toBuffer(), 26 * 1024 * 1024));
+    writeFileSync(
+      join(dir, 'huge.jpg'),
+      padJpeg(
+        await fromRaw(await photoRaw(96, 96))
+          .jpeg()
+          .toBuffer(),
+        26 * 1024 * 1024,
+      ),
+    );
     writeFileSync(join(dir, 'big.png'), await flat(1501, 1501));
     writeFileSync(join(dir, 'strip.png'), await flat(6001, 64));
     writeFileSync(join(dir, 'notes.jpg'), 'plain text');
     const r = await cli(['upscale', '*', '--scale', '4', '--json'], { cwd: dir });
     expect(r.code).toBe(1);
-    const codes = Object.fromEntries(r.stdout.trim().split('\n').map((l) => JSON.parse(l)).map((x) => [x.input, [x.status, x.error_code, x.output, x.credits]]));
+    const codes = Object.fromEntries(
+      r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l))
+        .map((x) => [x.input, [x.status, x.error_code, x.output, x.credits]]),
+    );
     expect(codes).toEqual({
       'tiny.png': ['failed', 'image_too_small', null, 0],
       'huge.jpg': ['failed', 'file_size_too_large', null, 0],

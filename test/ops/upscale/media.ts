@@ -21,7 +21,11 @@ export function fromRaw(img: Raw): sharp.Sharp {
 
 /** A fixture cut-out (exact alpha) at size x size, RGBA. */
 export async function cutoutRaw(size: number, name = 'apple'): Promise<Raw> {
-  const data = await sharp(fixture(`cutouts/${name}.png`)).ensureAlpha().resize(size, size).raw().toBuffer();
+  const data = await sharp(fixture(`cutouts/${name}.png`))
+    .ensureAlpha()
+    .resize(size, size)
+    .raw()
+    .toBuffer();
   return { data, width: size, height: size, channels: 4 };
 }
 

@@ -29,7 +29,9 @@ describe('upscale: size, format, credits', () => {
   }
 
   it('accepts scale as a numeric string (multipart) and defaults the model from the schema', async () => {
-    const png = await fromRaw(await photoRaw(64, 64)).png().toBuffer();
+    const png = await fromRaw(await photoRaw(64, 64))
+      .png()
+      .toBuffer();
     const { result } = await runOp('upscale', { image: bufferInput('a.png', png) }, { scale: '2', model: 'slim' });
     expect(result.meta).toMatchObject({ width: 128, height: 128 });
     const { getOperation } = await import('../../../src/ops/registry.js');
@@ -38,7 +40,9 @@ describe('upscale: size, format, credits', () => {
 
   it('emits progress per tile, in order, ending at 1', async () => {
     // 200 px wide with the default 192 px tile: two tiles.
-    const png = await fromRaw(await photoRaw(200, 64)).png().toBuffer();
+    const png = await fromRaw(await photoRaw(200, 64))
+      .png()
+      .toBuffer();
     const { progress } = await runOp('upscale', { image: bufferInput('wide.png', png) }, { scale: 2, ...SLIM });
     const tiles = progress.filter((p) => p.unit === 'tiles' && p.done! > 0);
     expect(tiles.map((p) => [p.done, p.total])).toEqual([
@@ -51,7 +55,9 @@ describe('upscale: size, format, credits', () => {
   });
 
   it('stops with job_cancelled when the signal fires, before or during the tiles', async () => {
-    const png = await fromRaw(await photoRaw(200, 200)).png().toBuffer();
+    const png = await fromRaw(await photoRaw(200, 200))
+      .png()
+      .toBuffer();
     const before = new AbortController();
     before.abort();
     await expect(runOp('upscale', { image: bufferInput('a.png', png) }, { scale: 2, ...SLIM }, before.signal)).rejects.toMatchObject({ code: 'job_cancelled' });
@@ -67,7 +73,11 @@ describe('upscale: size, format, credits', () => {
 });
 
 describe('upscale: Real-ESRGAN models', () => {
-  for (const [model, scale] of [['fast', 2], ['fast', 4], ['realesrgan', 2]] as const) {
+  for (const [model, scale] of [
+    ['fast', 2],
+    ['fast', 4],
+    ['realesrgan', 2],
+  ] as const) {
     it(`${model} at ${scale}x: exact output size, JPEG, and shrunk back it resembles the input`, { timeout: 120_000 }, async () => {
       const src = await photoRaw(72, 64);
       const png = await fromRaw(src).png().toBuffer();
@@ -129,7 +139,9 @@ describe('upscale: alpha', () => {
     const paint = (rgb: [number, number, number]) => {
       const data = Buffer.from(src.data);
       for (let i = 0; i < data.length; i += 4) if (data[i + 3] === 0) data.set(rgb, i);
-      return fromRaw({ ...src, data }).png().toBuffer();
+      return fromRaw({ ...src, data })
+        .png()
+        .toBuffer();
     };
     const magenta = await paint([255, 0, 255]);
     const green = await paint([0, 255, 0]);

@@ -16,9 +16,13 @@ export function probe(file: string): Probe {
 
 /** All frames as RGB, converted with the BT.709 matrix the file is tagged with. */
 export function decodeFrames(file: string, width: number, height: number): Buffer[] {
-  const raw = execFileSync(ffmpegPath(), ['-v', 'error', '-i', file, '-vf', 'scale=in_color_matrix=bt709:in_range=tv,format=rgb24', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'], {
-    maxBuffer: 1 << 30,
-  });
+  const raw = execFileSync(
+    ffmpegPath(),
+    ['-v', 'error', '-i', file, '-vf', 'scale=in_color_matrix=bt709:in_range=tv,format=rgb24', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
+    {
+      maxBuffer: 1 << 30,
+    },
+  );
   const size = width * height * 3;
   const frames: Buffer[] = [];
   for (let o = 0; o + size <= raw.length; o += size) frames.push(raw.subarray(o, o + size));
@@ -27,7 +31,8 @@ export function decodeFrames(file: string, width: number, height: number): Buffe
 
 /** PSNR in dB over the pixels where `include` (pixel index) is true; Infinity when equal. */
 export function psnr(a: Uint8Array, b: Uint8Array, include?: (pixel: number) => boolean): number {
-  let se = 0, n = 0;
+  let se = 0,
+    n = 0;
   for (let p = 0; p < a.length / 3; p++) {
     if (include && !include(p)) continue;
     for (let c = 0; c < 3; c++) {
@@ -41,11 +46,13 @@ export function psnr(a: Uint8Array, b: Uint8Array, include?: (pixel: number) => 
 
 /** Box-averaged copy, `k` x smaller on each side. */
 export function shrink(f: Uint8Array, width: number, height: number, k = 4): Float32Array {
-  const w = Math.floor(width / k), h = Math.floor(height / k);
+  const w = Math.floor(width / k),
+    h = Math.floor(height / k);
   const out = new Float32Array(w * h * 3);
   for (let y = 0; y < h * k; y++) {
     for (let x = 0; x < w * k; x++) {
-      const o = (Math.floor(y / k) * w + Math.floor(x / k)) * 3, i = (y * width + x) * 3;
+      const o = (Math.floor(y / k) * w + Math.floor(x / k)) * 3,
+        i = (y * width + x) * 3;
       for (let c = 0; c < 3; c++) out[o + c] += f[i + c]! / (k * k);
     }
   }
@@ -69,6 +76,7 @@ export async function resizedInput(path: string, width: number, height: number):
 }
 
 export function hasFaststart(file: Buffer): boolean {
-  const moov = file.indexOf('moov'), mdat = file.indexOf('mdat');
+  const moov = file.indexOf('moov'),
+    mdat = file.indexOf('mdat');
   return moov > 0 && mdat > 0 && moov < mdat;
 }

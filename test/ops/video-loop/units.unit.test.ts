@@ -53,7 +53,8 @@ describe('ambient audio', () => {
   it('is quiet, exactly as long as the clip, and continues from its end into its start', () => {
     const s = ambientLoop({ durationSec: 5, seed: 3 });
     expect(s.length).toBe(5 * SAMPLE_RATE * 2);
-    let sq = 0, step = 0;
+    let sq = 0,
+      step = 0;
     for (let i = 0; i < s.length; i++) sq += s[i]! * s[i]!;
     for (let i = 2; i < s.length; i += 2) step += Math.abs(s[i]! - s[i - 2]!);
     const rms = Math.sqrt(sq / s.length);
@@ -68,7 +69,9 @@ describe('ambient audio', () => {
 describe('subject fallback without models', () => {
   it('finds a subject on a plain backdrop by colour distance, and none in a busy scene', async () => {
     const { backdropEstimate } = await import('../../../src/ops/video-loop/subject.js');
-    const w = 64, h = 48, plain = Buffer.alloc(w * h * 3, 230);
+    const w = 64,
+      h = 48,
+      plain = Buffer.alloc(w * h * 3, 230);
     for (let y = 10; y < 30; y++) for (let x = 20; x < 40; x++) plain.set([200, 40, 40], (y * w + x) * 3);
     const s = backdropEstimate({ data: plain, width: w, height: h, channels: 3 })!;
     expect(s.alpha[20 * w + 30]).toBe(255);

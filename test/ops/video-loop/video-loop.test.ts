@@ -16,7 +16,10 @@ const plainScene = join(dir, 'sneaker-on-plain.jpg');
 beforeAll(async () => {
   const shoe = await sharp(fixture('cutouts/sneaker.png')).resize(200, 200).toBuffer();
   const brick = await sharp(fixture('textures/brick.png')).resize(640, 480).toBuffer();
-  await sharp(brick).composite([{ input: shoe, left: 220, top: 170 }]).jpeg({ quality: 95 }).toFile(brickScene);
+  await sharp(brick)
+    .composite([{ input: shoe, left: 220, top: 170 }])
+    .jpeg({ quality: 95 })
+    .toFile(brickScene);
   await sharp({ create: { width: 640, height: 480, channels: 3, background: '#e6e6ea' } })
     .composite([{ input: shoe, left: 220, top: 140 }])
     .jpeg({ quality: 95 })
@@ -91,11 +94,13 @@ describe('video-loop subtle', () => {
   it('moves the subject but keeps the camera fixed (far background barely changes)', () => {
     // Subject: the pasted shoe occupies x 220..420, y 170..370.
     const inShoe = (p: number) => {
-      const x = p % 640, y = Math.floor(p / 640);
+      const x = p % 640,
+        y = Math.floor(p / 640);
       return x >= 230 && x < 410 && y >= 180 && y < 360;
     };
     const far = (p: number) => {
-      const x = p % 640, y = Math.floor(p / 640);
+      const x = p % 640,
+        y = Math.floor(p / 640);
       return x < 150 || x >= 490 || y < 100;
     };
     const subjectPsnr = Math.min(...frames.map((f) => psnr(f, frames[0]!, inShoe)));
@@ -115,8 +120,14 @@ describe('video-loop renderer', () => {
   it('the frame after the last equals the first, which equals the input', async () => {
     const decoded = await decodeImage(fileInput(brickScene), videoLoop.limits, videoLoop.name);
     for (const motion of ['subtle', 'spin'] as const) {
-      const loop = await prepareLoop(decoded, { duration: 5, resolution: '480p', motion, include_audio: false, prompt: 'windy' }, { signal: new AbortController().signal, warn: () => {} });
-      const a = new Uint8ClampedArray(loop.width * loop.height * 3), b = new Uint8ClampedArray(a.length), mid = new Uint8ClampedArray(a.length);
+      const loop = await prepareLoop(
+        decoded,
+        { duration: 5, resolution: '480p', motion, include_audio: false, prompt: 'windy' },
+        { signal: new AbortController().signal, warn: () => {} },
+      );
+      const a = new Uint8ClampedArray(loop.width * loop.height * 3),
+        b = new Uint8ClampedArray(a.length),
+        mid = new Uint8ClampedArray(a.length);
       loop.render(0, a);
       loop.render(loop.frames, b);
       loop.render(loop.frames / 2, mid);
@@ -129,11 +140,15 @@ describe('video-loop renderer', () => {
 
 describe('video-loop on a photo, prompt and no audio', () => {
   it('animates the scene, lists ignored directions once and writes no audio stream', async () => {
-    const out = await runOp('video-loop', { image: fixture('images/butterfly.jpg') }, {
-      duration: 5,
-      resolution: '480p',
-      prompt: 'gentle breeze in the leaves, slow; zoom in and pan left, add a dog, cut to night',
-    });
+    const out = await runOp(
+      'video-loop',
+      { image: fixture('images/butterfly.jpg') },
+      {
+        duration: 5,
+        resolution: '480p',
+        prompt: 'gentle breeze in the leaves, slow; zoom in and pan left, add a dog, cut to night',
+      },
+    );
     const p = probe(out.result.file!);
     expect(p.streams.filter((s) => s.codec_type === 'audio')).toHaveLength(0);
     const v = videoStream(p);
@@ -162,7 +177,8 @@ describe('video-loop spin', () => {
     const frames = decodeFrames(out.result.file!, 640, 480);
     expect(frames).toHaveLength(120);
     expectSeamless(frames);
-    const last = psnr(frames.at(-1)!, frames[0]!), half = psnr(frames[60]!, frames[0]!);
+    const last = psnr(frames.at(-1)!, frames[0]!),
+      half = psnr(frames[60]!, frames[0]!);
     expect(last).toBeGreaterThan(half + 8);
     expect(half).toBeLessThan(25);
     // The backdrop is never touched: corners identical to the first frame throughout.
@@ -186,10 +202,14 @@ describe('video-loop spin', () => {
 describe('video-loop errors and cancellation', () => {
   it('rejects inputs outside the limits with spec codes', async () => {
     const small = join(dir, 'tiny.png');
-    await sharp({ create: { width: 40, height: 40, channels: 3, background: '#888' } }).png().toFile(small);
+    await sharp({ create: { width: 40, height: 40, channels: 3, background: '#888' } })
+      .png()
+      .toFile(small);
     await expect(runOp('video-loop', { image: small }, { resolution: '480p' })).rejects.toMatchObject({ code: 'image_too_small' });
     const gif = join(dir, 'x.gif');
-    await sharp({ create: { width: 80, height: 80, channels: 3, background: '#888' } }).gif().toFile(gif);
+    await sharp({ create: { width: 80, height: 80, channels: 3, background: '#888' } })
+      .gif()
+      .toFile(gif);
     await expect(runOp('video-loop', { image: gif }, { resolution: '480p' })).rejects.toMatchObject({ code: 'unsupported_format' });
     await expect(runOp('video-loop', { image: plainScene }, { duration: 4 })).rejects.toMatchObject({ code: 'invalid_parameter' });
   });
@@ -200,7 +220,11 @@ describe('video-loop errors and cancellation', () => {
     const out = join(dir, 'cancelled.mp4');
     let frames = 0;
     const err = await pipeline(
-      { operation: 'video-loop', inputs: { image: fileInput(plainScene) }, options: videoLoop.options.parse({ resolution: '480p', motion: 'spin', duration: 15 }) },
+      {
+        operation: 'video-loop',
+        inputs: { image: fileInput(plainScene) },
+        options: videoLoop.options.parse({ resolution: '480p', motion: 'spin', duration: 15 }),
+      },
       {
         signal: ac.signal,
         onProgress: (e) => {

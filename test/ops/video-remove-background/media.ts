@@ -32,7 +32,26 @@ export function probeOut(file: string): { streams: StreamInfo[]; duration: numbe
  * WebM/MKV VP9 files are read with it.
  */
 export function frameRgba(file: string, index: number, width: number, height: number, vp9 = false): Buffer {
-  const args = ['-hide_banner', '-nostdin', '-v', 'error', ...(vp9 ? ['-c:v', 'libvpx-vp9'] : []), '-i', file, '-vf', `select=eq(n\\,${index})`, '-vsync', '0', '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgba', 'pipe:1'];
+  const args = [
+    '-hide_banner',
+    '-nostdin',
+    '-v',
+    'error',
+    ...(vp9 ? ['-c:v', 'libvpx-vp9'] : []),
+    '-i',
+    file,
+    '-vf',
+    `select=eq(n\\,${index})`,
+    '-vsync',
+    '0',
+    '-frames:v',
+    '1',
+    '-f',
+    'rawvideo',
+    '-pix_fmt',
+    'rgba',
+    'pipe:1',
+  ];
   const r = spawnSync(ffmpegPath(), args, { maxBuffer: 64 << 20 });
   if (r.status !== 0) throw new Error(`decode ${file}: ${r.stderr.toString()}`);
   if (r.stdout.length !== width * height * 4) throw new Error(`decode ${file}: got ${r.stdout.length} bytes`);

@@ -8,21 +8,26 @@ import { maskIou as iou } from '../../../bench/lib/metrics.mjs';
 
 /** A 256x144 frame: the apple cut-out (exact alpha) over brick, and that alpha as the truth. */
 async function composite() {
-  const W = 256, H = 144, S = 96, L = 80, T = 24;
+  const W = 256,
+    H = 144,
+    S = 96,
+    L = 80,
+    T = 24;
   const bg = await sharp(fixture('textures/brick.png')).resize(W, H, { fit: 'cover' }).removeAlpha().raw().toBuffer();
   const fg = await sharp(fixture('cutouts/apple.png')).resize(S, S).ensureAlpha().raw().toBuffer();
   const rgb = Buffer.from(bg);
   const truth = new Uint8Array(W * H);
   for (let y = 0; y < S; y++) {
     for (let x = 0; x < S; x++) {
-      const j = (y * S + x) * 4, i = (T + y) * W + L + x, a = fg[j + 3]! / 255;
+      const j = (y * S + x) * 4,
+        i = (T + y) * W + L + x,
+        a = fg[j + 3]! / 255;
       truth[i] = fg[j + 3]!;
       for (let c = 0; c < 3; c++) rgb[i * 3 + c] = Math.round(fg[j + c]! * a + bg[i * 3 + c]! * (1 - a));
     }
   }
   return { rgb, truth, W, H };
 }
-
 
 describe('u2netp at free input sizes', () => {
   it('the built u2netp declares H and W symbolic (models/build.mjs frees them)', () => {

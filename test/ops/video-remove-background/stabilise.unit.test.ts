@@ -21,7 +21,7 @@ function frame(sx: number, sy: number, size = 32, texture = 0): Uint8Array {
   for (let y = 0; y < H; y++) {
     for (let x = 0; x < W; x++) {
       const inside = x >= sx && x < sx + size && y >= sy && y < sy + size;
-      const v = inside ? 230 : 60 + ((((x >> 3) + (y >> 3) + texture) & 1) * 40);
+      const v = inside ? 230 : 60 + (((x >> 3) + (y >> 3) + texture) & 1) * 40;
       f.set([v, inside ? 40 : v, v], (y * W + x) * 3);
     }
   }
@@ -181,9 +181,24 @@ describe('GIF disposal fix', () => {
     const gce = [0x21, 0xf9, 0x04, 0x05, 0x0a, 0x00, 0x01, 0x00];
     const img = (data: number[]) => [0x2c, 0, 0, 0, 0, 2, 0, 1, 0, 0x00, 0x02, data.length, ...data, 0x00];
     const gif = Buffer.from([
-      ...Buffer.from('GIF89a'), 2, 0, 1, 0, 0x80, 0, 0, 0, 0, 0, 255, 255, 255,
-      ...gce, ...img([0x21, 0xf9, 0x04, 0x05]),
-      ...gce, ...img([0x44, 0x01]),
+      ...Buffer.from('GIF89a'),
+      2,
+      0,
+      1,
+      0,
+      0x80,
+      0,
+      0,
+      0,
+      0,
+      0,
+      255,
+      255,
+      255,
+      ...gce,
+      ...img([0x21, 0xf9, 0x04, 0x05]),
+      ...gce,
+      ...img([0x44, 0x01]),
       0x3b,
     ]);
     const before = Buffer.from(gif);

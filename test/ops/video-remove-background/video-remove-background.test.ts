@@ -34,7 +34,10 @@ async function runIn(outDir: string, input: string, raw: Record<string, unknown>
 }
 
 async function expectError(promise: Promise<unknown>, code: string, text?: RegExp) {
-  const err = (await promise.then(() => null, (e: unknown) => e)) as { code?: string; message?: string } | null;
+  const err = (await promise.then(
+    () => null,
+    (e: unknown) => e,
+  )) as { code?: string; message?: string } | null;
   expect(err, 'expected an error').not.toBeNull();
   expect(err!.code).toBe(code);
   if (text) expect(err!.message).toMatch(text);
@@ -44,11 +47,35 @@ beforeAll(() => {
   dir = tempDir('imgtool-vrb-');
   synthetic = join(dir, 'apple.mp4');
   ffmpeg([
-    '-loop', '1', '-i', fixture('textures/brick.png'),
-    '-loop', '1', '-i', fixture('cutouts/apple.png'),
-    '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=44100',
-    '-filter_complex', `[0]scale=${W}:${H},format=rgb24[bg];[1]scale=72:72[fg];[bg][fg]overlay=x='20+60*t':y=36:shortest=1,format=yuv420p[v]`,
-    '-map', '[v]', '-map', '2:a', '-t', '1', '-r', String(FPS), '-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac', synthetic,
+    '-loop',
+    '1',
+    '-i',
+    fixture('textures/brick.png'),
+    '-loop',
+    '1',
+    '-i',
+    fixture('cutouts/apple.png'),
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=frequency=440:sample_rate=44100',
+    '-filter_complex',
+    `[0]scale=${W}:${H},format=rgb24[bg];[1]scale=72:72[fg];[bg][fg]overlay=x='20+60*t':y=36:shortest=1,format=yuv420p[v]`,
+    '-map',
+    '[v]',
+    '-map',
+    '2:a',
+    '-t',
+    '1',
+    '-r',
+    String(FPS),
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-c:a',
+    'aac',
+    synthetic,
   ]);
 }, 60_000);
 
@@ -76,7 +103,11 @@ describe('output formats', () => {
 
   for (const c of cases) {
     it(`${c.format} ${c.bg ?? '(default background)'}`, async () => {
-      const { result, progress, warnings } = await runOp('video-remove-background', { video: synthetic }, { output_format: c.format, ...(c.bg ? { background_color: c.bg } : {}) });
+      const { result, progress, warnings } = await runOp(
+        'video-remove-background',
+        { video: synthetic },
+        { output_format: c.format, ...(c.bg ? { background_color: c.bg } : {}) },
+      );
       expect(result.file).toBeTruthy();
       expect(result.ext).toBe(c.format === 'gif' ? 'gif' : c.format.split('_')[0]);
       expect(result.credits).toBe(1);
@@ -141,7 +172,11 @@ describe('output formats', () => {
   });
 
   it('transparent with an opaque-only format is invalid_parameter from the schema', async () => {
-    await expectError(runOp('video-remove-background', { video: synthetic }, { output_format: 'mp4_h264', background_color: 'transparent' }), 'invalid_parameter', /background_color/);
+    await expectError(
+      runOp('video-remove-background', { video: synthetic }, { output_format: 'mp4_h264', background_color: 'transparent' }),
+      'invalid_parameter',
+      /background_color/,
+    );
   });
 });
 
@@ -150,11 +185,21 @@ describe('accepted inputs', () => {
   // Every accepted container/codec, made from the OpenCV sample clips (AVI/Cinepak, AVI/MPEG-4).
   const inputs: Array<{ file: string; args: string[]; codec: string; audio: boolean }> = [
     { file: 'h264.mp4', args: ['-i', V('Megamind.avi'), '-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac'], codec: 'h264', audio: true },
-    { file: 'hevc.mov', args: ['-i', V('tree.avi'), '-c:v', 'libx265', '-preset', 'ultrafast', '-x265-params', 'log-level=error', '-tag:v', 'hvc1'], codec: 'hevc', audio: false },
+    {
+      file: 'hevc.mov',
+      args: ['-i', V('tree.avi'), '-c:v', 'libx265', '-preset', 'ultrafast', '-x265-params', 'log-level=error', '-tag:v', 'hvc1'],
+      codec: 'hevc',
+      audio: false,
+    },
     { file: 'prores.mov', args: ['-i', V('tree.avi'), '-c:v', 'prores_ks', '-profile:v', 'standard'], codec: 'prores', audio: false },
     { file: 'vp8.webm', args: ['-i', V('Megamind.avi'), '-c:v', 'libvpx', '-deadline', 'realtime', '-c:a', 'libopus', '-ac', '2'], codec: 'vp8', audio: true },
     { file: 'vp9.mkv', args: ['-i', V('tree.avi'), '-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8'], codec: 'vp9', audio: false },
-    { file: 'av1.mkv', args: ['-i', V('tree.avi'), '-strict', '-2', '-c:v', 'libaom-av1', '-cpu-used', '8', '-crf', '45', '-b:v', '0'], codec: 'av1', audio: false },
+    {
+      file: 'av1.mkv',
+      args: ['-i', V('tree.avi'), '-strict', '-2', '-c:v', 'libaom-av1', '-cpu-used', '8', '-crf', '45', '-b:v', '0'],
+      codec: 'av1',
+      audio: false,
+    },
     { file: 'clip.gif', args: ['-i', V('tree.avi')], codec: 'gif', audio: false },
   ];
 
@@ -162,7 +207,16 @@ describe('accepted inputs', () => {
     it(`${input.file} (${input.codec})`, async () => {
       const src = join(dir, input.file);
       const isGif = input.file.endsWith('.gif');
-      ffmpeg(['-t', '1', ...input.args.slice(0, 2), '-vf', 'fps=8,scale=128:96', ...(isGif ? [] : ['-pix_fmt', input.codec === 'prores' ? 'yuv422p10le' : 'yuv420p']), ...input.args.slice(2), src]);
+      ffmpeg([
+        '-t',
+        '1',
+        ...input.args.slice(0, 2),
+        '-vf',
+        'fps=8,scale=128:96',
+        ...(isGif ? [] : ['-pix_fmt', input.codec === 'prores' ? 'yuv422p10le' : 'yuv420p']),
+        ...input.args.slice(2),
+        src,
+      ]);
       const probe = await probeVideo(src);
       expect(probe.codec).toBe(input.codec);
       expect(probe.hasAudio).toBe(input.audio);
@@ -179,11 +233,41 @@ describe('accepted inputs', () => {
 
 describe('limits are enforced from the probe, before decoding, with no output', () => {
   const cases: Array<{ name: string; make: (f: string) => void; ext: string; code: string; text: RegExp }> = [
-    { name: 'a 61 s clip', ext: 'mp4', code: 'video_too_long', text: /61\.0 s.*at most 60 s/, make: (f) => ffmpeg(['-f', 'lavfi', '-i', 'color=c=gray:s=64x64:r=1', '-t', '61', '-c:v', 'libx264', '-preset', 'ultrafast', f]) },
-    { name: 'a 4100 px clip', ext: 'mp4', code: 'image_too_large', text: /4100x64.*4096/, make: (f) => ffmpeg(['-f', 'lavfi', '-i', 'color=c=gray:s=4100x64:r=1', '-t', '1', '-c:v', 'libx264', '-preset', 'ultrafast', f]) },
-    { name: 'a 48 px clip', ext: 'webm', code: 'image_too_small', text: /48x48.*64x64/, make: (f) => ffmpeg(['-f', 'lavfi', '-i', 'color=c=gray:s=48x48:r=5', '-t', '1', '-c:v', 'libvpx', f]) },
-    { name: 'an .avi', ext: 'avi', code: 'unsupported_format', text: /AVI.*MP4, MOV, WebM, MKV, GIF/, make: (f) => ffmpeg(['-i', fixture('video/tree.avi'), '-t', '0.5', '-c', 'copy', f]) },
-    { name: 'MPEG-4 Part 2 in MP4', ext: 'mp4', code: 'unsupported_format', text: /mpeg4.*H\.264/, make: (f) => ffmpeg(['-i', fixture('video/tree.avi'), '-t', '0.5', '-c:v', 'mpeg4', f]) },
+    {
+      name: 'a 61 s clip',
+      ext: 'mp4',
+      code: 'video_too_long',
+      text: /61\.0 s.*at most 60 s/,
+      make: (f) => ffmpeg(['-f', 'lavfi', '-i', 'color=c=gray:s=64x64:r=1', '-t', '61', '-c:v', 'libx264', '-preset', 'ultrafast', f]),
+    },
+    {
+      name: 'a 4100 px clip',
+      ext: 'mp4',
+      code: 'image_too_large',
+      text: /4100x64.*4096/,
+      make: (f) => ffmpeg(['-f', 'lavfi', '-i', 'color=c=gray:s=4100x64:r=1', '-t', '1', '-c:v', 'libx264', '-preset', 'ultrafast', f]),
+    },
+    {
+      name: 'a 48 px clip',
+      ext: 'webm',
+      code: 'image_too_small',
+      text: /48x48.*64x64/,
+      make: (f) => ffmpeg(['-f', 'lavfi', '-i', 'color=c=gray:s=48x48:r=5', '-t', '1', '-c:v', 'libvpx', f]),
+    },
+    {
+      name: 'an .avi',
+      ext: 'avi',
+      code: 'unsupported_format',
+      text: /AVI.*MP4, MOV, WebM, MKV, GIF/,
+      make: (f) => ffmpeg(['-i', fixture('video/tree.avi'), '-t', '0.5', '-c', 'copy', f]),
+    },
+    {
+      name: 'MPEG-4 Part 2 in MP4',
+      ext: 'mp4',
+      code: 'unsupported_format',
+      text: /mpeg4.*H\.264/,
+      make: (f) => ffmpeg(['-i', fixture('video/tree.avi'), '-t', '0.5', '-c:v', 'mpeg4', f]),
+    },
     {
       name: 'a corrupted file',
       ext: 'mp4',
@@ -215,7 +299,11 @@ describe('limits are enforced from the probe, before decoding, with no output', 
     const op = getOperation('video-remove-background')!;
     const ctx: RunContext = { signal: new AbortController().signal, onProgress: () => {}, warn: () => {}, tempPath: (ext) => join(out, `x.${ext}`) };
     const input = { name: 'huge.mp4', path: synthetic, size: 100 * MB + 1 };
-    await expectError((await op.load())({ operation: op.name, inputs: { video: input }, options: parseOptions(op, {}, 'field') }, ctx), 'file_size_too_large', /huge\.mp4 is 100\.0 MB.*at most 100\.0 MB/);
+    await expectError(
+      (await op.load())({ operation: op.name, inputs: { video: input }, options: parseOptions(op, {}, 'field') }, ctx),
+      'file_size_too_large',
+      /huge\.mp4 is 100\.0 MB.*at most 100\.0 MB/,
+    );
     expect(readdirSync(out)).toEqual([]);
   });
 });
@@ -240,7 +328,17 @@ describe('cancellation', () => {
 describe('probeVideo', () => {
   it('tells MP4 from MOV and WebM from MKV, and counts frames where the container does not store them', async () => {
     const mp4 = await probeVideo(synthetic);
-    expect(mp4).toMatchObject({ container: 'mp4', codec: 'h264', width: W, height: H, fps: FPS, frameCount: FPS, hasAudio: true, audioCodec: 'aac', rotation: 0 });
+    expect(mp4).toMatchObject({
+      container: 'mp4',
+      codec: 'h264',
+      width: W,
+      height: H,
+      fps: FPS,
+      frameCount: FPS,
+      hasAudio: true,
+      audioCodec: 'aac',
+      rotation: 0,
+    });
     expect(mp4.duration).toBeCloseTo(1, 1);
     const mov = join(dir, 'remux.mov');
     const mkv = join(dir, 'remux.mkv');
