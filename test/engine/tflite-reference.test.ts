@@ -7,9 +7,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
+// @ts-expect-error plain ESM build scripts without type declarations
 import { packageDir, readManifest, sha256 } from '../../models/build.mjs';
+// @ts-expect-error plain ESM build scripts without type declarations
 import { runTfliteReference } from '../../models/convert/tflite-reference.mjs';
+// @ts-expect-error plain ESM build scripts without type declarations
 import { convertTflite } from '../../models/convert/tflite-to-onnx.mjs';
+// @ts-expect-error plain ESM build scripts without type declarations
 import { readTflite } from '../../models/convert/tflite-reader.mjs';
 import { getSession, modelPath } from '../../src/engine/models.js';
 import { FIXTURES } from './fixtures.js';
