@@ -1,10 +1,12 @@
 import sharp from 'sharp';
 import { ImgtoolError, throwIfAborted } from '../../errors.js';
+import { detectPeople, type Person } from '../../engine/people.js';
 import { decodeImage, encodeImage, type DecodedImage } from '../../media/image.js';
 import type { LoadedInput, Pipeline } from '../define.js';
 import { cutoutSubject } from '../remove-background/cutout.js';
 import { analyseBody, type BodyGeometry } from './body.js';
 import { fitGarment } from './fit.js';
+import { applyLandmarks } from './pose.js';
 import { prepareGarment } from './garment.js';
 import { EXTRACTION_CREDITS, tryOn, type TryOnOptions } from './index.js';
 import { blurPlane, plane, resizePlane, type Plane } from './raster.js';
@@ -41,19 +43,28 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
   const garmentImg = await decodeImage(garmentIn, tryOn.limits, tryOn.name);
   throwIfAborted(signal);
 
-  progress(0.05, 'segment person');
+  progress(0.05, 'find people');
+  const people = await detectPeople(person, { signal });
+  throwIfAborted(signal);
+  const subject = people[0];
+  if (!subject) {
+    throw new ImgtoolError('invalid_parameter', `no person found in ${personIn.name}; use a photo showing a person's head and shoulders at least`, { field: 'person_image' });
+  }
+  if (people.length > 1) {
+    ctx.warn(`${personIn.name}: ${people.length} people found; dressing the most prominent one (the largest, at x=${subject.box.x}, y=${subject.box.y})`);
+  }
+
+  progress(0.15, 'segment person');
   const cut = await cutoutSubject(person, { signal });
   throwIfAborted(signal);
 
   progress(0.4, 'analyse body');
-  const { W, H, k, rgb: workRgb, alpha: workAlpha } = await workScale(person, cut.mask);
+  // The body is measured on the chosen person's own mask (BlazePose's segmentation), so held
+  // objects and other people do not pass for shoulders or hips.
+  const { W, H, k, rgb: workRgb, alpha: workAlpha } = await workScale(person, subject.mask);
   let body: BodyGeometry;
-  const silShare = countAbove(workAlpha.data, 128) / (W * H);
-  if (silShare < 0.02) {
-    throw new ImgtoolError('invalid_image', `${personIn.name}: no person found (the subject covers ${(100 * silShare).toFixed(1)}% of the image); use a photo of one person, plain background best`, { field: 'person_image' });
-  }
   try {
-    body = analyseBody(workRgb, W, H, workAlpha);
+    body = applyLandmarks(analyseBody(workRgb, W, H, workAlpha), subject, k);
   } catch (err) {
     throw new ImgtoolError('invalid_image', `${personIn.name}: could not locate a body in the person image; use a frontal photo of one person`, { cause: err, field: 'person_image' });
   }
@@ -126,6 +137,8 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
       extraction_reasons: garment.reasons,
       region,
       face,
+      people: people.length,
+      landmarks: landmarkMeta(subject),
       body: {
         center_x: Math.round(body.cx * k),
         shoulder_y: Math.round(body.shoulderY * k),
@@ -152,10 +165,9 @@ async function workScale(person: DecodedImage, mask: Uint8Array) {
   return { W, H, k: person.width / W, rgb: new Uint8Array(rgbBuf.buffer, rgbBuf.byteOffset, rgbBuf.byteLength), alpha };
 }
 
-function countAbove(a: Uint8Array, t: number): number {
-  let n = 0;
-  for (let i = 0; i < a.length; i++) if (a[i]! >= t) n++;
-  return n;
+/** The dressed person's BlazePose landmarks for callers: image pixels, visibility to 2 decimals. */
+function landmarkMeta(p: Person): Array<[number, number, number]> {
+  return p.landmarks.map((l) => [Math.round(l.x), Math.round(l.y), Math.round(l.visibility * 100) / 100]);
 }
 
 /** Sleeves cover bare arms: below the neck only head and hair stay in front of them. */
@@ -165,7 +177,7 @@ function sleeveOccluder(body: BodyGeometry): Plane {
   const neckRow = Math.round(body.neckY);
   for (let i = 0; i < w * h; i++) {
     const y = (i / w) | 0;
-    out[i] = body.occluder.data[i] && !(y >= neckRow && body.skin.data[i]) ? 1 : 0;
+    out[i] = (body.occluder.data[i] && !(y >= neckRow && body.skin.data[i])) || body.hands?.data[i] ? 1 : 0;
   }
   return plane(w, h, out);
 }
