@@ -194,12 +194,15 @@ export async function detectPeople(img: PeopleInput, opts: DetectPeopleOptions =
   throwIfAborted(opts.signal);
   const people: Person[] = [];
   for (const r of regions(mask, img, opts.minArea ?? 0.01)) {
-    // BlazePose wants the whole body centred in its crop. A region may be only the visible part
-    // of a person who continues below it (a bust cut by the frame or hidden behind an object):
-    // the box as found and the box extended down by `extendBelow` region heights are both tried,
-    // and the crop the model is surer of wins.
+    // BlazePose wants the whole body centred in its crop. A region cut by the bottom edge is a
+    // person who continues below the frame (a bust): its box is extended down by `extendBelow`
+    // region heights (a crop of the bust alone gives confident but wrong, crouching poses).
+    // Elsewhere the person may still continue behind an object: the box as found and the
+    // extended box are both tried, and the crop the model is surer of wins.
+    const ext = opts.extendBelow ?? 1;
+    const tries = r.y1 >= img.height - 2 ? [ext] : [0, ext];
     let first: Pass | null = null;
-    for (const ext of [0, opts.extendBelow ?? 1]) {
+    for (const ext of tries) {
       const y1 = r.y1 + ext * (r.y1 - r.y0);
       const side = Math.max(r.x1 - r.x0, y1 - r.y0) * 1.25;
       const pass = await landmarkPass(img, { cx: (r.x0 + r.x1) / 2, cy: (r.y0 + y1) / 2, side, angle: 0 }, model);

@@ -6,6 +6,7 @@ import type { LoadedInput, Pipeline } from '../define.js';
 import { cutoutSubject } from '../remove-background/cutout.js';
 import { analyseBody, type BodyGeometry } from './body.js';
 import { fitGarment } from './fit.js';
+import { fitGarmentToPose } from './fit-pose.js';
 import { applyLandmarks } from './pose.js';
 import { prepareGarment } from './garment.js';
 import { EXTRACTION_CREDITS, tryOn, type TryOnOptions } from './index.js';
@@ -81,7 +82,10 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
   throwIfAborted(signal);
 
   progress(0.7, 'warp');
-  const fit = fitGarment(garment, body, k);
+  // Tops and dresses follow the landmarks when BlazePose saw both shoulders; bottoms (and
+  // bodies whose shoulders are hidden) keep the silhouette fit.
+  const shouldersSeen = subject.landmarks[11]!.visibility > 0.5 && subject.landmarks[12]!.visibility > 0.5;
+  const fit = garment.kind !== 'bottom' && shouldersSeen ? fitGarmentToPose(garment, subject, person.width, person.height) : fitGarment(garment, body, k);
   const layer = warpGarment(garment, fit, person.width, person.height, signal);
 
   progress(0.8, 'shade');

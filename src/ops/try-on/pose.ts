@@ -50,7 +50,7 @@ export function applyLandmarks(body: BodyGeometry, person: Person, k: number): B
   // Face box from eyes, ears, nose and mouth.
   const face = faceBox(L, body.width, body.height);
 
-  const occluder = withLimbs(body.occluder, body.silhouette, L, sw, true);
+  const occluder = withLimbs(moveNeck(body, neckY, face), body.silhouette, body.skin, L, sw, true);
   const skin = body.skin;
   return {
     ...body,
@@ -70,7 +70,7 @@ export function applyLandmarks(body: BodyGeometry, person: Person, k: number): B
     armR,
     occluder,
     skin,
-    hands: withLimbs(plane(body.width, body.height), body.silhouette, L, sw, false),
+    hands: withLimbs(plane(body.width, body.height), body.silhouette, body.skin, L, sw, false),
   };
 }
 
@@ -86,7 +86,7 @@ function faceBox(L: Array<{ x: number; y: number; v: number }>, w: number, h: nu
     x0: clamp(x0 - 0.15 * (x1 - x0), 0, w - 1),
     x1: clamp(x1 + 0.15 * (x1 - x0), 0, w - 1),
     y0: clamp(Math.min(...ys, eyeY - 1.6 * d), 0, h - 1),
-    y1: clamp(mouthY + 1.1 * d, 0, h - 1),
+    y1: clamp(mouthY + 0.7 * d, 0, h - 1),
   };
 }
 
@@ -95,7 +95,7 @@ function faceBox(L: Array<{ x: number; y: number; v: number }>, w: number, h: nu
  * silhouette, to an occluder plane. Forearms stay in front of a torso garment; with
  * `forearms` false only the hands are drawn (what stays in front of a sleeve).
  */
-function withLimbs(base: Plane, sil: Plane, L: Array<{ x: number; y: number; v: number }>, sw: number, forearms: boolean): Plane {
+function withLimbs(base: Plane, sil: Plane, skin: Plane, L: Array<{ x: number; y: number; v: number }>, sw: number, forearms: boolean): Plane {
   const { width: w, height: h } = base;
   const out = new Uint8Array(base.data);
   const segs: Array<[number, number, number]> = [];
@@ -109,6 +109,9 @@ function withLimbs(base: Plane, sil: Plane, L: Array<{ x: number; y: number; v: 
   for (const [a, b, r] of segs) {
     const p = L[a]!, q = L[b]!;
     if (p.v < 0.5 || q.v < 0.5) continue;
+    // BlazePose places hidden hands too (confidently, at times): a limb is drawn in front only
+    // where the photo shows skin along it, so a guessed wrist cannot punch a hole in the garment.
+    if (skinShare(skin, p, q, w, h) < 0.4) continue;
     const x0 = Math.max(0, Math.floor(Math.min(p.x, q.x) - r)), x1 = Math.min(w - 1, Math.ceil(Math.max(p.x, q.x) + r));
     const y0 = Math.max(0, Math.floor(Math.min(p.y, q.y) - r)), y1 = Math.min(h - 1, Math.ceil(Math.max(p.y, q.y) + r));
     const dx = q.x - p.x, dy = q.y - p.y, len2 = Math.max(1e-6, dx * dx + dy * dy);
@@ -119,6 +122,37 @@ function withLimbs(base: Plane, sil: Plane, L: Array<{ x: number; y: number; v: 
         const i = y * w + x;
         if (ex * ex + ey * ey <= r * r && sil.data[i]) out[i] = 1;
       }
+    }
+  }
+  return plane(w, h, out);
+}
+
+/** Share of skin pixels sampled along the segment p -> q. */
+function skinShare(skin: Plane, p: { x: number; y: number }, q: { x: number; y: number }, w: number, h: number): number {
+  let n = 0, k = 0;
+  for (let t = 0; t <= 1; t += 0.05) {
+    const x = Math.round(p.x + (q.x - p.x) * t), y = Math.round(p.y + (q.y - p.y) * t);
+    if (x < 0 || y < 0 || x >= w || y >= h) continue;
+    n++;
+    if (skin.data[y * w + x]) k++;
+  }
+  return n ? k / n : 0;
+}
+
+/**
+ * The silhouette heuristics put everything above their neck row in front of the garment; the
+ * landmarks' neck row replaces theirs: rows between the two are re-decided (head and face in
+ * front, the rest behind).
+ */
+function moveNeck(body: BodyGeometry, neckY: number, face: BodyGeometry['face']): Plane {
+  const { width: w, height: h } = body;
+  const out = new Uint8Array(body.occluder.data);
+  const a = Math.max(0, Math.round(Math.min(neckY, body.neckY))), b = Math.min(h, Math.round(Math.max(neckY, body.neckY)));
+  for (let y = a; y < b; y++) {
+    for (let x = 0; x < w; x++) {
+      const i = y * w + x;
+      const inFace = face && x >= face.x0 && x <= face.x1 && y <= face.y1;
+      out[i] = y < neckY ? body.silhouette.data[i]! : inFace ? body.silhouette.data[i]! : 0;
     }
   }
   return plane(w, h, out);
