@@ -13,7 +13,8 @@ function diff(a, b, i) {
 function inQuad(q, x, y) {
   let sign = 0;
   for (let k = 0; k < 4; k++) {
-    const [ax, ay] = q[k], [bx, by] = q[(k + 1) % 4];
+    const [ax, ay] = q[k],
+      [bx, by] = q[(k + 1) % 4];
     const c = (bx - ax) * (y - ay) - (by - ay) * (x - ax);
     if (c === 0) continue;
     const s = Math.sign(c);
@@ -34,7 +35,10 @@ function inQuad(q, x, y) {
 export function tryOnMeasures(ref, out, width, height, mask, landmarks, face) {
   const L = (k) => landmarks[k];
   const quad = [L(11), L(12), L(24), L(23)].map(([x, y]) => [x, y]);
-  let changed = 0, changedIn = 0, quadN = 0, quadChanged = 0;
+  let changed = 0,
+    changedIn = 0,
+    quadN = 0,
+    quadChanged = 0;
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
       const p = y * width + x;
@@ -49,7 +53,8 @@ export function tryOnMeasures(ref, out, width, height, mask, landmarks, face) {
       }
     }
   }
-  let faceSum = 0, faceN = 0;
+  let faceSum = 0,
+    faceN = 0;
   if (face) {
     for (let y = face.y; y < face.y + face.height; y++) {
       for (let x = face.x; x < face.x + face.width; x++) {

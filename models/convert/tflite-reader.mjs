@@ -6,12 +6,39 @@
 
 /** BuiltinOperator enum values (tensorflow/lite/schema/schema.fbs) of the ops we may meet. */
 export const BUILTIN = {
-  0: 'ADD', 1: 'AVERAGE_POOL_2D', 2: 'CONCATENATION', 3: 'CONV_2D', 4: 'DEPTHWISE_CONV_2D',
-  5: 'DEPTH_TO_SPACE', 6: 'DEQUANTIZE', 9: 'FULLY_CONNECTED', 14: 'LOGISTIC', 17: 'MAX_POOL_2D',
-  18: 'MUL', 19: 'RELU', 21: 'RELU6', 22: 'RESHAPE', 23: 'RESIZE_BILINEAR', 25: 'SOFTMAX',
-  28: 'TANH', 32: 'CUSTOM', 34: 'PAD', 39: 'TRANSPOSE', 40: 'MEAN', 41: 'SUB', 42: 'DIV',
-  45: 'STRIDED_SLICE', 53: 'CAST', 54: 'PRELU', 55: 'MAXIMUM', 57: 'MINIMUM', 60: 'PADV2',
-  67: 'TRANSPOSE_CONV', 97: 'RESIZE_NEAREST_NEIGHBOR', 98: 'LEAKY_RELU', 117: 'HARD_SWISH',
+  0: 'ADD',
+  1: 'AVERAGE_POOL_2D',
+  2: 'CONCATENATION',
+  3: 'CONV_2D',
+  4: 'DEPTHWISE_CONV_2D',
+  5: 'DEPTH_TO_SPACE',
+  6: 'DEQUANTIZE',
+  9: 'FULLY_CONNECTED',
+  14: 'LOGISTIC',
+  17: 'MAX_POOL_2D',
+  18: 'MUL',
+  19: 'RELU',
+  21: 'RELU6',
+  22: 'RESHAPE',
+  23: 'RESIZE_BILINEAR',
+  25: 'SOFTMAX',
+  28: 'TANH',
+  32: 'CUSTOM',
+  34: 'PAD',
+  39: 'TRANSPOSE',
+  40: 'MEAN',
+  41: 'SUB',
+  42: 'DIV',
+  45: 'STRIDED_SLICE',
+  53: 'CAST',
+  54: 'PRELU',
+  55: 'MAXIMUM',
+  57: 'MINIMUM',
+  60: 'PADV2',
+  67: 'TRANSPOSE_CONV',
+  97: 'RESIZE_NEAREST_NEIGHBOR',
+  98: 'LEAKY_RELU',
+  117: 'HARD_SWISH',
 };
 
 /** TensorType enum. */
@@ -100,9 +127,24 @@ function readOptions(op, t) {
   if (!t) return {};
   switch (op) {
     case 'CONV_2D':
-      return { padding: PADDING[t.byte(0)], strideW: t.int(1), strideH: t.int(2), activation: ACTIVATION[t.byte(3)], dilationW: t.int(4, 1), dilationH: t.int(5, 1) };
+      return {
+        padding: PADDING[t.byte(0)],
+        strideW: t.int(1),
+        strideH: t.int(2),
+        activation: ACTIVATION[t.byte(3)],
+        dilationW: t.int(4, 1),
+        dilationH: t.int(5, 1),
+      };
     case 'DEPTHWISE_CONV_2D':
-      return { padding: PADDING[t.byte(0)], strideW: t.int(1), strideH: t.int(2), depthMultiplier: t.int(3), activation: ACTIVATION[t.byte(4)], dilationW: t.int(5, 1), dilationH: t.int(6, 1) };
+      return {
+        padding: PADDING[t.byte(0)],
+        strideW: t.int(1),
+        strideH: t.int(2),
+        depthMultiplier: t.int(3),
+        activation: ACTIVATION[t.byte(4)],
+        dilationW: t.int(5, 1),
+        dilationH: t.int(6, 1),
+      };
     case 'AVERAGE_POOL_2D':
     case 'MAX_POOL_2D':
       return { padding: PADDING[t.byte(0)], strideW: t.int(1), strideH: t.int(2), filterW: t.int(3), filterH: t.int(4), activation: ACTIVATION[t.byte(5)] };
@@ -154,7 +196,7 @@ export function readTflite(buf) {
     const type = TENSOR_TYPE[t.byte(1)] ?? `type${t.byte(1)}`;
     const raw = buffers[t.uint(2)];
     let data = null;
-    if (raw && raw.length) {
+    if (raw?.length) {
       const copy = Buffer.from(raw); // aligned copy
       const ab = copy.buffer.slice(copy.byteOffset, copy.byteOffset + copy.length);
       if (type === 'float32') data = new Float32Array(ab);

@@ -13,7 +13,10 @@ function conv(x, xs, w, ws, bias, o, depthwise) {
   const [, kh, kw] = ws;
   const oc = depthwise ? ws[3] : ws[0];
   const mult = depthwise ? oc / ic : 1;
-  const sh = o.strideH, sw = o.strideW, dh = o.dilationH ?? 1, dw = o.dilationW ?? 1;
+  const sh = o.strideH,
+    sw = o.strideW,
+    dh = o.dilationH ?? 1,
+    dw = o.dilationW ?? 1;
   const oh = o.padding === 'SAME' ? Math.ceil(ih / sh) : Math.floor((ih - (kh - 1) * dh - 1) / sh) + 1;
   const ow = o.padding === 'SAME' ? Math.ceil(iw / sw) : Math.floor((iw - (kw - 1) * dw - 1) / sw) + 1;
   const pt = o.padding === 'SAME' ? samePad(ih, kh, sh, dh)[0] : 0;
@@ -47,14 +50,16 @@ function transposeConv(x, xs, w, ws, bias, stride, outShape) {
   const [, oh, ow] = outShape;
   const th = Math.max((ih - 1) * stride[0] + kh - oh, 0);
   const tw = Math.max((iw - 1) * stride[1] + kw - ow, 0);
-  const pt = Math.floor(th / 2), pl = Math.floor(tw / 2);
+  const pt = Math.floor(th / 2),
+    pl = Math.floor(tw / 2);
   const out = new Float32Array(n * oh * ow * oc);
   for (let b = 0; b < n; b++)
     for (let y = 0; y < ih; y++)
       for (let xx = 0; xx < iw; xx++)
         for (let ky = 0; ky < kh; ky++)
           for (let kx = 0; kx < kw; kx++) {
-            const oy = y * stride[0] - pt + ky, ox = xx * stride[1] - pl + kx;
+            const oy = y * stride[0] - pt + ky,
+              ox = xx * stride[1] - pl + kx;
             if (oy < 0 || oy >= oh || ox < 0 || ox >= ow) continue;
             for (let c = 0; c < oc; c++) {
               let s = 0;
@@ -77,10 +82,12 @@ function pool(x, xs, o, max) {
     for (let y = 0; y < oh; y++)
       for (let xx = 0; xx < ow; xx++)
         for (let ch = 0; ch < c; ch++) {
-          let s = max ? -Infinity : 0, cnt = 0;
+          let s = max ? -Infinity : 0,
+            cnt = 0;
           for (let ky = 0; ky < o.filterH; ky++)
             for (let kx = 0; kx < o.filterW; kx++) {
-              const iy = y * o.strideH - pt + ky, ix = xx * o.strideW - pl + kx;
+              const iy = y * o.strideH - pt + ky,
+                ix = xx * o.strideW - pl + kx;
               if (iy < 0 || iy >= ih || ix < 0 || ix >= iw) continue;
               const v = x[((b * ih + iy) * iw + ix) * c + ch];
               s = max ? Math.max(s, v) : s + v;
@@ -94,7 +101,8 @@ function pool(x, xs, o, max) {
 function resizeBilinear(x, xs, outH, outW, o) {
   const [n, ih, iw, c] = xs;
   const scale = (inS, outS) => (o.alignCorners && outS > 1 ? (inS - 1) / (outS - 1) : inS / outS);
-  const sy = scale(ih, outH), sx = scale(iw, outW);
+  const sy = scale(ih, outH),
+    sx = scale(iw, outW);
   const out = new Float32Array(n * outH * outW * c);
   const src = (v, s, size) => {
     const f = o.halfPixelCenters ? (v + 0.5) * s - 0.5 : v * s;
@@ -127,10 +135,13 @@ function broadcast(a, as, b, bs, fn) {
   const size = os.reduce((p, d) => p * d, 1);
   const out = new Float32Array(size);
   const strides = (s) => s.map((_, i) => (s[i] === 1 ? 0 : s.slice(i + 1).reduce((p, d) => p * d, 1)));
-  const sa = strides(pa), sb = strides(pb);
+  const sa = strides(pa),
+    sb = strides(pb);
   const idx = new Array(rank).fill(0);
   for (let k = 0; k < size; k++) {
-    let ia = 0, ib = 0, r = k;
+    let ia = 0,
+      ib = 0,
+      r = k;
     for (let d = rank - 1; d >= 0; d--) {
       idx[d] = r % os[d];
       r = Math.floor(r / os[d]);
@@ -157,7 +168,7 @@ export function runTfliteReference(buf, inputs) {
     if (!d) throw new Error(`tensor ${t.name} has no value`);
     return { data: d, shape: t.shape };
   };
-  m.inputs.forEach((i, k) => vals.set(i, { data: inputs[k], shape: m.tensors[i].shape }));
+  for (const [k, i] of m.inputs.entries()) vals.set(i, { data: inputs[k], shape: m.tensors[i].shape });
   for (const op of m.operators) {
     const o = op.options;
     const out = op.outputs[0];
@@ -216,7 +227,12 @@ export function runTfliteReference(buf, inputs) {
         const inner = (s) => s.slice(axis).reduce((p, d) => p * d, 1);
         const data = new Float32Array(parts.reduce((p, t) => p + t.data.length, 0));
         let k = 0;
-        for (let i = 0; i < outer; i++) for (const t of parts) { const n = inner(t.shape); data.set(t.data.subarray(i * n, (i + 1) * n), k); k += n; }
+        for (let i = 0; i < outer; i++)
+          for (const t of parts) {
+            const n = inner(t.shape);
+            data.set(t.data.subarray(i * n, (i + 1) * n), k);
+            k += n;
+          }
         r = { data, shape: m.tensors[out].shape };
         break;
       }

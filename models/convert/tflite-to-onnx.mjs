@@ -147,12 +147,18 @@ export function convertTflite(buf, opts = {}) {
         const oihw = transpose4(k.data, k.dims, [0, 3, 1, 2]);
         const inputs = [nameOf(x), addInit('kernel', oihw.dims, oihw.data)];
         if (b >= 0) inputs.push(addInit('bias', [k.dims[0]], constOf(b).data));
-        emit('Conv', inputs, out, {
-          kernel_shape: [k.dims[1], k.dims[2]],
-          strides: [o.strideH, o.strideW],
-          dilations: [o.dilationH, o.dilationW],
-          pads: pads2d(o, T(x).shape, k.dims[1], k.dims[2]),
-        }, o.activation);
+        emit(
+          'Conv',
+          inputs,
+          out,
+          {
+            kernel_shape: [k.dims[1], k.dims[2]],
+            strides: [o.strideH, o.strideW],
+            dilations: [o.dilationH, o.dilationW],
+            pads: pads2d(o, T(x).shape, k.dims[1], k.dims[2]),
+          },
+          o.activation,
+        );
         break;
       }
       case 'DEPTHWISE_CONV_2D': {
@@ -161,13 +167,19 @@ export function convertTflite(buf, opts = {}) {
         const oihw = transpose4(k.data, k.dims, [3, 0, 1, 2]); // [C*mult, 1, kh, kw]
         const inputs = [nameOf(x), addInit('dwkernel', oihw.dims, oihw.data)];
         if (b >= 0) inputs.push(addInit('bias', [k.dims[3]], constOf(b).data));
-        emit('Conv', inputs, out, {
-          kernel_shape: [k.dims[1], k.dims[2]],
-          strides: [o.strideH, o.strideW],
-          dilations: [o.dilationH, o.dilationW],
-          group: cin,
-          pads: pads2d(o, T(x).shape, k.dims[1], k.dims[2]),
-        }, o.activation);
+        emit(
+          'Conv',
+          inputs,
+          out,
+          {
+            kernel_shape: [k.dims[1], k.dims[2]],
+            strides: [o.strideH, o.strideW],
+            dilations: [o.dilationH, o.dilationW],
+            group: cin,
+            pads: pads2d(o, T(x).shape, k.dims[1], k.dims[2]),
+          },
+          o.activation,
+        );
         break;
       }
       case 'Convolution2DTransposeBias': {
@@ -228,7 +240,13 @@ export function convertTflite(buf, opts = {}) {
       case 'RESIZE_BILINEAR':
       case 'RESIZE_NEAREST_NEIGHBOR': {
         const [, h, wd, c] = T(out).shape;
-        const mode = o.alignCorners ? 'align_corners' : o.halfPixelCenters ? (op.op === 'RESIZE_BILINEAR' ? 'half_pixel' : 'tf_half_pixel_for_nn') : 'asymmetric';
+        const mode = o.alignCorners
+          ? 'align_corners'
+          : o.halfPixelCenters
+            ? op.op === 'RESIZE_BILINEAR'
+              ? 'half_pixel'
+              : 'tf_half_pixel_for_nn'
+            : 'asymmetric';
         emit('Resize', [nameOf(x), '', '', addInt64('size', [4], [T(x).shape[0], c, h, wd])], out, {
           mode: op.op === 'RESIZE_BILINEAR' ? 'linear' : 'nearest',
           coordinate_transformation_mode: mode,

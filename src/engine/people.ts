@@ -54,12 +54,39 @@ export interface DetectPeopleOptions {
 
 /** Landmark indices by name, from MediaPipe's pose landmark model card. */
 export const POSE = {
-  nose: 0, leftEyeInner: 1, leftEye: 2, leftEyeOuter: 3, rightEyeInner: 4, rightEye: 5, rightEyeOuter: 6,
-  leftEar: 7, rightEar: 8, mouthLeft: 9, mouthRight: 10, leftShoulder: 11, rightShoulder: 12,
-  leftElbow: 13, rightElbow: 14, leftWrist: 15, rightWrist: 16, leftPinky: 17, rightPinky: 18,
-  leftIndex: 19, rightIndex: 20, leftThumb: 21, rightThumb: 22, leftHip: 23, rightHip: 24,
-  leftKnee: 25, rightKnee: 26, leftAnkle: 27, rightAnkle: 28, leftHeel: 29, rightHeel: 30,
-  leftFootIndex: 31, rightFootIndex: 32,
+  nose: 0,
+  leftEyeInner: 1,
+  leftEye: 2,
+  leftEyeOuter: 3,
+  rightEyeInner: 4,
+  rightEye: 5,
+  rightEyeOuter: 6,
+  leftEar: 7,
+  rightEar: 8,
+  mouthLeft: 9,
+  mouthRight: 10,
+  leftShoulder: 11,
+  rightShoulder: 12,
+  leftElbow: 13,
+  rightElbow: 14,
+  leftWrist: 15,
+  rightWrist: 16,
+  leftPinky: 17,
+  rightPinky: 18,
+  leftIndex: 19,
+  rightIndex: 20,
+  leftThumb: 21,
+  rightThumb: 22,
+  leftHip: 23,
+  rightHip: 24,
+  leftKnee: 25,
+  rightKnee: 26,
+  leftAnkle: 27,
+  rightAnkle: 28,
+  leftHeel: 29,
+  rightHeel: 30,
+  leftFootIndex: 31,
+  rightFootIndex: 32,
 } as const;
 
 const SIZE = 256;
@@ -75,8 +102,10 @@ interface Roi {
 
 function toImage(roi: Roi, u: number, v: number): [number, number] {
   const s = roi.side / SIZE;
-  const dx = (u - SIZE / 2) * s, dy = (v - SIZE / 2) * s;
-  const c = Math.cos(roi.angle), sn = Math.sin(roi.angle);
+  const dx = (u - SIZE / 2) * s,
+    dy = (v - SIZE / 2) * s;
+  const c = Math.cos(roi.angle),
+    sn = Math.sin(roi.angle);
   return [roi.cx + dx * c - dy * sn, roi.cy + dx * sn + dy * c];
 }
 
@@ -88,14 +117,18 @@ function cropTensor(img: PeopleInput, roi: Roi): Float32Array {
   for (let v = 0; v < SIZE; v++) {
     for (let u = 0; u < SIZE; u++) {
       const [x, y] = toImage(roi, u + 0.5, v + 0.5);
-      const fx = x - 0.5, fy = y - 0.5;
-      const x0 = Math.floor(fx), y0 = Math.floor(fy);
-      const ax = fx - x0, ay = fy - y0;
+      const fx = x - 0.5,
+        fy = y - 0.5;
+      const x0 = Math.floor(fx),
+        y0 = Math.floor(fy);
+      const ax = fx - x0,
+        ay = fy - y0;
       const o = v * SIZE + u;
       for (let c = 0; c < 3; c++) {
         let acc = 0;
         for (let k = 0; k < 4; k++) {
-          const xx = x0 + (k & 1), yy = y0 + (k >> 1);
+          const xx = x0 + (k & 1),
+            yy = y0 + (k >> 1);
           if (xx < 0 || yy < 0 || xx >= w || yy >= h) continue;
           const wgt = (k & 1 ? ax : 1 - ax) * (k >> 1 ? ay : 1 - ay);
           acc += data[(yy * w + xx) * ch + c]! * wgt;
@@ -143,14 +176,22 @@ function regions(mask: Float32Array, img: PeopleInput, minArea: number): Array<{
   const stack: number[] = [];
   for (let i = 0; i < SIZE * SIZE; i++) {
     if (labels[i] || mask[i]! <= 0.5) continue;
-    let x0 = SIZE, y0 = SIZE, x1 = -1, y1 = -1, n = 0;
+    let x0 = SIZE,
+      y0 = SIZE,
+      x1 = -1,
+      y1 = -1,
+      n = 0;
     labels[i] = next;
     stack.push(i);
     while (stack.length) {
       const p = stack.pop()!;
-      const x = p % SIZE, y = (p / SIZE) | 0;
+      const x = p % SIZE,
+        y = (p / SIZE) | 0;
       n++;
-      if (x < x0) x0 = x; if (x > x1) x1 = x; if (y < y0) y0 = y; if (y > y1) y1 = y;
+      if (x < x0) x0 = x;
+      if (x > x1) x1 = x;
+      if (y < y0) y0 = y;
+      if (y > y1) y1 = y;
       for (const q of [x > 0 ? p - 1 : -1, x < SIZE - 1 ? p + 1 : -1, y > 0 ? p - SIZE : -1, y < SIZE - 1 ? p + SIZE : -1]) {
         if (q >= 0 && !labels[q] && mask[q]! > 0.5) {
           labels[q] = next;
@@ -160,7 +201,8 @@ function regions(mask: Float32Array, img: PeopleInput, minArea: number): Array<{
     }
     next++;
     if (n / (SIZE * SIZE) < minArea) continue;
-    const sx = img.width / SIZE, sy = img.height / SIZE;
+    const sx = img.width / SIZE,
+      sy = img.height / SIZE;
     found.push({ x0: x0 * sx, y0: y0 * sy, x1: (x1 + 1) * sx, y1: (y1 + 1) * sy, area: n / (SIZE * SIZE) });
   }
   return found.sort((a, b) => b.area - a.area);
@@ -228,27 +270,43 @@ function toPerson(img: PeopleInput, p: Pass): Person {
   // The mask back in image space: each image pixel inside the ROI samples the crop's logits.
   const { width: w, height: h } = img;
   const out = new Uint8Array(w * h);
-  const c = Math.cos(-p.roi.angle), s = Math.sin(-p.roi.angle);
+  const c = Math.cos(-p.roi.angle),
+    s = Math.sin(-p.roi.angle);
   const k = SIZE / p.roi.side;
   const half = (p.roi.side / 2) * Math.SQRT2;
-  const bx0 = Math.max(0, Math.floor(p.roi.cx - half)), bx1 = Math.min(w - 1, Math.ceil(p.roi.cx + half));
-  const by0 = Math.max(0, Math.floor(p.roi.cy - half)), by1 = Math.min(h - 1, Math.ceil(p.roi.cy + half));
-  let x0 = w, y0 = h, x1 = -1, y1 = -1, n = 0;
+  const bx0 = Math.max(0, Math.floor(p.roi.cx - half)),
+    bx1 = Math.min(w - 1, Math.ceil(p.roi.cx + half));
+  const by0 = Math.max(0, Math.floor(p.roi.cy - half)),
+    by1 = Math.min(h - 1, Math.ceil(p.roi.cy + half));
+  let x0 = w,
+    y0 = h,
+    x1 = -1,
+    y1 = -1,
+    n = 0;
   for (let y = by0; y <= by1; y++) {
     for (let x = bx0; x <= bx1; x++) {
-      const dx = x + 0.5 - p.roi.cx, dy = y + 0.5 - p.roi.cy;
+      const dx = x + 0.5 - p.roi.cx,
+        dy = y + 0.5 - p.roi.cy;
       const u = (dx * c - dy * s) * k + SIZE / 2 - 0.5;
       const v = (dx * s + dy * c) * k + SIZE / 2 - 0.5;
       if (u < 0 || v < 0 || u > SIZE - 1 || v > SIZE - 1) continue;
-      const u0 = Math.floor(u), v0 = Math.floor(v), u1 = Math.min(SIZE - 1, u0 + 1), v1 = Math.min(SIZE - 1, v0 + 1);
-      const au = u - u0, av = v - v0;
+      const u0 = Math.floor(u),
+        v0 = Math.floor(v),
+        u1 = Math.min(SIZE - 1, u0 + 1),
+        v1 = Math.min(SIZE - 1, v0 + 1);
+      const au = u - u0,
+        av = v - v0;
       const seg = p.seg;
-      const logit = (seg[v0 * SIZE + u0]! * (1 - au) + seg[v0 * SIZE + u1]! * au) * (1 - av) + (seg[v1 * SIZE + u0]! * (1 - au) + seg[v1 * SIZE + u1]! * au) * av;
+      const logit =
+        (seg[v0 * SIZE + u0]! * (1 - au) + seg[v0 * SIZE + u1]! * au) * (1 - av) + (seg[v1 * SIZE + u0]! * (1 - au) + seg[v1 * SIZE + u1]! * au) * av;
       const a = Math.round(255 * sigmoid(logit));
       out[y * w + x] = a;
       if (a >= 128) {
         n++;
-        if (x < x0) x0 = x; if (x > x1) x1 = x; if (y < y0) y0 = y; if (y > y1) y1 = y;
+        if (x < x0) x0 = x;
+        if (x > x1) x1 = x;
+        if (y < y0) y0 = y;
+        if (y > y1) y1 = y;
       }
     }
   }

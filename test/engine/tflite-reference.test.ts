@@ -67,7 +67,11 @@ describe('TFLite reader', () => {
   it('the built models are exactly what the converter produces from the npm files', () => {
     for (const id of ['selfie-segmentation', 'pose-landmark-lite']) {
       const entry = readManifest().models.find((m: { id: string }) => m.id === id);
-      const bytes = convertTflite(tfliteOf(id), { name: id, docString: `${entry.description}; converted from ${entry.source.package}@${entry.source.version} ${entry.source.files[0]}`, outputs: entry.assembly.outputs });
+      const bytes = convertTflite(tfliteOf(id), {
+        name: id,
+        docString: `${entry.description}; converted from ${entry.source.package}@${entry.source.version} ${entry.source.files[0]}`,
+        outputs: entry.assembly.outputs,
+      });
       expect(sha256(Buffer.from(bytes))).toBe(entry.sha256);
       expect(sha256(fs.readFileSync(modelPath(id)))).toBe(entry.sha256);
     }

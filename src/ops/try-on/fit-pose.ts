@@ -81,7 +81,10 @@ export function fitGarmentToPose(g: Garment, p: Person, width: number, height: n
     row(lm.chestY, lm.chestL, lm.chestR, 0.28, 0);
     row(Math.round((lm.chestY + lm.hemY) / 2), lm.waistL, lm.waistR, 0.64, 0);
     row(lm.hemY, lm.hemL, lm.hemR, 1.0, 0);
-    const sleeves = [[lm.sleeveL, lm.shoulderL, pSL, el, -1], [lm.sleeveR, lm.shoulderR, pSR, er, 1]] as const;
+    const sleeves = [
+      [lm.sleeveL, lm.shoulderL, pSL, el, -1],
+      [lm.sleeveR, lm.shoulderR, pSR, er, 1],
+    ] as const;
     for (const [sleeve, gS, pS, elbow, dir] of sleeves) {
       if (!sleeve) continue;
       const vTip = { x: (sleeve.tip.x - gS.x) * s, y: (sleeve.tip.y - gS.y) * s };
@@ -103,6 +106,9 @@ export function fitGarmentToPose(g: Garment, p: Person, width: number, height: n
   }
   const scaleNorm = Math.hypot(width, height);
   const forward = fitTps(pairs, scaleNorm);
-  const inverse = fitTps(pairs.map((q) => ({ from: q.to, to: q.from })), scaleNorm);
+  const inverse = fitTps(
+    pairs.map((q) => ({ from: q.to, to: q.from })),
+    scaleNorm,
+  );
   return { pairs, inverse, forward, scale: s };
 }

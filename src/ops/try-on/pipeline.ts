@@ -20,7 +20,9 @@ const BODY_SIDE = 768;
 function requireInput(inputs: Record<string, LoadedInput>, key: 'person' | 'garment'): LoadedInput {
   const input = inputs[key];
   if (!input) {
-    throw new ImgtoolError('invalid_parameter', `try-on needs a ${key} image: give --${key} <file or URL> (API: ${key}_image or ${key}_image_url)`, { field: `${key}_image` });
+    throw new ImgtoolError('invalid_parameter', `try-on needs a ${key} image: give --${key} <file or URL> (API: ${key}_image or ${key}_image_url)`, {
+      field: `${key}_image`,
+    });
   }
   return input;
 }
@@ -49,7 +51,9 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
   throwIfAborted(signal);
   const subject = people[0];
   if (!subject) {
-    throw new ImgtoolError('invalid_parameter', `no person found in ${personIn.name}; use a photo showing a person's head and shoulders at least`, { field: 'person_image' });
+    throw new ImgtoolError('invalid_parameter', `no person found in ${personIn.name}; use a photo showing a person's head and shoulders at least`, {
+      field: 'person_image',
+    });
   }
   if (people.length > 1) {
     ctx.warn(`${personIn.name}: ${people.length} people found; dressing the most prominent one (the largest, at x=${subject.box.x}, y=${subject.box.y})`);
@@ -67,7 +71,10 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
   try {
     body = applyLandmarks(analyseBody(workRgb, W, H, workAlpha), subject, k);
   } catch (err) {
-    throw new ImgtoolError('invalid_image', `${personIn.name}: could not locate a body in the person image; use a frontal photo of one person`, { cause: err, field: 'person_image' });
+    throw new ImgtoolError('invalid_image', `${personIn.name}: could not locate a body in the person image; use a frontal photo of one person`, {
+      cause: err,
+      field: 'person_image',
+    });
   }
   throwIfAborted(signal);
 
@@ -77,7 +84,10 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
     garment = await prepareGarment(garmentImg, { preprocess: opts.preprocess_garment, signal });
   } catch (err) {
     if (err instanceof ImgtoolError) throw err;
-    throw new ImgtoolError('invalid_image', `${garmentIn.name}: no garment found in the garment image; use a photo of one garment, plain background best`, { cause: err, field: 'garment_image' });
+    throw new ImgtoolError('invalid_image', `${garmentIn.name}: no garment found in the garment image; use a photo of one garment, plain background best`, {
+      cause: err,
+      field: 'garment_image',
+    });
   }
   throwIfAborted(signal);
 
@@ -100,14 +110,18 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
   const out = baseImage(person, cut.rgba.data, cut.mask, opts.remove_background);
   let region: { x: number; y: number; width: number; height: number } | null = null;
   if (layer) {
-    let rx0 = Infinity, ry0 = Infinity, rx1 = -1, ry1 = -1;
+    let rx0 = Infinity,
+      ry0 = Infinity,
+      rx1 = -1,
+      ry1 = -1;
     for (let y = 0; y < layer.height; y++) {
       const py = y + layer.y0;
       for (let x = 0; x < layer.width; x++) {
         const li = y * layer.width + x;
         const ga = layer.alpha[li]!;
         if (!ga) continue;
-        const px = x + layer.x0, pi = py * person.width + px;
+        const px = x + layer.x0,
+          pi = py * person.width + px;
         const o = (layer.sleeve[li] ? occSleeve : occ).data[pi]!;
         const a = (ga * (255 - o)) / (255 * 255);
         if (a <= 0) continue;
@@ -116,7 +130,10 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
           const gv = Math.min(255, layer.rgb[li * 3 + c]! * r);
           out[pi * 3 + c] = Math.round(out[pi * 3 + c]! * (1 - a) + gv * a);
         }
-        if (px < rx0) rx0 = px; if (px > rx1) rx1 = px; if (py < ry0) ry0 = py; if (py > ry1) ry1 = py;
+        if (px < rx0) rx0 = px;
+        if (px > rx1) rx1 = px;
+        if (py < ry0) ry0 = py;
+        if (py > ry1) ry1 = py;
       }
     }
     if (rx1 >= 0) region = { x: rx0, y: ry0, width: rx1 - rx0 + 1, height: ry1 - ry0 + 1 };
@@ -124,10 +141,20 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
   if (!region) ctx.warn(`${garmentIn.name}: the fitted garment falls outside the person image; the output shows the person unchanged`);
 
   progress(0.95, 'encode');
-  const data = await encodeImage({ data: Buffer.from(out.buffer, out.byteOffset, out.byteLength), width: person.width, height: person.height, channels: 3 }, 'jpeg');
+  const data = await encodeImage(
+    { data: Buffer.from(out.buffer, out.byteOffset, out.byteLength), width: person.width, height: person.height, channels: 3 },
+    'jpeg',
+  );
   const credits = tryOn.cost(opts, {}) + (garment.extracted ? EXTRACTION_CREDITS : 0);
   ctx.onProgress({ fraction: 1, stage: 'done' });
-  const face = body.face ? { x: Math.round(body.face.x0 * k), y: Math.round(body.face.y0 * k), width: Math.round((body.face.x1 - body.face.x0 + 1) * k), height: Math.round((body.face.y1 - body.face.y0 + 1) * k) } : null;
+  const face = body.face
+    ? {
+        x: Math.round(body.face.x0 * k),
+        y: Math.round(body.face.y0 * k),
+        width: Math.round((body.face.x1 - body.face.x0 + 1) * k),
+        height: Math.round((body.face.y1 - body.face.y0 + 1) * k),
+      }
+    : null;
   return {
     ext: 'jpg',
     contentType: 'image/jpeg',
@@ -158,7 +185,8 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
 
 async function workScale(person: DecodedImage, mask: Uint8Array) {
   const k = Math.max(1, Math.max(person.width, person.height) / BODY_SIDE);
-  const W = Math.max(1, Math.round(person.width / k)), H = Math.max(1, Math.round(person.height / k));
+  const W = Math.max(1, Math.round(person.width / k)),
+    H = Math.max(1, Math.round(person.height / k));
   const rgbBuf = await sharp(person.data, { raw: { width: person.width, height: person.height, channels: person.channels } })
     .removeAlpha()
     .resize(W, H, { fit: 'fill' })

@@ -23,7 +23,8 @@ export function applyLandmarks(body: BodyGeometry, person: Person, k: number): B
   const shoulderY = (sl.y + sr.y) / 2;
   // The joint centre sits inside the arm; the seam lies on top of the shoulder, a little
   // further out and higher.
-  const out = 0.06 * sw, up = 0.06 * sw;
+  const out = 0.06 * sw,
+    up = 0.06 * sw;
   const shoulderL: Point = { x: sl.x - out, y: sl.y - up };
   const shoulderR: Point = { x: sr.x + out, y: sr.y - up };
   const mouthY = (L[POSE.mouthLeft]!.y + L[POSE.mouthRight]!.y) / 2;
@@ -43,7 +44,8 @@ export function applyLandmarks(body: BodyGeometry, person: Person, k: number): B
 
   // Upper arms: a point half-way from shoulder to elbow, which the sleeves are rotated towards.
   const elbowFor = (isA: boolean) => L[isA ? POSE.leftElbow : POSE.rightElbow]!;
-  const arm = (s: { x: number; y: number }, e: { x: number; y: number; v: number }): Point | null => (e.v > 0.3 ? { x: (s.x + e.x) / 2, y: (s.y + e.y) / 2 } : null);
+  const arm = (s: { x: number; y: number }, e: { x: number; y: number; v: number }): Point | null =>
+    e.v > 0.3 ? { x: (s.x + e.x) / 2, y: (s.y + e.y) / 2 } : null;
   const armL = arm(sl, elbowFor(leftIsA));
   const armR = arm(sr, elbowFor(!leftIsA));
 
@@ -77,11 +79,13 @@ export function applyLandmarks(body: BodyGeometry, person: Person, k: number): B
 function faceBox(L: Array<{ x: number; y: number; v: number }>, w: number, h: number): BodyGeometry['face'] {
   const pts = L.slice(0, 11).filter((p) => p.v > 0.5);
   if (pts.length < 5) return null;
-  const xs = pts.map((p) => p.x), ys = pts.map((p) => p.y);
+  const xs = pts.map((p) => p.x),
+    ys = pts.map((p) => p.y);
   const eyeY = (L[POSE.leftEye]!.y + L[POSE.rightEye]!.y) / 2;
   const mouthY = (L[POSE.mouthLeft]!.y + L[POSE.mouthRight]!.y) / 2;
   const d = Math.max(2, mouthY - eyeY);
-  const x0 = Math.min(...xs), x1 = Math.max(...xs);
+  const x0 = Math.min(...xs),
+    x1 = Math.max(...xs);
   return {
     x0: clamp(x0 - 0.15 * (x1 - x0), 0, w - 1),
     x1: clamp(x1 + 0.15 * (x1 - x0), 0, w - 1),
@@ -107,18 +111,24 @@ function withLimbs(base: Plane, sil: Plane, skin: Plane, L: Array<{ x: number; y
     for (const f of fingers) segs.push([wr, f, 0.09 * sw]);
   }
   for (const [a, b, r] of segs) {
-    const p = L[a]!, q = L[b]!;
+    const p = L[a]!,
+      q = L[b]!;
     if (p.v < 0.5 || q.v < 0.5) continue;
     // BlazePose places hidden hands too (confidently, at times): a limb is drawn in front only
     // where the photo shows skin along it, so a guessed wrist cannot punch a hole in the garment.
     if (skinShare(skin, p, q, w, h) < 0.4) continue;
-    const x0 = Math.max(0, Math.floor(Math.min(p.x, q.x) - r)), x1 = Math.min(w - 1, Math.ceil(Math.max(p.x, q.x) + r));
-    const y0 = Math.max(0, Math.floor(Math.min(p.y, q.y) - r)), y1 = Math.min(h - 1, Math.ceil(Math.max(p.y, q.y) + r));
-    const dx = q.x - p.x, dy = q.y - p.y, len2 = Math.max(1e-6, dx * dx + dy * dy);
+    const x0 = Math.max(0, Math.floor(Math.min(p.x, q.x) - r)),
+      x1 = Math.min(w - 1, Math.ceil(Math.max(p.x, q.x) + r));
+    const y0 = Math.max(0, Math.floor(Math.min(p.y, q.y) - r)),
+      y1 = Math.min(h - 1, Math.ceil(Math.max(p.y, q.y) + r));
+    const dx = q.x - p.x,
+      dy = q.y - p.y,
+      len2 = Math.max(1e-6, dx * dx + dy * dy);
     for (let y = y0; y <= y1; y++) {
       for (let x = x0; x <= x1; x++) {
         const t = clamp(((x - p.x) * dx + (y - p.y) * dy) / len2, 0, 1);
-        const ex = x - (p.x + t * dx), ey = y - (p.y + t * dy);
+        const ex = x - (p.x + t * dx),
+          ey = y - (p.y + t * dy);
         const i = y * w + x;
         if (ex * ex + ey * ey <= r * r && sil.data[i]) out[i] = 1;
       }
@@ -129,9 +139,11 @@ function withLimbs(base: Plane, sil: Plane, skin: Plane, L: Array<{ x: number; y
 
 /** Share of skin pixels sampled along the segment p -> q. */
 function skinShare(skin: Plane, p: { x: number; y: number }, q: { x: number; y: number }, w: number, h: number): number {
-  let n = 0, k = 0;
+  let n = 0,
+    k = 0;
   for (let t = 0; t <= 1; t += 0.05) {
-    const x = Math.round(p.x + (q.x - p.x) * t), y = Math.round(p.y + (q.y - p.y) * t);
+    const x = Math.round(p.x + (q.x - p.x) * t),
+      y = Math.round(p.y + (q.y - p.y) * t);
     if (x < 0 || y < 0 || x >= w || y >= h) continue;
     n++;
     if (skin.data[y * w + x]) k++;
@@ -147,7 +159,8 @@ function skinShare(skin: Plane, p: { x: number; y: number }, q: { x: number; y: 
 function moveNeck(body: BodyGeometry, neckY: number, face: BodyGeometry['face']): Plane {
   const { width: w, height: h } = body;
   const out = new Uint8Array(body.occluder.data);
-  const a = Math.max(0, Math.round(Math.min(neckY, body.neckY))), b = Math.min(h, Math.round(Math.max(neckY, body.neckY)));
+  const a = Math.max(0, Math.round(Math.min(neckY, body.neckY))),
+    b = Math.min(h, Math.round(Math.max(neckY, body.neckY)));
   for (let y = a; y < b; y++) {
     for (let x = 0; x < w; x++) {
       const i = y * w + x;

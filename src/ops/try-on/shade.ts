@@ -28,7 +28,8 @@ export async function shadingPlane(rgb: Uint8Array, body: BodyGeometry): Promise
   for (let i = 0; i < w * h; i++) ys[i] = den.data[i]! > 8 ? (255 * num.data[i]!) / den.data[i]! : -1;
 
   const samples: number[] = [];
-  const yA = Math.max(0, Math.round(body.shoulderY)), yB = Math.min(h - 1, Math.round(body.hipY));
+  const yA = Math.max(0, Math.round(body.shoulderY)),
+    yB = Math.min(h - 1, Math.round(body.hipY));
   for (let y = yA; y <= yB; y += 2) {
     for (let x = Math.max(0, Math.round(body.sideL[y]!)); x <= Math.min(w - 1, Math.round(body.sideR[y]!)); x += 2) {
       const v = ys[y * w + x]!;

@@ -72,29 +72,37 @@ describe('try-on on landmarks: fixture people x (t-shirt, coat, dress)', () => {
 });
 
 describe('try-on people errors', () => {
-  it('no person: invalid_parameter naming the file', async () => {
-    const fruit = await sharp(fixture('images/fruits.jpg')).png().toBuffer();
-    await expect(runOp('try-on', { person: bufferInput('fruits.png', fruit), garment: fixture('cutouts/tshirt.png') })).rejects.toMatchObject({
-      code: 'invalid_parameter',
-      message: expect.stringMatching(/no person found in fruits\.png/),
-    });
-  }, SLOW);
+  it(
+    'no person: invalid_parameter naming the file',
+    async () => {
+      const fruit = await sharp(fixture('images/fruits.jpg')).png().toBuffer();
+      await expect(runOp('try-on', { person: bufferInput('fruits.png', fruit), garment: fixture('cutouts/tshirt.png') })).rejects.toMatchObject({
+        code: 'invalid_parameter',
+        message: expect.stringMatching(/no person found in fruits\.png/),
+      });
+    },
+    SLOW,
+  );
 
-  it('two people: dresses the most prominent one and says so', async () => {
-    const a = await sharp(fixture('images/astronaut.png')).removeAlpha().raw().toBuffer();
-    const b = await sharp(fixture('images/grace_hopper.jpg')).removeAlpha().resize(341, 400).raw().toBuffer();
-    const both = await sharp({ create: { width: 1024, height: 512, channels: 3, background: '#ffffff' } })
-      .composite([
-        { input: a, raw: { width: 512, height: 512, channels: 3 }, left: 0, top: 0 },
-        { input: b, raw: { width: 341, height: 400, channels: 3 }, left: 600, top: 112 },
-      ])
-      .png()
-      .toBuffer();
-    const { result, warnings } = await runOp('try-on', { person: bufferInput('two.png', both), garment: fixture('cutouts/tshirt.png') });
-    expect(result.meta!.people).toBe(2);
-    expect(warnings.join('\n')).toMatch(/two\.png: 2 people found; dressing the most prominent one/);
-    // The garment is on the astronaut (left), not on the smaller portrait (right).
-    const region = result.meta!.region as { x: number; width: number };
-    expect(region.x + region.width / 2).toBeLessThan(512);
-  }, SLOW);
+  it(
+    'two people: dresses the most prominent one and says so',
+    async () => {
+      const a = await sharp(fixture('images/astronaut.png')).removeAlpha().raw().toBuffer();
+      const b = await sharp(fixture('images/grace_hopper.jpg')).removeAlpha().resize(341, 400).raw().toBuffer();
+      const both = await sharp({ create: { width: 1024, height: 512, channels: 3, background: '#ffffff' } })
+        .composite([
+          { input: a, raw: { width: 512, height: 512, channels: 3 }, left: 0, top: 0 },
+          { input: b, raw: { width: 341, height: 400, channels: 3 }, left: 600, top: 112 },
+        ])
+        .png()
+        .toBuffer();
+      const { result, warnings } = await runOp('try-on', { person: bufferInput('two.png', both), garment: fixture('cutouts/tshirt.png') });
+      expect(result.meta!.people).toBe(2);
+      expect(warnings.join('\n')).toMatch(/two\.png: 2 people found; dressing the most prominent one/);
+      // The garment is on the astronaut (left), not on the smaller portrait (right).
+      const region = result.meta!.region as { x: number; width: number };
+      expect(region.x + region.width / 2).toBeLessThan(512);
+    },
+    SLOW,
+  );
 });
