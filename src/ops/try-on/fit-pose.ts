@@ -79,7 +79,11 @@ export function fitGarmentToPose(g: Garment, p: Person, width: number, height: n
   } else {
     // A top: armpit row, then the hem on the hip line.
     row(lm.chestY, lm.chestL, lm.chestR, 0.28, 0);
-    row(Math.round((lm.chestY + lm.hemY) / 2), lm.waistL, lm.waistR, 0.64, 0);
+    // The middle row's own garment edges (the garment's waist landmarks may sit on another row).
+    const gy = Math.round((lm.chestY + lm.hemY) / 2);
+    const run = g.mask.data.subarray(gy * g.mask.width, (gy + 1) * g.mask.width);
+    const l = run.indexOf(1), r = run.lastIndexOf(1);
+    if (l >= 0) row(gy, l, r, 0.64, 0);
     row(lm.hemY, lm.hemL, lm.hemR, 1.0, 0);
     const sleeves = [
       [lm.sleeveL, lm.shoulderL, pSL, el, -1],
@@ -96,8 +100,8 @@ export function fitGarmentToPose(g: Garment, p: Person, width: number, height: n
         let d = Math.atan2(elbow.y - pS.y, elbow.x - pS.x) - Math.atan2(mid.y, mid.x);
         while (d > Math.PI) d -= 2 * Math.PI;
         while (d < -Math.PI) d += 2 * Math.PI;
-        // Down towards hanging arms, at most 60 degrees: further, the sleeve folds into the body.
-        rot = dir < 0 ? clamp(d, -1.05, 0.3) : clamp(d, -0.3, 1.05);
+        // Down towards hanging arms, at most 45 degrees: further, the sleeve folds into the body.
+        rot = dir < 0 ? clamp(d, -0.8, 0.3) : clamp(d, -0.3, 0.8);
       }
       const r = (v: Point) => ({ x: pS.x + v.x * Math.cos(rot) - v.y * Math.sin(rot), y: pS.y + v.x * Math.sin(rot) + v.y * Math.cos(rot) });
       add(sleeve.tip, r(vTip));
