@@ -47,7 +47,7 @@ export function fitGarmentToPose(g: Garment, p: Person, width: number, height: n
       while (Math.abs(x - c.x) < limit && x >= 0 && x < width && p.mask[y * width + x]! >= 128) x += dir;
       return Math.abs(x - c.x);
     };
-    return Math.max(fromJoints, Math.min(run(-1), run(1)));
+    return Math.max(fromJoints, (run(-1) + run(1)) / 2);
   };
 
   const pairs: Pair[] = [];
@@ -77,14 +77,17 @@ export function fitGarmentToPose(g: Garment, p: Person, width: number, height: n
     add({ x: lm.hemR, y: lm.hemY }, { x: c.x + half, y: c.y });
     add({ x: lm.cx, y: lm.hemY }, c);
   } else {
-    // A top: armpit row, then the hem on the hip line.
-    row(lm.chestY, lm.chestL, lm.chestR, 0.28, 0);
+    // A top: armpit row, then the hem on the hip line; each row at least as wide as the torso
+    // and otherwise keeping (90% of) the garment's own width at the shoulder scale, so the body
+    // of the garment is not pinched in under its sleeves.
+    row(lm.chestY, lm.chestL, lm.chestR, 0.28, 0.9);
     // The middle row's own garment edges (the garment's waist landmarks may sit on another row).
     const gy = Math.round((lm.chestY + lm.hemY) / 2);
     const run = g.mask.data.subarray(gy * g.mask.width, (gy + 1) * g.mask.width);
-    const l = run.indexOf(1), r = run.lastIndexOf(1);
-    if (l >= 0) row(gy, l, r, 0.64, 0);
-    row(lm.hemY, lm.hemL, lm.hemR, 1.0, 0);
+    const l = run.indexOf(1),
+      r = run.lastIndexOf(1);
+    if (l >= 0) row(gy, l, r, 0.64, 0.9);
+    row(lm.hemY, lm.hemL, lm.hemR, 1.0, 0.9);
     const sleeves = [
       [lm.sleeveL, lm.shoulderL, pSL, el, -1],
       [lm.sleeveR, lm.shoulderR, pSR, er, 1],
@@ -94,13 +97,16 @@ export function fitGarmentToPose(g: Garment, p: Person, width: number, height: n
       const vTip = { x: (sleeve.tip.x - gS.x) * s, y: (sleeve.tip.y - gS.y) * s };
       const vCuff = { x: (sleeve.cuff.x - gS.x) * s, y: (sleeve.cuff.y - gS.y) * s };
       let rot = 0;
-      if (elbow.visibility > 0.3) {
+      const mid = { x: (vTip.x + vCuff.x) / 2, y: (vTip.y + vCuff.y) / 2 };
+      // Only long sleeves (reaching past 0.8 shoulder widths) are turned onto the upper arm: a
+      // short sleeve (the t-shirt fixture: 0.56) turned down while the
+      // armpit row stays at the torso side folds the spline into a hook under the arm.
+      if (elbow.visibility > 0.3 && Math.hypot(mid.x, mid.y) > 0.8 * sw) {
         // Turn the sleeve's centre line (shoulder -> cuff middle) onto the upper arm.
-        const mid = { x: (vTip.x + vCuff.x) / 2, y: (vTip.y + vCuff.y) / 2 };
         let d = Math.atan2(elbow.y - pS.y, elbow.x - pS.x) - Math.atan2(mid.y, mid.x);
         while (d > Math.PI) d -= 2 * Math.PI;
         while (d < -Math.PI) d += 2 * Math.PI;
-        // Down towards hanging arms, at most 45 degrees: further, the sleeve folds into the body.
+        // Down towards hanging arms by at most 45 degrees: further, the sleeve folds into the body.
         rot = dir < 0 ? clamp(d, -0.8, 0.3) : clamp(d, -0.3, 0.8);
       }
       const r = (v: Point) => ({ x: pS.x + v.x * Math.cos(rot) - v.y * Math.sin(rot), y: pS.y + v.x * Math.sin(rot) + v.y * Math.cos(rot) });

@@ -99,6 +99,8 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
   const layer = warpGarment(garment, fit, person.width, person.height, signal);
 
   progress(0.8, 'shade');
+  // The person's mask, feathered, for clipping sleeves to the arms.
+  const subjectSoft = await blurPlane(plane(person.width, person.height, subject.mask), Math.max(0.5, person.width / 400));
   const [shade, occ, occSleeve] = await Promise.all([
     shadingPlane(workRgb, body).then((p) => resizePlane(p, person.width, person.height)),
     softMask(body.occluder, person.width, person.height),
@@ -123,7 +125,10 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
         const px = x + layer.x0,
           pi = py * person.width + px;
         const o = (layer.sleeve[li] ? occSleeve : occ).data[pi]!;
-        const a = (ga * (255 - o)) / (255 * 255);
+        // Sleeves end at the person's outline: a sleeve cut flat sticks out into the air where
+        // the arm hangs down; worn, it lies on the arm.
+        const inPerson = layer.sleeve[li] ? subjectSoft.data[pi]! / 255 : 1;
+        const a = ((ga * (255 - o)) / (255 * 255)) * inPerson;
         if (a <= 0) continue;
         const r = shade.data[pi]! / 128;
         for (let c = 0; c < 3; c++) {
