@@ -45,13 +45,11 @@ describe('try-on on landmarks: fixture people x (t-shirt, coat, dress)', () => {
     for (const c of cases) expect(c.m.quadCover, `${c.person} + ${c.garment}`).toBeGreaterThanOrEqual(0.75);
   });
 
-  it('at most 6% of the quadrilateral keeps the original clothing (issue: <= 5%; t-shirts reach 5.5-5.8%)', () => {
-    for (const c of cases) expect(c.m.quadOriginal, `${c.person} + ${c.garment}`).toBeLessThanOrEqual(0.06);
-    const coatsAndDresses = cases.filter((c) => !c.garment.includes('tshirt'));
-    for (const c of coatsAndDresses) expect(c.m.quadOriginal, `${c.person} + ${c.garment}`).toBeLessThanOrEqual(0.05);
+  it('at most 5% of the quadrilateral keeps the original clothing (issue: <= 5%)', () => {
+    for (const c of cases) expect(c.m.quadOriginal, `${c.person} + ${c.garment}`).toBeLessThanOrEqual(0.05);
   });
 
-  it('>= 90% of garment pixels fall inside the person mask (issue: >= 95%, met on grace_hopper)', () => {
+  it('>= 90% of garment pixels fall inside the person mask (issue: >= 95%; met on grace_hopper, not yet on the astronaut: 0.90-0.94)', () => {
     for (const c of cases) expect(c.m.inMask, `${c.person} + ${c.garment}`).toBeGreaterThanOrEqual(0.9);
     for (const c of cases.filter((x) => x.person.includes('grace'))) expect(c.m.inMask, `${c.person} + ${c.garment}`).toBeGreaterThanOrEqual(0.95);
   });
