@@ -27,6 +27,7 @@ const persons = [
   ['astronaut', astronaut],
   ['astronaut-mirrored', await sharp(astronaut).flop().png().toBuffer()],
   ['grace_hopper', await sharp(join(FIX, 'images/grace_hopper.jpg')).png().toBuffer()],
+  ['camera (side view)', await sharp(join(FIX, 'images/camera.png')).toColourspace('srgb').png().toBuffer()],
 ];
 const tshirt = await sharp(join(FIX, 'cutouts/tshirt.png')).png().toBuffer();
 const garments = [

@@ -52,7 +52,7 @@ export function applyLandmarks(body: BodyGeometry, person: Person, k: number): B
   // Face box from eyes, ears, nose and mouth.
   const face = faceBox(L, body.width, body.height);
 
-  const occluder = withLimbs(moveNeck(body, neckY, face), body.silhouette, body.skin, L, sw, true);
+  const occluder = withLimbs(withFace(moveNeck(body, neckY, face), body.silhouette, face), body.silhouette, body.skin, L, sw, true);
   const skin = body.skin;
   return {
     ...body,
@@ -169,4 +169,18 @@ function moveNeck(body: BodyGeometry, neckY: number, face: BodyGeometry['face'])
     }
   }
   return plane(w, h, out);
+}
+
+/** The face stays in front of the garment wherever the neck row falls (heads lean into the chest line). */
+function withFace(base: Plane, sil: Plane, face: BodyGeometry['face']): Plane {
+  if (!face) return base;
+  const out = new Uint8Array(base.data);
+  const { width: w } = base;
+  for (let y = Math.round(face.y0); y <= Math.round(face.y1); y++) {
+    for (let x = Math.round(face.x0); x <= Math.round(face.x1); x++) {
+      const i = y * w + x;
+      if (sil.data[i]) out[i] = 1;
+    }
+  }
+  return plane(w, base.height, out);
 }
