@@ -50,6 +50,23 @@ describe('detectPeople', () => {
     check(people[0]!, img.width, img.height);
   }, 120_000);
 
+  it('camera.png (side view, leaning into a camera): one person facing right, hips below shoulders, tripod not in the mask', async () => {
+    const img = await load('images/camera.png');
+    const people = await detectPeople(img);
+    expect(people).toHaveLength(1);
+    const p = people[0]!;
+    const L = p.landmarks;
+    for (const k of [POSE.leftShoulder, POSE.rightShoulder]) expect(L[POSE.nose]!.x).toBeGreaterThan(L[k]!.x);
+    const shoulderY = (L[POSE.leftShoulder]!.y + L[POSE.rightShoulder]!.y) / 2;
+    const hipY = (L[POSE.leftHip]!.y + L[POSE.rightHip]!.y) / 2;
+    expect(hipY - shoulderY).toBeGreaterThan(0.2 * img.height);
+    const at = (x: number, y: number) => p.mask[Math.round(y) * img.width + Math.round(x)]!;
+    expect(at((L[11]!.x + L[12]!.x) / 2, shoulderY + 20)).toBeGreaterThan(200);
+    // The tripod's legs and the sky stay out of the person.
+    expect(at(330, 420)).toBeLessThan(50);
+    expect(at(450, 30)).toBeLessThan(50);
+  }, 120_000);
+
   it('no person: a photo of fruit gives an empty list', async () => {
     const img = await load('images/fruits.jpg');
     expect(await detectPeople(img)).toHaveLength(0);
