@@ -9,7 +9,9 @@ import sharp from 'sharp';
 import { getOperation } from '../dist/ops/registry.js';
 import { parseOptions } from '../dist/ops/validate.js';
 import { cutoutSubject } from '../dist/ops/remove-background/cutout.js';
+import { detectPeople } from '../dist/engine/people.js';
 import { FIXTURES } from './fixtures.mjs';
+import { tryOnMeasures } from './lib/try-on-metrics.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const FIX = FIXTURES;
@@ -24,10 +26,13 @@ const astronaut = await sharp(join(FIX, 'images/astronaut.png')).png().toBuffer(
 const persons = [
   ['astronaut', astronaut],
   ['astronaut-mirrored', await sharp(astronaut).flop().png().toBuffer()],
+  ['grace_hopper', await sharp(join(FIX, 'images/grace_hopper.jpg')).png().toBuffer()],
+  ['camera (side view)', await sharp(join(FIX, 'images/camera.png')).toColourspace('srgb').png().toBuffer()],
 ];
 const tshirt = await sharp(join(FIX, 'cutouts/tshirt.png')).png().toBuffer();
 const garments = [
   ['tshirt', tshirt],
+  ['coat (long sleeves)', await sharp(join(FIX, 'cutouts/coat.png')).png().toBuffer()],
   ['dress', await sharp(join(FIX, 'cutouts/dress.png')).png().toBuffer()],
   ['tshirt-worn', await sharp(astronaut).composite([{ input: await sharp(tshirt).resize(300, 300).toBuffer(), left: 70, top: 195 }]).png().toBuffer()],
 ];
@@ -114,6 +119,7 @@ const tiles = [];
 for (const [pname, pbuf] of persons) {
   const pr = await rgb(pbuf);
   const cut = await cutoutSubject({ data: pr.data, width: pr.width, height: pr.height, channels: 3 });
+  const [subject] = await detectPeople({ data: pr.data, width: pr.width, height: pr.height, channels: 3 });
   const rowTiles = [pbuf];
   const baseTiles = [await sharp({ create: { width: pr.width, height: pr.height, channels: 3, background: '#fff' } }).png().toBuffer()];
   for (const [gname, gbuf] of garments) {
@@ -125,25 +131,30 @@ for (const [pname, pbuf] of persons) {
     const ms = performance.now() - t0;
     const out = await rgb(res.data);
     const ours = score(out, pr, cut.mask, res.meta.body, hue);
-    rows.push({ person: pname, garment: gname, method: 'imgtool', ms: Math.round(ms), credits: res.credits, kind: res.meta.garment_kind, extracted: res.meta.extracted, ...ours });
+    const lms = subject.landmarks.map((l) => [l.x, l.y, l.visibility]);
+    const m = tryOnMeasures(pr.data, out.data, pr.width, pr.height, subject.mask, lms, res.meta.face);
+    rows.push({ person: pname, garment: gname, method: 'imgtool', ms: Math.round(ms), credits: res.credits, kind: res.meta.garment_kind, extracted: res.meta.extracted, ...ours, ...m });
     rowTiles.push(res.data);
     // The baseline pastes the clean cut-out (it cannot extract a worn garment).
     const t1 = performance.now();
     const base = await paste({ ...pr, buf: pbuf }, gname === 'tshirt-worn' ? tshirt : gbuf, res.meta.body, false);
     const bms = performance.now() - t1;
-    const b = score(await rgb(base), pr, cut.mask, res.meta.body, hue);
-    rows.push({ person: pname, garment: gname, method: 'paste baseline', ms: Math.round(bms), credits: '-', kind: '-', extracted: '-', ...b });
+    const baseRgb = await rgb(base);
+    const b = score(baseRgb, pr, cut.mask, res.meta.body, hue);
+    const bm = tryOnMeasures(pr.data, baseRgb.data, pr.width, pr.height, subject.mask, subject.landmarks.map((l) => [l.x, l.y, l.visibility]), res.meta.face);
+    rows.push({ person: pname, garment: gname, method: 'paste baseline', ms: Math.round(bms), credits: '-', kind: '-', extracted: '-', ...b, ...bm });
     baseTiles.push(base);
   }
   tiles.push(rowTiles, baseTiles);
 }
 
 const fmt = (v) => (typeof v === 'number' && !Number.isInteger(v) ? v.toFixed(3) : String(v));
-const cols = ['person', 'garment', 'method', 'ms', 'credits', 'kind', 'extracted', 'coverage', 'spill', 'outside'];
+const cols = ['person', 'garment', 'method', 'ms', 'credits', 'kind', 'extracted', 'coverage', 'spill', 'outside', 'inMask', 'quadCover', 'quadOriginal', 'faceDiff'];
 const widths = cols.map((c) => Math.max(c.length, ...rows.map((r) => fmt(r[c]).length)));
 console.log(cols.map((c, i) => c.padEnd(widths[i])).join('  '));
 for (const r of rows) console.log(cols.map((c, i) => fmt(r[c]).padEnd(widths[i])).join('  '));
 console.log('coverage: share of the central torso in the garment hue (higher is better); spill: share of changed pixels on the background (lower); outside: share of pixels away from the torso that changed (lower).');
+console.log('inMask: share of changed pixels inside the BlazePose person mask (>= 0.95); quadCover: share of the shoulder-hip quadrilateral (landmarks 11, 12, 24, 23) the garment covers (>= 0.75); quadOriginal: share of it left as it was (<= 0.05); faceDiff: mean |diff| in the landmark face box, levels (JPEG noise).');
 
 // Contact sheet: per person a row of results (imgtool) and a row of the paste baseline;
 // the first column shows the person, the header row the garments.

@@ -158,6 +158,17 @@ export async function assemble(entry, { skipFp16ToFp32 = false, skipDynamicSize 
         }),
       );
     }
+    case 'tflite-to-onnx': {
+      // MediaPipe's float TFLite models (fp16 weights), converted to an fp32 NCHW ONNX graph.
+      const { convertTflite } = await import('./convert/tflite-to-onnx.mjs');
+      return Buffer.from(
+        convertTflite(fs.readFileSync(path.join(pkgDir, entry.source.files[0])), {
+          name: entry.id,
+          docString: `${entry.description}; converted from ${entry.source.package}@${entry.source.version} ${entry.source.files[0]}`,
+          outputs: a.outputs,
+        }),
+      );
+    }
     default:
       throw new Error(`unknown assembly method ${a.method}`);
   }

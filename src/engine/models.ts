@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import type { InferenceSession } from 'onnxruntime-node';
 import { ImgtoolError } from '../errors.js';
 
-export type ModelTask = 'segment' | 'upscale';
+export type ModelTask = 'segment' | 'upscale' | 'person';
 export type ModelStatus = 'ok' | 'missing' | 'corrupt';
 
 export interface ModelTensorSpec {

@@ -58,7 +58,7 @@ describe('model registry', () => {
     expect(v.actualSha256).not.toBe(v.expectedSha256);
     for (const m of listModels()) {
       expect(m.licence).toMatch(/MIT|Apache|AGPL/);
-      expect(['segment', 'upscale']).toContain(m.task);
+      expect(['segment', 'upscale', 'person']).toContain(m.task);
     }
   });
 

@@ -34,7 +34,7 @@ describe('offline', () => {
     expect(out).toMatch(/^blocked: network disabled/);
   });
 
-  it('segmentation and upscaling run with networking unavailable', () => {
+  it('segmentation, upscaling and the people models run with networking unavailable', () => {
     const viteNode = path.join(ROOT, 'node_modules', 'vite-node', 'vite-node.mjs');
     const out = execFileSync(process.execPath, [viteNode, path.join(import.meta.dirname, 'offline', 'run-models.ts')], {
       cwd: ROOT,
@@ -46,6 +46,7 @@ describe('offline', () => {
     expect(report.attempts).toEqual([]);
     expect(report.maskLength).toBe(64 * 48);
     expect(report.upscaled).toEqual([128, 96]);
+    expect(report.people).toBe(1);
     expect(report.statuses.every((s: string) => s === 'ok')).toBe(true);
   }, 150_000);
 

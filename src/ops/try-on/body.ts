@@ -52,6 +52,8 @@ export interface BodyGeometry {
   occluder: Plane;
   /** 0/1: skin pixels, for exempting the parts a sleeve covers. */
   skin: Plane;
+  /** 0/1: hands located by landmarks, which stay in front of sleeves too (absent without landmarks). */
+  hands?: Plane;
 }
 
 /** Working-scale RGB image (3 channels) and its person alpha (0..255). */

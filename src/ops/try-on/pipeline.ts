@@ -1,10 +1,13 @@
 import sharp from 'sharp';
 import { ImgtoolError, throwIfAborted } from '../../errors.js';
+import { detectPeople, type Person } from '../../engine/people.js';
 import { decodeImage, encodeImage, encodeOptionsFor, type DecodedImage } from '../../media/image.js';
 import type { LoadedInput, Pipeline } from '../define.js';
 import { cutoutSubject } from '../remove-background/cutout.js';
 import { analyseBody, type BodyGeometry } from './body.js';
 import { fitGarment } from './fit.js';
+import { fitGarmentToPose } from './fit-pose.js';
+import { applyLandmarks } from './pose.js';
 import { prepareGarment } from './garment.js';
 import { EXTRACTION_CREDITS, tryOn, type TryOnOptions } from './index.js';
 import { blurPlane, plane, resizePlane, type Plane } from './raster.js';
@@ -17,7 +20,9 @@ const BODY_SIDE = 768;
 function requireInput(inputs: Record<string, LoadedInput>, key: 'person' | 'garment'): LoadedInput {
   const input = inputs[key];
   if (!input) {
-    throw new ImgtoolError('invalid_parameter', `try-on needs a ${key} image: give --${key} <file or URL> (API: ${key}_image or ${key}_image_url)`, { field: `${key}_image` });
+    throw new ImgtoolError('invalid_parameter', `try-on needs a ${key} image: give --${key} <file or URL> (API: ${key}_image or ${key}_image_url)`, {
+      field: `${key}_image`,
+    });
   }
   return input;
 }
@@ -41,21 +46,35 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
   const garmentImg = await decodeImage(garmentIn, tryOn.limits, tryOn.name);
   throwIfAborted(signal);
 
-  progress(0.05, 'segment person');
+  progress(0.05, 'find people');
+  const people = await detectPeople(person, { signal });
+  throwIfAborted(signal);
+  const subject = people[0];
+  if (!subject) {
+    throw new ImgtoolError('invalid_parameter', `no person found in ${personIn.name}; use a photo showing a person's head and shoulders at least`, {
+      field: 'person_image',
+    });
+  }
+  if (people.length > 1) {
+    ctx.warn(`${personIn.name}: ${people.length} people found; dressing the most prominent one (the largest, at x=${subject.box.x}, y=${subject.box.y})`);
+  }
+
+  progress(0.15, 'segment person');
   const cut = await cutoutSubject(person, { signal });
   throwIfAborted(signal);
 
   progress(0.4, 'analyse body');
-  const { W, H, k, rgb: workRgb, alpha: workAlpha } = await workScale(person, cut.mask);
+  // The body is measured on the chosen person's own mask (BlazePose's segmentation), so held
+  // objects and other people do not pass for shoulders or hips.
+  const { W, H, k, rgb: workRgb, alpha: workAlpha } = await workScale(person, subject.mask);
   let body: BodyGeometry;
-  const silShare = countAbove(workAlpha.data, 128) / (W * H);
-  if (silShare < 0.02) {
-    throw new ImgtoolError('invalid_image', `${personIn.name}: no person found (the subject covers ${(100 * silShare).toFixed(1)}% of the image); use a photo of one person, plain background best`, { field: 'person_image' });
-  }
   try {
-    body = analyseBody(workRgb, W, H, workAlpha);
+    body = applyLandmarks(analyseBody(workRgb, W, H, workAlpha), subject, k);
   } catch (err) {
-    throw new ImgtoolError('invalid_image', `${personIn.name}: could not locate a body in the person image; use a frontal photo of one person`, { cause: err, field: 'person_image' });
+    throw new ImgtoolError('invalid_image', `${personIn.name}: could not locate a body in the person image; use a frontal photo of one person`, {
+      cause: err,
+      field: 'person_image',
+    });
   }
   throwIfAborted(signal);
 
@@ -65,15 +84,23 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
     garment = await prepareGarment(garmentImg, { preprocess: opts.preprocess_garment, signal });
   } catch (err) {
     if (err instanceof ImgtoolError) throw err;
-    throw new ImgtoolError('invalid_image', `${garmentIn.name}: no garment found in the garment image; use a photo of one garment, plain background best`, { cause: err, field: 'garment_image' });
+    throw new ImgtoolError('invalid_image', `${garmentIn.name}: no garment found in the garment image; use a photo of one garment, plain background best`, {
+      cause: err,
+      field: 'garment_image',
+    });
   }
   throwIfAborted(signal);
 
   progress(0.7, 'warp');
-  const fit = fitGarment(garment, body, k);
+  // Tops and dresses follow the landmarks when BlazePose saw both shoulders; bottoms (and
+  // bodies whose shoulders are hidden) keep the silhouette fit.
+  const shouldersSeen = subject.landmarks[11]!.visibility > 0.5 && subject.landmarks[12]!.visibility > 0.5;
+  const fit = garment.kind !== 'bottom' && shouldersSeen ? fitGarmentToPose(garment, subject, person.width, person.height) : fitGarment(garment, body, k);
   const layer = warpGarment(garment, fit, person.width, person.height, signal);
 
   progress(0.8, 'shade');
+  // The person's mask, feathered, for clipping sleeves to the arms.
+  const subjectSoft = await blurPlane(plane(person.width, person.height, subject.mask), Math.max(0.5, person.width / 400));
   const [shade, occ, occSleeve] = await Promise.all([
     shadingPlane(workRgb, body).then((p) => resizePlane(p, person.width, person.height)),
     softMask(body.occluder, person.width, person.height),
@@ -85,23 +112,33 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
   const out = baseImage(person, cut.rgba.data, cut.mask, opts.remove_background);
   let region: { x: number; y: number; width: number; height: number } | null = null;
   if (layer) {
-    let rx0 = Infinity, ry0 = Infinity, rx1 = -1, ry1 = -1;
+    let rx0 = Infinity,
+      ry0 = Infinity,
+      rx1 = -1,
+      ry1 = -1;
     for (let y = 0; y < layer.height; y++) {
       const py = y + layer.y0;
       for (let x = 0; x < layer.width; x++) {
         const li = y * layer.width + x;
         const ga = layer.alpha[li]!;
         if (!ga) continue;
-        const px = x + layer.x0, pi = py * person.width + px;
+        const px = x + layer.x0,
+          pi = py * person.width + px;
         const o = (layer.sleeve[li] ? occSleeve : occ).data[pi]!;
-        const a = (ga * (255 - o)) / (255 * 255);
+        // Sleeves end at the person's outline: a sleeve cut flat sticks out into the air where
+        // the arm hangs down; worn, it lies on the arm.
+        const inPerson = layer.sleeve[li] ? subjectSoft.data[pi]! / 255 : 1;
+        const a = ((ga * (255 - o)) / (255 * 255)) * inPerson;
         if (a <= 0) continue;
         const r = shade.data[pi]! / 128;
         for (let c = 0; c < 3; c++) {
           const gv = Math.min(255, layer.rgb[li * 3 + c]! * r);
           out[pi * 3 + c] = Math.round(out[pi * 3 + c]! * (1 - a) + gv * a);
         }
-        if (px < rx0) rx0 = px; if (px > rx1) rx1 = px; if (py < ry0) ry0 = py; if (py > ry1) ry1 = py;
+        if (px < rx0) rx0 = px;
+        if (px > rx1) rx1 = px;
+        if (py < ry0) ry0 = py;
+        if (py > ry1) ry1 = py;
       }
     }
     if (rx1 >= 0) region = { x: rx0, y: ry0, width: rx1 - rx0 + 1, height: ry1 - ry0 + 1 };
@@ -112,7 +149,14 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
   const data = await encodeImage({ data: Buffer.from(out.buffer, out.byteOffset, out.byteLength), width: person.width, height: person.height, channels: 3 }, 'jpeg', encodeOptionsFor(opts, person.metadata));
   const credits = tryOn.cost(opts, {}) + (garment.extracted ? EXTRACTION_CREDITS : 0);
   ctx.onProgress({ fraction: 1, stage: 'done' });
-  const face = body.face ? { x: Math.round(body.face.x0 * k), y: Math.round(body.face.y0 * k), width: Math.round((body.face.x1 - body.face.x0 + 1) * k), height: Math.round((body.face.y1 - body.face.y0 + 1) * k) } : null;
+  const face = body.face
+    ? {
+        x: Math.round(body.face.x0 * k),
+        y: Math.round(body.face.y0 * k),
+        width: Math.round((body.face.x1 - body.face.x0 + 1) * k),
+        height: Math.round((body.face.y1 - body.face.y0 + 1) * k),
+      }
+    : null;
   return {
     ext: 'jpg',
     contentType: 'image/jpeg',
@@ -126,6 +170,8 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
       extraction_reasons: garment.reasons,
       region,
       face,
+      people: people.length,
+      landmarks: landmarkMeta(subject),
       body: {
         center_x: Math.round(body.cx * k),
         shoulder_y: Math.round(body.shoulderY * k),
@@ -141,7 +187,8 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
 
 async function workScale(person: DecodedImage, mask: Uint8Array) {
   const k = Math.max(1, Math.max(person.width, person.height) / BODY_SIDE);
-  const W = Math.max(1, Math.round(person.width / k)), H = Math.max(1, Math.round(person.height / k));
+  const W = Math.max(1, Math.round(person.width / k)),
+    H = Math.max(1, Math.round(person.height / k));
   const rgbBuf = await sharp(person.data, { raw: { width: person.width, height: person.height, channels: person.channels } })
     .removeAlpha()
     .resize(W, H, { fit: 'fill' })
@@ -152,10 +199,9 @@ async function workScale(person: DecodedImage, mask: Uint8Array) {
   return { W, H, k: person.width / W, rgb: new Uint8Array(rgbBuf.buffer, rgbBuf.byteOffset, rgbBuf.byteLength), alpha };
 }
 
-function countAbove(a: Uint8Array, t: number): number {
-  let n = 0;
-  for (let i = 0; i < a.length; i++) if (a[i]! >= t) n++;
-  return n;
+/** The dressed person's BlazePose landmarks for callers: image pixels, visibility to 2 decimals. */
+function landmarkMeta(p: Person): Array<[number, number, number]> {
+  return p.landmarks.map((l) => [Math.round(l.x), Math.round(l.y), Math.round(l.visibility * 100) / 100]);
 }
 
 /** Sleeves cover bare arms: below the neck only head and hair stay in front of them. */
@@ -165,7 +211,7 @@ function sleeveOccluder(body: BodyGeometry): Plane {
   const neckRow = Math.round(body.neckY);
   for (let i = 0; i < w * h; i++) {
     const y = (i / w) | 0;
-    out[i] = body.occluder.data[i] && !(y >= neckRow && body.skin.data[i]) ? 1 : 0;
+    out[i] = (body.occluder.data[i] && !(y >= neckRow && body.skin.data[i])) || body.hands?.data[i] ? 1 : 0;
   }
   return plane(w, h, out);
 }

@@ -11,8 +11,10 @@ import { blurPlane, clamp, luma, plane, smoothPlane, type Plane } from './raster
 export async function shadingPlane(rgb: Uint8Array, body: BodyGeometry): Promise<Plane> {
   const { width: w, height: h } = body;
   const Y = luma(rgb, w, h, 3);
-  const med = Math.max(3, Math.round(0.05 * body.shoulderW) | 1);
-  const sigma = Math.max(0.5, 0.04 * body.shoulderW);
+  // Median and blur at the scale of folds and light falloff, not of the clothing underneath:
+  // at smaller scales the old shirt's collar, patches and print showed through as mottling.
+  const med = Math.max(3, Math.round(0.08 * body.shoulderW) | 1);
+  const sigma = Math.max(0.5, 0.1 * body.shoulderW);
   const Yd = await smoothPlane(Y, med, 0);
   const masked = plane(w, h, new Uint8Array(w * h));
   const m = plane(w, h, new Uint8Array(w * h));
@@ -26,7 +28,8 @@ export async function shadingPlane(rgb: Uint8Array, body: BodyGeometry): Promise
   for (let i = 0; i < w * h; i++) ys[i] = den.data[i]! > 8 ? (255 * num.data[i]!) / den.data[i]! : -1;
 
   const samples: number[] = [];
-  const yA = Math.max(0, Math.round(body.shoulderY)), yB = Math.min(h - 1, Math.round(body.hipY));
+  const yA = Math.max(0, Math.round(body.shoulderY)),
+    yB = Math.min(h - 1, Math.round(body.hipY));
   for (let y = yA; y <= yB; y += 2) {
     for (let x = Math.max(0, Math.round(body.sideL[y]!)); x <= Math.min(w - 1, Math.round(body.sideR[y]!)); x += 2) {
       const v = ys[y * w + x]!;
@@ -37,7 +40,7 @@ export async function shadingPlane(rgb: Uint8Array, body: BodyGeometry): Promise
   const ref = Math.max(8, samples.length ? samples[samples.length >> 1]! : 128);
   const out = new Uint8Array(w * h);
   for (let i = 0; i < w * h; i++) {
-    const r = ys[i]! < 0 ? 1 : clamp((ys[i]! / ref) ** 0.7, 0.6, 1.3);
+    const r = ys[i]! < 0 ? 1 : clamp((ys[i]! / ref) ** 0.45, 0.72, 1.18);
     out[i] = Math.round(r * 128);
   }
   return plane(w, h, out);

@@ -1,0 +1,73 @@
+// The try-on measures of issue 20, shared by bench/try-on.mjs and test/ops/try-on/landmarks.test.ts.
+// All take RGB byte images of the same size (the person photo and the try-on output), the
+// dressed person's mask (0..255) and BlazePose landmarks in image pixels ([x, y, visibility]).
+
+/** A pixel counts as changed (garment drawn there) when a channel moved by more than this. */
+export const CHANGED = 24;
+
+function diff(a, b, i) {
+  return Math.max(Math.abs(a[i] - b[i]), Math.abs(a[i + 1] - b[i + 1]), Math.abs(a[i + 2] - b[i + 2]));
+}
+
+/** Inside test for the quadrilateral shoulder L, shoulder R, hip R, hip L (any winding). */
+function inQuad(q, x, y) {
+  let sign = 0;
+  for (let k = 0; k < 4; k++) {
+    const [ax, ay] = q[k],
+      [bx, by] = q[(k + 1) % 4];
+    const c = (bx - ax) * (y - ay) - (by - ay) * (x - ax);
+    if (c === 0) continue;
+    const s = Math.sign(c);
+    if (sign && s !== sign) return false;
+    sign = s;
+  }
+  return true;
+}
+
+/**
+ * inMask: share of changed pixels inside the person mask (>= 0.95 wanted);
+ * quadCover: share of the shoulder-hip quadrilateral (clipped to the image) the garment
+ *   changed (>= 0.75);
+ * quadOriginal: share of that quadrilateral left as it was (<= 0.05), i.e. still showing the
+ *   original clothing, or whatever is in front of it (hands, forearms);
+ * faceDiff: mean absolute difference inside the face box, in levels (JPEG noise is 1-3).
+ */
+export function tryOnMeasures(ref, out, width, height, mask, landmarks, face) {
+  const L = (k) => landmarks[k];
+  const quad = [L(11), L(12), L(24), L(23)].map(([x, y]) => [x, y]);
+  let changed = 0,
+    changedIn = 0,
+    quadN = 0,
+    quadChanged = 0;
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const p = y * width + x;
+      const d = diff(ref, out, p * 3);
+      if (d > CHANGED) {
+        changed++;
+        if (mask[p] >= 128) changedIn++;
+      }
+      if (inQuad(quad, x + 0.5, y + 0.5)) {
+        quadN++;
+        if (d > CHANGED) quadChanged++;
+      }
+    }
+  }
+  let faceSum = 0,
+    faceN = 0;
+  if (face) {
+    for (let y = face.y; y < face.y + face.height; y++) {
+      for (let x = face.x; x < face.x + face.width; x++) {
+        const i = (y * width + x) * 3;
+        for (let c = 0; c < 3; c++) faceSum += Math.abs(ref[i + c] - out[i + c]);
+        faceN += 3;
+      }
+    }
+  }
+  return {
+    inMask: changed ? changedIn / changed : 0,
+    quadCover: quadN ? quadChanged / quadN : 0,
+    quadOriginal: quadN ? 1 - quadChanged / quadN : 1,
+    faceDiff: faceN ? faceSum / faceN : 0,
+  };
+}

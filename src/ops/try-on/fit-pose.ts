@@ -1,0 +1,124 @@
+import { POSE, type Person } from '../../engine/people.js';
+import type { Point } from './body.js';
+import type { Fit } from './fit.js';
+import type { Garment } from './garment.js';
+import { clamp } from './raster.js';
+import { fitTps, type Pair } from './tps.js';
+
+/**
+ * Garment-to-body correspondences from BlazePose landmarks (full-resolution person pixels):
+ * collar at the neck base, shoulder seams on the shoulders, the body of the garment from the
+ * armpit row down to the hip line (tops) or to the knees (dresses), as wide as the torso there,
+ * and sleeves turned along the upper arms. Few, mutually consistent pairs keep the thin-plate
+ * spline from folding; all sizes come from the one shoulder scale s except the rows the
+ * landmarks pin.
+ */
+export function fitGarmentToPose(g: Garment, p: Person, width: number, height: number): Fit {
+  const L = p.landmarks;
+  const lm = g.landmarks;
+  const [a, b] = [L[POSE.leftShoulder]!, L[POSE.rightShoulder]!];
+  const leftIsA = a.x < b.x;
+  const [sl, sr] = leftIsA ? [a, b] : [b, a];
+  const [hl, hr] = leftIsA ? [L[POSE.leftHip]!, L[POSE.rightHip]!] : [L[POSE.rightHip]!, L[POSE.leftHip]!];
+  const [el, er] = leftIsA ? [L[POSE.leftElbow]!, L[POSE.rightElbow]!] : [L[POSE.rightElbow]!, L[POSE.leftElbow]!];
+  const [kl, kr] = leftIsA ? [L[POSE.leftKnee]!, L[POSE.rightKnee]!] : [L[POSE.rightKnee]!, L[POSE.leftKnee]!];
+  const sw = Math.hypot(sr.x - sl.x, sr.y - sl.y);
+  // The joint centres sit inside the arms; seams lie on top of the shoulders, further out.
+  const pSL = { x: sl.x - 0.07 * sw, y: sl.y - 0.05 * sw };
+  const pSR = { x: sr.x + 0.07 * sw, y: sr.y - 0.05 * sw };
+  const top = { x: (sl.x + sr.x) / 2, y: (sl.y + sr.y) / 2 };
+  const hip = { x: (hl.x + hr.x) / 2, y: (hl.y + hr.y) / 2 };
+  const torso = Math.max(0.9 * sw, hip.y - top.y);
+  const neck = { x: top.x, y: top.y - 0.16 * sw };
+  // Along the torso axis (shoulder middle -> hip middle), t = 0 at the shoulders, 1 at the hips.
+  const axis = (t: number) => ({ x: top.x + (hip.x - top.x) * t, y: top.y + torso * t });
+  const halfAt = (t: number) => {
+    // Torso half-width: from the landmarks (shoulders to hips, widened to the hips' flesh, as
+    // joints sit inside), or wider where the person's mask is (bulky clothes), up to 0.7
+    // shoulder widths so arms hanging against the body do not count.
+    const hipHalf = Math.max(0.36 * sw, 0.85 * Math.abs(hr.x - hl.x));
+    const fromJoints = (1 - t) * 0.48 * sw + t * hipHalf;
+    const c = axis(t);
+    const y = Math.round(c.y);
+    if (y < 0 || y >= height) return fromJoints;
+    const run = (dir: -1 | 1) => {
+      let x = Math.round(c.x);
+      const limit = 0.7 * sw;
+      while (Math.abs(x - c.x) < limit && x >= 0 && x < width && p.mask[y * width + x]! >= 128) x += dir;
+      return Math.abs(x - c.x);
+    };
+    return Math.max(fromJoints, (run(-1) + run(1)) / 2);
+  };
+
+  const pairs: Pair[] = [];
+  const add = (from: Point, to: Point) => pairs.push({ from, to });
+  const gShoulder = Math.max(1, Math.hypot(lm.shoulderR.x - lm.shoulderL.x, lm.shoulderR.y - lm.shoulderL.y));
+  const s = (pSR.x - pSL.x) / gShoulder;
+
+  add(lm.neck, neck);
+  add(lm.shoulderL, pSL);
+  add(lm.shoulderR, pSR);
+  const row = (gy: number, gl: number, gr: number, t: number, widen = 1) => {
+    const c = axis(t);
+    const half = Math.max(halfAt(t) * 1.06, (Math.abs(gr - gl) / 2) * s * widen);
+    add({ x: gl, y: gy }, { x: c.x - half, y: c.y });
+    add({ x: gr, y: gy }, { x: c.x + half, y: c.y });
+    add({ x: lm.cx, y: gy }, c);
+  };
+  if (g.kind === 'full') {
+    // A dress: bodice top at the armpits, waist at the waist, hem at the knees.
+    const kneeY = Math.max(hip.y + 0.6 * torso, (kl.y + kr.y) / 2);
+    row(lm.chestY, lm.chestL, lm.chestR, 0.28, 0);
+    row(lm.waistY, lm.waistL, lm.waistR, 0.68, 0);
+    const tHem = (kneeY - top.y) / torso;
+    const c = axis(tHem);
+    const half = Math.max(halfAt(1) * 1.2, ((lm.hemR - lm.hemL) / 2) * s);
+    add({ x: lm.hemL, y: lm.hemY }, { x: c.x - half, y: c.y });
+    add({ x: lm.hemR, y: lm.hemY }, { x: c.x + half, y: c.y });
+    add({ x: lm.cx, y: lm.hemY }, c);
+  } else {
+    // A top: armpit row, then the hem on the hip line; each row at least as wide as the torso
+    // and otherwise keeping (90% of) the garment's own width at the shoulder scale, so the body
+    // of the garment is not pinched in under its sleeves.
+    row(lm.chestY, lm.chestL, lm.chestR, 0.28, 0.9);
+    // The middle row's own garment edges (the garment's waist landmarks may sit on another row).
+    const gy = Math.round((lm.chestY + lm.hemY) / 2);
+    const run = g.mask.data.subarray(gy * g.mask.width, (gy + 1) * g.mask.width);
+    const l = run.indexOf(1),
+      r = run.lastIndexOf(1);
+    if (l >= 0) row(gy, l, r, 0.64, 0.9);
+    row(lm.hemY, lm.hemL, lm.hemR, 1.0, 0.9);
+    const sleeves = [
+      [lm.sleeveL, lm.shoulderL, pSL, el, -1],
+      [lm.sleeveR, lm.shoulderR, pSR, er, 1],
+    ] as const;
+    for (const [sleeve, gS, pS, elbow, dir] of sleeves) {
+      if (!sleeve) continue;
+      const vTip = { x: (sleeve.tip.x - gS.x) * s, y: (sleeve.tip.y - gS.y) * s };
+      const vCuff = { x: (sleeve.cuff.x - gS.x) * s, y: (sleeve.cuff.y - gS.y) * s };
+      let rot = 0;
+      const mid = { x: (vTip.x + vCuff.x) / 2, y: (vTip.y + vCuff.y) / 2 };
+      // Only long sleeves (reaching past 0.8 shoulder widths) are turned onto the upper arm: a
+      // short sleeve (the t-shirt fixture: 0.56) turned down while the
+      // armpit row stays at the torso side folds the spline into a hook under the arm.
+      if (elbow.visibility > 0.3 && Math.hypot(mid.x, mid.y) > 0.8 * sw) {
+        // Turn the sleeve's centre line (shoulder -> cuff middle) onto the upper arm.
+        let d = Math.atan2(elbow.y - pS.y, elbow.x - pS.x) - Math.atan2(mid.y, mid.x);
+        while (d > Math.PI) d -= 2 * Math.PI;
+        while (d < -Math.PI) d += 2 * Math.PI;
+        // Down towards hanging arms by at most 45 degrees: further, the sleeve folds into the body.
+        rot = dir < 0 ? clamp(d, -0.8, 0.3) : clamp(d, -0.3, 0.8);
+      }
+      const r = (v: Point) => ({ x: pS.x + v.x * Math.cos(rot) - v.y * Math.sin(rot), y: pS.y + v.x * Math.sin(rot) + v.y * Math.cos(rot) });
+      add(sleeve.tip, r(vTip));
+      add(sleeve.cuff, r(vCuff));
+    }
+  }
+  const scaleNorm = Math.hypot(width, height);
+  const forward = fitTps(pairs, scaleNorm);
+  const inverse = fitTps(
+    pairs.map((q) => ({ from: q.to, to: q.from })),
+    scaleNorm,
+  );
+  return { pairs, inverse, forward, scale: s };
+}

@@ -1,0 +1,186 @@
+import { POSE, type Person } from '../../engine/people.js';
+import type { BodyGeometry, Point } from './body.js';
+import { clamp, plane, type Plane } from './raster.js';
+
+/**
+ * Replaces the silhouette heuristics' guesses with BlazePose landmarks wherever the model saw
+ * the body part: shoulder seams on the shoulder landmarks, collar at the neck base (a fifth of
+ * the shoulder width above the shoulder line), hem rows from the hips (and knees), sleeves
+ * along the upper arms, the face box from the face landmarks, and forearms and hands drawn in
+ * front of the garment. `k` is full-resolution pixels per working pixel.
+ */
+export function applyLandmarks(body: BodyGeometry, person: Person, k: number): BodyGeometry {
+  const L = person.landmarks.map((l) => ({ x: l.x / k, y: l.y / k, v: l.visibility }));
+  const seen = (i: number) => L[i]!.v > 0.5;
+  const [sA, sB] = [L[POSE.leftShoulder]!, L[POSE.rightShoulder]!];
+  if (!seen(POSE.leftShoulder) || !seen(POSE.rightShoulder)) return body;
+  // Image-left / image-right, whichever way the person faces.
+  const [sl, sr] = sA.x < sB.x ? [sA, sB] : [sB, sA];
+  const leftIsA = sA.x < sB.x;
+  const sw = Math.hypot(sr.x - sl.x, sr.y - sl.y);
+  if (sw < 4) return body;
+  const cx = (sl.x + sr.x) / 2;
+  const shoulderY = (sl.y + sr.y) / 2;
+  // The joint centre sits inside the arm; the seam lies on top of the shoulder, a little
+  // further out and higher.
+  const out = 0.06 * sw,
+    up = 0.06 * sw;
+  const shoulderL: Point = { x: sl.x - out, y: sl.y - up };
+  const shoulderR: Point = { x: sr.x + out, y: sr.y - up };
+  const mouthY = (L[POSE.mouthLeft]!.y + L[POSE.mouthRight]!.y) / 2;
+  const neckY = clamp(shoulderY - 0.2 * sw, mouthY + 0.05 * sw, shoulderY - 0.05 * sw);
+
+  const hips = [L[POSE.leftHip]!, L[POSE.rightHip]!];
+  // Hips below the frame still give the row (BlazePose extrapolates them); a hip the model did
+  // not see at all (low visibility and inside the frame) falls back to proportions.
+  const hipY = (hips[0]!.y + hips[1]!.y) / 2;
+  const torso = Math.max(0.8 * sw, hipY - shoulderY);
+  const armpitY = shoulderY + 0.28 * torso;
+  const waistY = shoulderY + 0.68 * torso;
+  const knees = [L[POSE.leftKnee]!, L[POSE.rightKnee]!];
+  const kneeY = Math.max(hipY + 0.6 * torso, (knees[0]!.y + knees[1]!.y) / 2);
+  const ankles = [L[POSE.leftAnkle]!, L[POSE.rightAnkle]!];
+  const ankleY = Math.max(kneeY + 0.6 * torso, (ankles[0]!.y + ankles[1]!.y) / 2);
+
+  // Upper arms: a point half-way from shoulder to elbow, which the sleeves are rotated towards.
+  const elbowFor = (isA: boolean) => L[isA ? POSE.leftElbow : POSE.rightElbow]!;
+  const arm = (s: { x: number; y: number }, e: { x: number; y: number; v: number }): Point | null =>
+    e.v > 0.3 ? { x: (s.x + e.x) / 2, y: (s.y + e.y) / 2 } : null;
+  const armL = arm(sl, elbowFor(leftIsA));
+  const armR = arm(sr, elbowFor(!leftIsA));
+
+  // Face box from eyes, ears, nose and mouth.
+  const face = faceBox(L, body.width, body.height);
+
+  const occluder = withLimbs(withFace(moveNeck(body, neckY, face), body.silhouette, face), body.silhouette, body.skin, L, sw, true);
+  const skin = body.skin;
+  return {
+    ...body,
+    cx,
+    face: face ?? body.face,
+    neckY,
+    shoulderY,
+    shoulderL,
+    shoulderR,
+    shoulderW: sw + 2 * out,
+    armpitY,
+    waistY,
+    hipY,
+    kneeY,
+    ankleY,
+    armL,
+    armR,
+    occluder,
+    skin,
+    hands: withLimbs(plane(body.width, body.height), body.silhouette, body.skin, L, sw, false),
+  };
+}
+
+function faceBox(L: Array<{ x: number; y: number; v: number }>, w: number, h: number): BodyGeometry['face'] {
+  const pts = L.slice(0, 11).filter((p) => p.v > 0.5);
+  if (pts.length < 5) return null;
+  const xs = pts.map((p) => p.x),
+    ys = pts.map((p) => p.y);
+  const eyeY = (L[POSE.leftEye]!.y + L[POSE.rightEye]!.y) / 2;
+  const mouthY = (L[POSE.mouthLeft]!.y + L[POSE.mouthRight]!.y) / 2;
+  const d = Math.max(2, mouthY - eyeY);
+  const x0 = Math.min(...xs),
+    x1 = Math.max(...xs);
+  return {
+    x0: clamp(x0 - 0.15 * (x1 - x0), 0, w - 1),
+    x1: clamp(x1 + 0.15 * (x1 - x0), 0, w - 1),
+    y0: clamp(Math.min(...ys, eyeY - 1.6 * d), 0, h - 1),
+    y1: clamp(mouthY + 0.7 * d, 0, h - 1),
+  };
+}
+
+/**
+ * Adds capsules along forearms and hands (elbow -> wrist -> finger tips), clipped to the
+ * silhouette, to an occluder plane. Forearms stay in front of a torso garment; with
+ * `forearms` false only the hands are drawn (what stays in front of a sleeve).
+ */
+function withLimbs(base: Plane, sil: Plane, skin: Plane, L: Array<{ x: number; y: number; v: number }>, sw: number, forearms: boolean): Plane {
+  const { width: w, height: h } = base;
+  const out = new Uint8Array(base.data);
+  const segs: Array<[number, number, number]> = [];
+  for (const side of [0, 1]) {
+    const e = side ? POSE.rightElbow : POSE.leftElbow;
+    const wr = side ? POSE.rightWrist : POSE.leftWrist;
+    const fingers = side ? [POSE.rightIndex, POSE.rightPinky, POSE.rightThumb] : [POSE.leftIndex, POSE.leftPinky, POSE.leftThumb];
+    if (forearms) segs.push([e, wr, 0.1 * sw]);
+    for (const f of fingers) segs.push([wr, f, 0.09 * sw]);
+  }
+  for (const [a, b, r] of segs) {
+    const p = L[a]!,
+      q = L[b]!;
+    if (p.v < 0.5 || q.v < 0.5) continue;
+    // BlazePose places hidden hands too (confidently, at times): a limb is drawn in front only
+    // where the photo shows skin along it, so a guessed wrist cannot punch a hole in the garment.
+    if (skinShare(skin, p, q, w, h) < 0.4) continue;
+    const x0 = Math.max(0, Math.floor(Math.min(p.x, q.x) - r)),
+      x1 = Math.min(w - 1, Math.ceil(Math.max(p.x, q.x) + r));
+    const y0 = Math.max(0, Math.floor(Math.min(p.y, q.y) - r)),
+      y1 = Math.min(h - 1, Math.ceil(Math.max(p.y, q.y) + r));
+    const dx = q.x - p.x,
+      dy = q.y - p.y,
+      len2 = Math.max(1e-6, dx * dx + dy * dy);
+    for (let y = y0; y <= y1; y++) {
+      for (let x = x0; x <= x1; x++) {
+        const t = clamp(((x - p.x) * dx + (y - p.y) * dy) / len2, 0, 1);
+        const ex = x - (p.x + t * dx),
+          ey = y - (p.y + t * dy);
+        const i = y * w + x;
+        if (ex * ex + ey * ey <= r * r && sil.data[i]) out[i] = 1;
+      }
+    }
+  }
+  return plane(w, h, out);
+}
+
+/** Share of skin pixels sampled along the segment p -> q. */
+function skinShare(skin: Plane, p: { x: number; y: number }, q: { x: number; y: number }, w: number, h: number): number {
+  let n = 0,
+    k = 0;
+  for (let t = 0; t <= 1; t += 0.05) {
+    const x = Math.round(p.x + (q.x - p.x) * t),
+      y = Math.round(p.y + (q.y - p.y) * t);
+    if (x < 0 || y < 0 || x >= w || y >= h) continue;
+    n++;
+    if (skin.data[y * w + x]) k++;
+  }
+  return n ? k / n : 0;
+}
+
+/**
+ * The silhouette heuristics put everything above their neck row in front of the garment; the
+ * landmarks' neck row replaces theirs: rows between the two are re-decided (head and face in
+ * front, the rest behind).
+ */
+function moveNeck(body: BodyGeometry, neckY: number, face: BodyGeometry['face']): Plane {
+  const { width: w, height: h } = body;
+  const out = new Uint8Array(body.occluder.data);
+  const a = Math.max(0, Math.round(Math.min(neckY, body.neckY))),
+    b = Math.min(h, Math.round(Math.max(neckY, body.neckY)));
+  for (let y = a; y < b; y++) {
+    for (let x = 0; x < w; x++) {
+      const i = y * w + x;
+      const inFace = face && x >= face.x0 && x <= face.x1 && y <= face.y1;
+      out[i] = y < neckY ? body.silhouette.data[i]! : inFace ? body.silhouette.data[i]! : 0;
+    }
+  }
+  return plane(w, h, out);
+}
+
+/** The face stays in front of the garment wherever the neck row falls (heads lean into the chest line). */
+function withFace(base: Plane, sil: Plane, face: BodyGeometry['face']): Plane {
+  if (!face) return base;
+  const out = new Uint8Array(base.data);
+  const { width: w } = base;
+  for (let y = Math.round(face.y0); y <= Math.round(face.y1); y++) {
+    for (let x = Math.round(face.x0); x <= Math.round(face.x1); x++) {
+      const i = y * w + x;
+      if (sil.data[i]) out[i] = 1;
+    }
+  }
+  return plane(w, base.height, out);
+}

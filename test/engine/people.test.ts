@@ -1,0 +1,91 @@
+// detectPeople on fixture people: one person each, landmarks where a person's anatomy puts them.
+import path from 'node:path';
+import sharp from 'sharp';
+import { describe, expect, it } from 'vitest';
+import { detectPeople, POSE, type Person } from '../../src/engine/people.js';
+import { FIXTURES } from './fixtures.js';
+
+async function load(file: string) {
+  const { data, info } = await sharp(path.join(FIXTURES, file)).removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
+  return { data: new Uint8Array(data), width: info.width, height: info.height, channels: 3 as const };
+}
+
+function check(p: Person, width: number, height: number) {
+  const L = p.landmarks;
+  expect(L).toHaveLength(33);
+  expect(p.score).toBeGreaterThan(0.5);
+  // Frontal portraits: the person's left shoulder is on the image's right.
+  expect(L[POSE.leftShoulder]!.x).toBeGreaterThan(L[POSE.rightShoulder]!.x);
+  const shoulderW = L[POSE.leftShoulder]!.x - L[POSE.rightShoulder]!.x;
+  expect(shoulderW).toBeGreaterThan(0.3 * width);
+  // The face is above the shoulders, the nose between them, eyes above the mouth.
+  const shoulderY = (L[POSE.leftShoulder]!.y + L[POSE.rightShoulder]!.y) / 2;
+  expect(L[POSE.nose]!.y).toBeLessThan(shoulderY - 0.1 * height);
+  expect(L[POSE.nose]!.x).toBeGreaterThan(L[POSE.rightShoulder]!.x);
+  expect(L[POSE.nose]!.x).toBeLessThan(L[POSE.leftShoulder]!.x);
+  expect(L[POSE.leftEye]!.y).toBeLessThan(L[POSE.mouthLeft]!.y);
+  for (const k of [POSE.nose, POSE.leftEye, POSE.rightEye, POSE.leftShoulder, POSE.rightShoulder]) expect(L[k]!.visibility).toBeGreaterThan(0.9);
+  // The mask covers the nose and the point between the shoulders, not the top corners.
+  const at = (x: number, y: number) => p.mask[Math.round(y) * width + Math.round(x)]!;
+  expect(at(L[POSE.nose]!.x, L[POSE.nose]!.y)).toBeGreaterThan(200);
+  expect(at((L[11]!.x + L[12]!.x) / 2, shoulderY)).toBeGreaterThan(200);
+  expect(at(2, 2)).toBeLessThan(50);
+  expect(at(width - 3, 2)).toBeLessThan(50);
+  expect(p.area).toBeGreaterThan(0.2);
+  expect(p.box.width).toBeGreaterThan(0.4 * width);
+}
+
+describe('detectPeople', () => {
+  it('astronaut.png: one person, face, shoulders and mask in place', async () => {
+    const img = await load('images/astronaut.png');
+    const people = await detectPeople(img);
+    expect(people).toHaveLength(1);
+    check(people[0]!, img.width, img.height);
+  }, 120_000);
+
+  it('grace_hopper.jpg (a bust cut by the bottom edge): one person, face, shoulders and mask in place', async () => {
+    const img = await load('images/grace_hopper.jpg');
+    const people = await detectPeople(img, { model: 'lite' });
+    expect(people).toHaveLength(1);
+    check(people[0]!, img.width, img.height);
+  }, 120_000);
+
+  it('camera.png (side view, leaning into a camera): one person facing right, hips below shoulders, tripod not in the mask', async () => {
+    const img = await load('images/camera.png');
+    const people = await detectPeople(img);
+    expect(people).toHaveLength(1);
+    const p = people[0]!;
+    const L = p.landmarks;
+    for (const k of [POSE.leftShoulder, POSE.rightShoulder]) expect(L[POSE.nose]!.x).toBeGreaterThan(L[k]!.x);
+    const shoulderY = (L[POSE.leftShoulder]!.y + L[POSE.rightShoulder]!.y) / 2;
+    const hipY = (L[POSE.leftHip]!.y + L[POSE.rightHip]!.y) / 2;
+    expect(hipY - shoulderY).toBeGreaterThan(0.2 * img.height);
+    const at = (x: number, y: number) => p.mask[Math.round(y) * img.width + Math.round(x)]!;
+    expect(at((L[11]!.x + L[12]!.x) / 2, shoulderY + 20)).toBeGreaterThan(200);
+    // The tripod's legs and the sky stay out of the person.
+    expect(at(330, 420)).toBeLessThan(50);
+    expect(at(450, 30)).toBeLessThan(50);
+  }, 120_000);
+
+  it('no person: a photo of fruit gives an empty list', async () => {
+    const img = await load('images/fruits.jpg');
+    expect(await detectPeople(img)).toHaveLength(0);
+  }, 120_000);
+
+  it('two people side by side: two people, the bigger first', async () => {
+    const a = await load('images/astronaut.png');
+    const b = await sharp(path.join(FIXTURES, 'images/grace_hopper.jpg')).removeAlpha().resize(341, 400).raw().toBuffer();
+    const both = await sharp({ create: { width: 1024, height: 512, channels: 3, background: '#ffffff' } })
+      .composite([
+        { input: Buffer.from(a.data), raw: { width: 512, height: 512, channels: 3 }, left: 0, top: 0 },
+        { input: b, raw: { width: 341, height: 400, channels: 3 }, left: 600, top: 112 },
+      ])
+      .removeAlpha()
+      .raw()
+      .toBuffer();
+    const people = await detectPeople({ data: new Uint8Array(both), width: 1024, height: 512, channels: 3 });
+    expect(people.length).toBe(2);
+    expect(people[0]!.landmarks[POSE.nose]!.x).toBeLessThan(512);
+    expect(people[1]!.landmarks[POSE.nose]!.x).toBeGreaterThan(600);
+  }, 120_000);
+});
