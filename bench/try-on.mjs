@@ -34,7 +34,13 @@ const garments = [
   ['tshirt', tshirt],
   ['coat (long sleeves)', await sharp(join(FIX, 'cutouts/coat.png')).png().toBuffer()],
   ['dress', await sharp(join(FIX, 'cutouts/dress.png')).png().toBuffer()],
-  ['tshirt-worn', await sharp(astronaut).composite([{ input: await sharp(tshirt).resize(300, 300).toBuffer(), left: 70, top: 195 }]).png().toBuffer()],
+  [
+    'tshirt-worn',
+    await sharp(astronaut)
+      .composite([{ input: await sharp(tshirt).resize(300, 300).toBuffer(), left: 70, top: 195 }])
+      .png()
+      .toBuffer(),
+  ],
 ];
 
 async function rgb(buf) {
@@ -43,7 +49,9 @@ async function rgb(buf) {
 }
 
 function hueOf(r, g, b) {
-  const max = Math.max(r, g, b), min = Math.min(r, g, b), d = max - min;
+  const max = Math.max(r, g, b),
+    min = Math.min(r, g, b),
+    d = max - min;
   if (!max || !d) return [0, 0];
   let h = max === r ? ((g - b) / d) % 6 : max === g ? (b - r) / d + 2 : (r - g) / d + 4;
   h *= 60;
@@ -52,7 +60,8 @@ function hueOf(r, g, b) {
 
 async function garmentHue(buf) {
   const { data, info } = await sharp(buf).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
-  let sx = 0, sy = 0;
+  let sx = 0,
+    sy = 0;
   for (let i = 0; i < info.width * info.height; i++) {
     if (data[i * 4 + 3] < 200) continue;
     const [h, s] = hueOf(data[i * 4], data[i * 4 + 1], data[i * 4 + 2]);
@@ -73,7 +82,12 @@ function score(out, ref, sil, body, hue) {
   const { width: w, height: h } = out;
   const tb = { x0: body.center_x - 0.3 * body.shoulder_width, x1: body.center_x + 0.3 * body.shoulder_width, y0: body.shoulder_y + 0.25 * body.shoulder_width };
   const wide = { x0: body.center_x - 0.8 * body.shoulder_width, x1: body.center_x + 0.8 * body.shoulder_width, y0: body.neck_y };
-  let cov = 0, covN = 0, changed = 0, spill = 0, outside = 0, outsideN = 0;
+  let cov = 0,
+    covN = 0,
+    changed = 0,
+    spill = 0,
+    outside = 0,
+    outsideN = 0;
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
       const i = (y * w + x) * 3;
@@ -105,13 +119,22 @@ async function paste(person, garmentBuf, body, extracted) {
   const width = Math.max(8, Math.round(body.shoulder_width * 1.1));
   const height = Math.max(8, Math.round((tm.height / tm.width) * width));
   const scaled = await sharp(trimmed).resize(width, height).toBuffer();
-  const left = Math.round(body.center_x - width / 2), top = Math.round(body.neck_y);
-  const pw = person.width, ph = person.height;
+  const left = Math.round(body.center_x - width / 2),
+    top = Math.round(body.neck_y);
+  const pw = person.width,
+    ph = person.height;
   // Clip the pasted garment to the canvas (sharp refuses overlays that extend past the edges).
-  const cl = Math.max(0, left), ct = Math.max(0, top);
-  const cw = Math.min(pw, left + width) - cl, ch = Math.min(ph, top + height) - ct;
-  const crop = await sharp(scaled).extract({ left: cl - left, top: ct - top, width: cw, height: ch }).toBuffer();
-  return sharp(person.buf).composite([{ input: crop, left: cl, top: ct }]).jpeg({ quality: 92 }).toBuffer();
+  const cl = Math.max(0, left),
+    ct = Math.max(0, top);
+  const cw = Math.min(pw, left + width) - cl,
+    ch = Math.min(ph, top + height) - ct;
+  const crop = await sharp(scaled)
+    .extract({ left: cl - left, top: ct - top, width: cw, height: ch })
+    .toBuffer();
+  return sharp(person.buf)
+    .composite([{ input: crop, left: cl, top: ct }])
+    .jpeg({ quality: 92 })
+    .toBuffer();
 }
 
 const rows = [];
@@ -121,7 +144,11 @@ for (const [pname, pbuf] of persons) {
   const cut = await cutoutSubject({ data: pr.data, width: pr.width, height: pr.height, channels: 3 });
   const [subject] = await detectPeople({ data: pr.data, width: pr.width, height: pr.height, channels: 3 });
   const rowTiles = [pbuf];
-  const baseTiles = [await sharp({ create: { width: pr.width, height: pr.height, channels: 3, background: '#fff' } }).png().toBuffer()];
+  const baseTiles = [
+    await sharp({ create: { width: pr.width, height: pr.height, channels: 3, background: '#fff' } })
+      .png()
+      .toBuffer(),
+  ];
   for (const [gname, gbuf] of garments) {
     const hue = await garmentHue(gname === 'tshirt-worn' ? tshirt : gbuf);
     const options = parseOptions(op, {}, 'field');
@@ -133,7 +160,17 @@ for (const [pname, pbuf] of persons) {
     const ours = score(out, pr, cut.mask, res.meta.body, hue);
     const lms = subject.landmarks.map((l) => [l.x, l.y, l.visibility]);
     const m = tryOnMeasures(pr.data, out.data, pr.width, pr.height, subject.mask, lms, res.meta.face);
-    rows.push({ person: pname, garment: gname, method: 'imgtool', ms: Math.round(ms), credits: res.credits, kind: res.meta.garment_kind, extracted: res.meta.extracted, ...ours, ...m });
+    rows.push({
+      person: pname,
+      garment: gname,
+      method: 'imgtool',
+      ms: Math.round(ms),
+      credits: res.credits,
+      kind: res.meta.garment_kind,
+      extracted: res.meta.extracted,
+      ...ours,
+      ...m,
+    });
     rowTiles.push(res.data);
     // The baseline pastes the clean cut-out (it cannot extract a worn garment).
     const t1 = performance.now();
@@ -141,7 +178,15 @@ for (const [pname, pbuf] of persons) {
     const bms = performance.now() - t1;
     const baseRgb = await rgb(base);
     const b = score(baseRgb, pr, cut.mask, res.meta.body, hue);
-    const bm = tryOnMeasures(pr.data, baseRgb.data, pr.width, pr.height, subject.mask, subject.landmarks.map((l) => [l.x, l.y, l.visibility]), res.meta.face);
+    const bm = tryOnMeasures(
+      pr.data,
+      baseRgb.data,
+      pr.width,
+      pr.height,
+      subject.mask,
+      subject.landmarks.map((l) => [l.x, l.y, l.visibility]),
+      res.meta.face,
+    );
     rows.push({ person: pname, garment: gname, method: 'paste baseline', ms: Math.round(bms), credits: '-', kind: '-', extracted: '-', ...b, ...bm });
     baseTiles.push(base);
   }
@@ -149,18 +194,42 @@ for (const [pname, pbuf] of persons) {
 }
 
 const fmt = (v) => (typeof v === 'number' && !Number.isInteger(v) ? v.toFixed(3) : String(v));
-const cols = ['person', 'garment', 'method', 'ms', 'credits', 'kind', 'extracted', 'coverage', 'spill', 'outside', 'inMask', 'quadCover', 'quadOriginal', 'faceDiff'];
+const cols = [
+  'person',
+  'garment',
+  'method',
+  'ms',
+  'credits',
+  'kind',
+  'extracted',
+  'coverage',
+  'spill',
+  'outside',
+  'inMask',
+  'quadCover',
+  'quadOriginal',
+  'faceDiff',
+];
 const widths = cols.map((c) => Math.max(c.length, ...rows.map((r) => fmt(r[c]).length)));
 console.log(cols.map((c, i) => c.padEnd(widths[i])).join('  '));
 for (const r of rows) console.log(cols.map((c, i) => fmt(r[c]).padEnd(widths[i])).join('  '));
-console.log('coverage: share of the central torso in the garment hue (higher is better); spill: share of changed pixels on the background (lower); outside: share of pixels away from the torso that changed (lower).');
-console.log('inMask: share of changed pixels inside the BlazePose person mask (>= 0.95); quadCover: share of the shoulder-hip quadrilateral (landmarks 11, 12, 24, 23) the garment covers (>= 0.75); quadOriginal: share of it left as it was (<= 0.05); faceDiff: mean |diff| in the landmark face box, levels (JPEG noise).');
+console.log(
+  'coverage: share of the central torso in the garment hue (higher is better); spill: share of changed pixels on the background (lower); outside: share of pixels away from the torso that changed (lower).',
+);
+console.log(
+  'inMask: share of changed pixels inside the BlazePose person mask (>= 0.95); quadCover: share of the shoulder-hip quadrilateral (landmarks 11, 12, 24, 23) the garment covers (>= 0.75); quadOriginal: share of it left as it was (<= 0.05); faceDiff: mean |diff| in the landmark face box, levels (JPEG noise).',
+);
 
 // Contact sheet: per person a row of results (imgtool) and a row of the paste baseline;
 // the first column shows the person, the header row the garments.
 const T = 256;
-const header = [await sharp({ create: { width: T, height: T, channels: 3, background: '#fff' } }).png().toBuffer()];
-for (const [, gbuf] of garments) header.push(await sharp(gbuf).flatten({ background: '#fff' }).resize(T, T, { fit: 'contain', background: '#fff' }).png().toBuffer());
+const header = [
+  await sharp({ create: { width: T, height: T, channels: 3, background: '#fff' } })
+    .png()
+    .toBuffer(),
+];
+for (const [, gbuf] of garments)
+  header.push(await sharp(gbuf).flatten({ background: '#fff' }).resize(T, T, { fit: 'contain', background: '#fff' }).png().toBuffer());
 const grid = [header, ...tiles];
 const composites = [];
 for (let r = 0; r < grid.length; r++) {
@@ -169,6 +238,9 @@ for (let r = 0; r < grid.length; r++) {
   }
 }
 const sheet = join(OUT, 'try-on-sheet.png');
-await sharp({ create: { width: T * (garments.length + 1), height: T * grid.length, channels: 3, background: '#fff' } }).composite(composites).png().toFile(sheet);
+await sharp({ create: { width: T * (garments.length + 1), height: T * grid.length, channels: 3, background: '#fff' } })
+  .composite(composites)
+  .png()
+  .toFile(sheet);
 console.log(`contact sheet: ${sheet} (rows: garments; then per person imgtool, paste baseline)`);
 writeFileSync(join(OUT, 'try-on.json'), JSON.stringify(rows, null, 2));

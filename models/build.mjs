@@ -23,10 +23,7 @@ const STAMPS_PATH = path.join(BUILD_DIR, 'stamps.json');
 const require = createRequire(path.join(ROOT, 'package.json'));
 
 /** Binaries whose install scripts npm did not run here; ffmpeg ops fail without the x bit. */
-const EXECUTABLES = [
-  'node_modules/@ffmpeg-installer/linux-x64/ffmpeg',
-  'node_modules/@ffprobe-installer/linux-x64/ffprobe',
-];
+const EXECUTABLES = ['node_modules/@ffmpeg-installer/linux-x64/ffmpeg', 'node_modules/@ffprobe-installer/linux-x64/ffprobe'];
 
 export function readManifest() {
   return JSON.parse(fs.readFileSync(MANIFEST_PATH, 'utf8'));
@@ -65,7 +62,9 @@ export function sha256File(file) {
 function checkSourceVersion(entry) {
   const pkg = JSON.parse(fs.readFileSync(path.join(packageDir(entry.source.package), 'package.json'), 'utf8'));
   if (pkg.version !== entry.source.version) {
-    console.warn(`models: ${entry.id}: ${entry.source.package} is ${pkg.version}, manifest expects ${entry.source.version}; the hash check will tell whether the model changed`);
+    console.warn(
+      `models: ${entry.id}: ${entry.source.package} is ${pkg.version}, manifest expects ${entry.source.version}; the hash check will tell whether the model changed`,
+    );
   }
 }
 

@@ -132,7 +132,9 @@ export function manifest(): ModelEntry[] {
 export function modelEntry(id: string): ModelEntry {
   const entry = manifest().find((m) => m.id === id);
   if (!entry) {
-    const known = manifest().map((m) => m.id).join(', ');
+    const known = manifest()
+      .map((m) => m.id)
+      .join(', ');
     throw new ImgtoolError('invalid_parameter', `Expected a model id (${known}) but received ${id}`, { field: 'model' });
   }
   return entry;

@@ -33,7 +33,11 @@ export function registerModelsCommand(program: Command, io: CliIO): void {
       const { verifyModels, REBUILD_COMMAND } = await import('../../engine/models.js');
       const results = verifyModels();
       if (flags.json) io.stdout.write(JSON.stringify(results) + '\n');
-      else for (const r of results) io.stdout.write(`${r.status === 'ok' ? 'ok     ' : r.status.padEnd(7)} ${r.id}${r.status === 'ok' ? '' : `: expected sha256 ${r.expectedSha256}, got ${r.actualSha256 ?? 'no file'}`}\n`);
+      else
+        for (const r of results)
+          io.stdout.write(
+            `${r.status === 'ok' ? 'ok     ' : r.status.padEnd(7)} ${r.id}${r.status === 'ok' ? '' : `: expected sha256 ${r.expectedSha256}, got ${r.actualSha256 ?? 'no file'}`}\n`,
+          );
       const bad = results.filter((r) => r.status !== 'ok');
       if (bad.length) {
         if (!flags.json) io.stderr.write(`${bad.length} model(s) missing or corrupt; rebuild with: ${REBUILD_COMMAND}\n`);

@@ -109,7 +109,8 @@ export function analyseBody(rgb: Uint8Array, width: number, height: number, alph
     fw = maxW;
     cx = faceComp.cx;
     headTop = faceComp.y0;
-    const c0 = Math.round(faceComp.x0), c1 = Math.round(faceComp.x1);
+    const c0 = Math.round(faceComp.x0),
+      c1 = Math.round(faceComp.x1);
     for (let x = c0; x <= c1; x++) {
       for (let y = silBox.y0; y < faceComp.y0; y++) {
         if (sil.data[y * width + x]) {
@@ -122,7 +123,8 @@ export function analyseBody(rgb: Uint8Array, width: number, height: number, alph
   } else {
     // No skin found: the head is the silhouette's top, its width the median of the top rows.
     headTop = silBox.y0;
-    const rows: number[] = [], centres: number[] = [];
+    const rows: number[] = [],
+      centres: number[] = [];
     for (let y = silBox.y0; y < silBox.y0 + Math.max(2, 0.1 * silH); y++) {
       const run = runAt(sil, y, (silBox.x0 + silBox.x1) / 2);
       if (run) {
@@ -189,9 +191,31 @@ export function analyseBody(rgb: Uint8Array, width: number, height: number, alph
   const occluder = occluders(rgb, sil, skin, skinCC, faceComp?.label ?? 0, { cx, neckY, armpitY, shoulderW, face, headH });
 
   return {
-    width, height, silhouette: sil, face, cx, headTop, chinY, neckY, headH,
-    shoulderY, shoulderL, shoulderR, shoulderW, armpitY, waistY, hipY, kneeY, ankleY,
-    sideL, sideR, armL, armR, fullBody, occluder, skin,
+    width,
+    height,
+    silhouette: sil,
+    face,
+    cx,
+    headTop,
+    chinY,
+    neckY,
+    headH,
+    shoulderY,
+    shoulderL,
+    shoulderR,
+    shoulderW,
+    armpitY,
+    waistY,
+    hipY,
+    kneeY,
+    ankleY,
+    sideL,
+    sideR,
+    armL,
+    armR,
+    fullBody,
+    occluder,
+    skin,
   };
 }
 
@@ -203,7 +227,10 @@ function largestFilled(mask: Plane): Plane {
 }
 
 export function bbox(mask: Plane): { x0: number; y0: number; x1: number; y1: number } | null {
-  let x0 = mask.width, y0 = mask.height, x1 = -1, y1 = -1;
+  let x0 = mask.width,
+    y0 = mask.height,
+    x1 = -1,
+    y1 = -1;
   for (let y = 0; y < mask.height; y++) {
     const row = y * mask.width;
     for (let x = 0; x < mask.width; x++) {
@@ -226,10 +253,16 @@ function count(mask: Plane): number {
 
 /** Piecewise-linear cap on the torso half-width, as fractions of the shoulder width. */
 function capAt(y: number, shoulderY: number, rows: { armpitY: number; waistY: number; hipY: number }): number {
-  const knots: [number, number][] = [[shoulderY, 0.5], [rows.armpitY, 0.46], [rows.waistY, 0.4], [rows.hipY, 0.46]];
+  const knots: [number, number][] = [
+    [shoulderY, 0.5],
+    [rows.armpitY, 0.46],
+    [rows.waistY, 0.4],
+    [rows.hipY, 0.46],
+  ];
   if (y <= knots[0]![0]) return knots[0]![1];
   for (let i = 1; i < knots.length; i++) {
-    const [y1, v1] = knots[i]!, [y0, v0] = knots[i - 1]!;
+    const [y1, v1] = knots[i]!,
+      [y0, v0] = knots[i - 1]!;
     if (y <= y1) return v0 + ((v1 - v0) * (y - y0)) / Math.max(1, y1 - y0);
   }
   return 0.46;
@@ -237,7 +270,8 @@ function capAt(y: number, shoulderY: number, rows: { armpitY: number; waistY: nu
 
 function torsoSides(sil: Plane, cx: number, shoulderY: number, sw: number, rows: { armpitY: number; waistY: number; hipY: number }, headH: number) {
   const h = sil.height;
-  const rawL = new Float32Array(h), rawR = new Float32Array(h);
+  const rawL = new Float32Array(h),
+    rawR = new Float32Array(h);
   for (let y = 0; y < h; y++) {
     const maxHalf = capAt(y, shoulderY, rows) * sw;
     const minHalf = 0.3 * sw;
@@ -254,7 +288,8 @@ function torsoSides(sil: Plane, cx: number, shoulderY: number, sw: number, rows:
 function boxSmooth(a: Float32Array, rad: number): Float32Array {
   const out = new Float32Array(a.length);
   for (let i = 0; i < a.length; i++) {
-    let s = 0, n = 0;
+    let s = 0,
+      n = 0;
     for (let k = Math.max(0, i - rad); k <= Math.min(a.length - 1, i + rad); k++) {
       s += a[k]!;
       n++;
@@ -266,7 +301,8 @@ function boxSmooth(a: Float32Array, rad: number): Float32Array {
 
 /** Outer arm contour: median silhouette extent over the upper-arm rows, capped to 0.75 shoulder widths. */
 function armPoint(sil: Plane, cx: number, shoulderY: number, sw: number, U: number, side: -1 | 1): Point | null {
-  const y0 = Math.round(shoulderY + 0.3 * U), y1 = Math.round(shoulderY + 0.9 * U);
+  const y0 = Math.round(shoulderY + 0.3 * U),
+    y1 = Math.round(shoulderY + 0.9 * U);
   if (y0 >= sil.height) return null;
   const xs: number[] = [];
   for (let y = y0; y <= Math.min(y1, sil.height - 1); y++) {
@@ -315,9 +351,12 @@ function occluders(rgb: Uint8Array, sil: Plane, skin: Plane, skinCC: ReturnType<
   if (cues.face) {
     const fh = cues.face.y1 - cues.face.y0;
     const fwid = cues.face.x1 - cues.face.x0;
-    const ys = Math.max(0, Math.round(cues.face.y0 - 0.6 * fh)), ye = Math.round(cues.face.y0 + 0.25 * fh);
-    const xs = Math.max(0, Math.round(cues.face.x0 - 0.5 * fwid)), xe = Math.min(w - 1, Math.round(cues.face.x1 + 0.5 * fwid));
-    const sum = [0, 0, 0], sq = [0, 0, 0];
+    const ys = Math.max(0, Math.round(cues.face.y0 - 0.6 * fh)),
+      ye = Math.round(cues.face.y0 + 0.25 * fh);
+    const xs = Math.max(0, Math.round(cues.face.x0 - 0.5 * fwid)),
+      xe = Math.min(w - 1, Math.round(cues.face.x1 + 0.5 * fwid));
+    const sum = [0, 0, 0],
+      sq = [0, 0, 0];
     let n = 0;
     const seeds: number[] = [];
     for (let y = ys; y <= ye; y++) {
@@ -351,7 +390,8 @@ function occluders(rgb: Uint8Array, sil: Plane, skin: Plane, skinCC: ReturnType<
       };
       while (sp) {
         const i = buf[--sp]!;
-        const x = i % w, y = (i - x) / w;
+        const x = i % w,
+          y = (i - x) / w;
         const nb = [x > 0 ? i - 1 : -1, x < w - 1 ? i + 1 : -1, y > 0 ? i - w : -1, y < limitY - 1 ? i + w : -1];
         for (const j of nb) {
           if (j >= 0 && ok(j)) {

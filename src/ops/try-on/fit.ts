@@ -21,7 +21,8 @@ export interface Fit {
 }
 
 function rotate(v: Point, a: number): Point {
-  const c = Math.cos(a), s = Math.sin(a);
+  const c = Math.cos(a),
+    s = Math.sin(a);
   return { x: v.x * c - v.y * s, y: v.x * s + v.y * c };
 }
 
@@ -68,7 +69,8 @@ export function fitGarment(g: Garment, b: BodyGeometry, k: number): Fit {
     for (const t of [1 / 3, 2 / 3]) {
       const gy = Math.round(lm.chestY + t * (lm.hemY - lm.chestY));
       const run = g.mask.data.subarray(gy * g.mask.width, (gy + 1) * g.mask.width);
-      const l = run.indexOf(1), r = run.lastIndexOf(1);
+      const l = run.indexOf(1),
+        r = run.lastIndexOf(1);
       if (l >= 0) rowsG.push([gy, l, r]);
     }
     rowsG.push([lm.hemY, lm.hemL, lm.hemR]);
@@ -78,7 +80,10 @@ export function fitGarment(g: Garment, b: BodyGeometry, k: number): Fit {
       add({ x: gr, y: gy }, { x: side(gr, y, s, 1), y });
       add({ x: lm.cx, y: gy }, { x: cx, y });
     }
-    const arms = [[lm.sleeveL, lm.shoulderL, pShoulderL, b.armL, -1], [lm.sleeveR, lm.shoulderR, pShoulderR, b.armR, 1]] as const;
+    const arms = [
+      [lm.sleeveL, lm.shoulderL, pShoulderL, b.armL, -1],
+      [lm.sleeveR, lm.shoulderR, pShoulderR, b.armR, 1],
+    ] as const;
     for (const [sleeve, gS, pS, arm, dir] of arms) {
       if (!sleeve) continue;
       const vTip = { x: (sleeve.tip.x - gS.x) * s, y: (sleeve.tip.y - gS.y) * s * fy };
@@ -95,7 +100,8 @@ export function fitGarment(g: Garment, b: BodyGeometry, k: number): Fit {
         // a sleeve folded flat against the body would fold the spline over itself.
         a = dir < 0 ? clamp(d, -0.6, 0) : clamp(d, 0, 0.6);
       }
-      const t = rotate(vTip, a), c = rotate(vCuff, a);
+      const t = rotate(vTip, a),
+        c = rotate(vCuff, a);
       add(sleeve.tip, { x: pS.x + t.x, y: pS.y + t.y });
       add(sleeve.cuff, { x: pS.x + c.x, y: pS.y + c.y });
     }
@@ -117,7 +123,11 @@ export function fitGarment(g: Garment, b: BodyGeometry, k: number): Fit {
     const waistP = b.waistY * k;
     const sv = Math.max(0.6 * s, Math.min(1.6 * s, (waistP - refP) / Math.max(1, lm.waistY - refG)));
     const Yb = (gy: number) => (gy <= lm.waistY ? refP + (gy - refG) * ((waistP - refP) / Math.max(1, lm.waistY - refG)) : waistP + (gy - lm.waistY) * sv);
-    for (const [gy, gl, gr] of [[lm.chestY, lm.chestL, lm.chestR], [lm.waistY, lm.waistL, lm.waistR], [lm.hemY, lm.hemL, lm.hemR]] as const) {
+    for (const [gy, gl, gr] of [
+      [lm.chestY, lm.chestL, lm.chestR],
+      [lm.waistY, lm.waistL, lm.waistR],
+      [lm.hemY, lm.hemL, lm.hemR],
+    ] as const) {
       const y = gy === lm.chestY ? refP : Yb(gy);
       add({ x: gl, y: gy }, { x: side(gl, y, s, -1), y });
       add({ x: gr, y: gy }, { x: side(gr, y, s, 1), y });
@@ -130,7 +140,10 @@ export function fitGarment(g: Garment, b: BodyGeometry, k: number): Fit {
     refG = lm.chestY;
     refP = b.waistY * k;
     const Y = (gy: number) => refP + (gy - refG) * s;
-    for (const [gy, gl, gr] of [[lm.chestY, lm.chestL, lm.chestR], [lm.hemY, lm.hemL, lm.hemR]] as const) {
+    for (const [gy, gl, gr] of [
+      [lm.chestY, lm.chestL, lm.chestR],
+      [lm.hemY, lm.hemL, lm.hemR],
+    ] as const) {
       const y = Y(gy);
       add({ x: gl, y: gy }, { x: side(gl, y, s, -1), y });
       add({ x: gr, y: gy }, { x: side(gr, y, s, 1), y });
@@ -139,6 +152,9 @@ export function fitGarment(g: Garment, b: BodyGeometry, k: number): Fit {
   }
   const scaleNorm = Math.hypot(b.width * k, b.height * k);
   const forward = fitTps(pairs, scaleNorm);
-  const inverse = fitTps(pairs.map((p) => ({ from: p.to, to: p.from })), scaleNorm);
+  const inverse = fitTps(
+    pairs.map((p) => ({ from: p.to, to: p.from })),
+    scaleNorm,
+  );
   return { pairs, inverse, forward, scale: s };
 }

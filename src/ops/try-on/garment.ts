@@ -232,7 +232,7 @@ function count(p: Plane): number {
  * colour edges against skin, hair, other clothes and objects.
  */
 function isolateWornGarment(rgb: Uint8Array, w: number, h: number, alpha: Uint8Array, fallback: Plane): Plane {
-  let body;
+  let body: ReturnType<typeof analyseBody>;
   try {
     body = analyseBody(rgb, w, h, plane(w, h, alpha));
   } catch {

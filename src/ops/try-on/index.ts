@@ -17,7 +17,15 @@ export const tryOnOptions = z.object({
 export type TryOnOptions = z.output<typeof tryOnOptions>;
 
 /** The spec's closed enum for try-on job errors (interface.md, try-on job status). */
-const TRY_ON_ERROR_CODES = ['invalid_parameter', 'content_filter_error', 'request_timeout', 'job_expired', 'job_cancelled', 'unexpected_error', 'service_unavailable'] as const;
+const TRY_ON_ERROR_CODES = [
+  'invalid_parameter',
+  'content_filter_error',
+  'request_timeout',
+  'job_expired',
+  'job_cancelled',
+  'unexpected_error',
+  'service_unavailable',
+] as const;
 type TryOnErrorCode = (typeof TRY_ON_ERROR_CODES)[number];
 
 /** imgtool's codes onto the closed enum: input problems become invalid_parameter, internal ones unexpected_error. */
@@ -41,14 +49,29 @@ export const tryOn = defineOperation({
   path: '/v1/try-on',
   jobPath: '/v1/try-on/job',
   summary: 'Try a garment on a person image (beta; best on tops)',
-  description: 'Segments the person, fits the garment to the torso with a smooth warp and shades it with the person\'s lighting. Output JPEG the size of the person image.',
+  description:
+    "Segments the person, fits the garment to the torso with a smooth warp and shades it with the person's lighting. Output JPEG the size of the person image.",
   mode: 'sync-or-async',
   bodies: ['json', 'multipart'],
   jobError: tryOnJobError,
   acceptsImageResponse: false,
   inputs: [
-    { key: 'person', kind: 'image', urlField: 'person_image_url', fileField: 'person_image', inlineBase64: true, description: 'Person image (one person, plain background best)' },
-    { key: 'garment', kind: 'image', urlField: 'garment_image_url', fileField: 'garment_image', inlineBase64: true, description: 'Garment image (one garment best)' },
+    {
+      key: 'person',
+      kind: 'image',
+      urlField: 'person_image_url',
+      fileField: 'person_image',
+      inlineBase64: true,
+      description: 'Person image (one person, plain background best)',
+    },
+    {
+      key: 'garment',
+      kind: 'image',
+      urlField: 'garment_image_url',
+      fileField: 'garment_image',
+      inlineBase64: true,
+      description: 'Garment image (one garment best)',
+    },
   ],
   limits: { maxBytes: 25 * MB, minSide: 64, maxSide: 6000, formats: [] },
   options: tryOnOptions,

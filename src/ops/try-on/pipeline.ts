@@ -79,7 +79,7 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
   throwIfAborted(signal);
 
   progress(0.5, 'garment');
-  let garment;
+  let garment: Awaited<ReturnType<typeof prepareGarment>>;
   try {
     garment = await prepareGarment(garmentImg, { preprocess: opts.preprocess_garment, signal });
   } catch (err) {
@@ -146,7 +146,11 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
   if (!region) ctx.warn(`${garmentIn.name}: the fitted garment falls outside the person image; the output shows the person unchanged`);
 
   progress(0.95, 'encode');
-  const data = await encodeImage({ data: Buffer.from(out.buffer, out.byteOffset, out.byteLength), width: person.width, height: person.height, channels: 3 }, 'jpeg', encodeOptionsFor(opts, person.metadata));
+  const data = await encodeImage(
+    { data: Buffer.from(out.buffer, out.byteOffset, out.byteLength), width: person.width, height: person.height, channels: 3 },
+    'jpeg',
+    encodeOptionsFor(opts, person.metadata),
+  );
   const credits = tryOn.cost(opts, {}) + (garment.extracted ? EXTRACTION_CREDITS : 0);
   ctx.onProgress({ fraction: 1, stage: 'done' });
   const face = body.face

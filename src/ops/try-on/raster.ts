@@ -84,12 +84,24 @@ export function components(mask: Plane): { labels: Int32Array; comps: Component[
     let sp = 0;
     stack[sp++] = start;
     labels[start] = label;
-    let area = 0, sx = 0, sy = 0, x0 = w, y0 = h, x1 = -1, y1 = -1;
+    let area = 0,
+      sx = 0,
+      sy = 0,
+      x0 = w,
+      y0 = h,
+      x1 = -1,
+      y1 = -1;
     while (sp) {
       const i = stack[--sp]!;
-      const x = i % w, y = (i - x) / w;
-      area++; sx += x; sy += y;
-      if (x < x0) x0 = x; if (x > x1) x1 = x; if (y < y0) y0 = y; if (y > y1) y1 = y;
+      const x = i % w,
+        y = (i - x) / w;
+      area++;
+      sx += x;
+      sy += y;
+      if (x < x0) x0 = x;
+      if (x > x1) x1 = x;
+      if (y < y0) y0 = y;
+      if (y > y1) y1 = y;
       for (let dy = -1; dy <= 1; dy++) {
         const ny = y + dy;
         if (ny < 0 || ny >= h) continue;
@@ -127,8 +139,14 @@ export function fillHoles(mask: Plane): Plane {
       stack[sp++] = i;
     }
   };
-  for (let x = 0; x < w; x++) { push(x); push((h - 1) * w + x); }
-  for (let y = 0; y < h; y++) { push(y * w); push(y * w + w - 1); }
+  for (let x = 0; x < w; x++) {
+    push(x);
+    push((h - 1) * w + x);
+  }
+  for (let y = 0; y < h; y++) {
+    push(y * w);
+    push(y * w + w - 1);
+  }
   while (sp) {
     const i = stack[--sp]!;
     const x = i % w;
@@ -150,7 +168,8 @@ export function morph(mask: Plane, r: number): Plane {
   const want = r > 0 ? 1 : 0;
   const pass = (src: Uint8Array, horizontal: boolean): Uint8Array => {
     const out = new Uint8Array(w * h);
-    const outer = horizontal ? h : w, inner = horizontal ? w : h;
+    const outer = horizontal ? h : w,
+      inner = horizontal ? w : h;
     for (let o = 0; o < outer; o++) {
       // Distance to the nearest `want` pixel along the line, forward and backward.
       let last = -1e9;
@@ -187,7 +206,8 @@ export function runAt(mask: Plane, y: number, x: number): [number, number] | nul
     if (found < 0) return null;
     sx = found;
   }
-  let l = sx, r = sx;
+  let l = sx,
+    r = sx;
   while (l > 0 && mask.data[row + l - 1]) l--;
   while (r < w - 1 && mask.data[row + r + 1]) r++;
   return [l, r];

@@ -50,18 +50,24 @@ function solve(A: Float64Array[], b: Float64Array): Float64Array {
 export function fitTps(pairs: Pair[], scale: number, lambda = 0.002): Tps {
   const n = pairs.length;
   const s = 1 / scale;
-  const px = pairs.map((p) => p.from.x * s), py = pairs.map((p) => p.from.y * s);
+  const px = pairs.map((p) => p.from.x * s),
+    py = pairs.map((p) => p.from.y * s);
   const build = () => {
     const A: Float64Array[] = [];
     for (let i = 0; i < n + 3; i++) A.push(new Float64Array(n + 3));
     for (let i = 0; i < n; i++) {
       for (let j = 0; j < n; j++) A[i]![j] = kernel((px[i]! - px[j]!) ** 2 + (py[i]! - py[j]!) ** 2) + (i === j ? lambda : 0);
-      A[i]![n] = 1; A[i]![n + 1] = px[i]!; A[i]![n + 2] = py[i]!;
-      A[n]![i] = 1; A[n + 1]![i] = px[i]!; A[n + 2]![i] = py[i]!;
+      A[i]![n] = 1;
+      A[i]![n + 1] = px[i]!;
+      A[i]![n + 2] = py[i]!;
+      A[n]![i] = 1;
+      A[n + 1]![i] = px[i]!;
+      A[n + 2]![i] = py[i]!;
     }
     return A;
   };
-  const bx = new Float64Array(n + 3), by = new Float64Array(n + 3);
+  const bx = new Float64Array(n + 3),
+    by = new Float64Array(n + 3);
   pairs.forEach((p, i) => {
     bx[i] = p.to.x * s;
     by[i] = p.to.y * s;
@@ -70,7 +76,8 @@ export function fitTps(pairs: Pair[], scale: number, lambda = 0.002): Tps {
   const cys = solve(build(), by);
   return {
     map(x: number, y: number): [number, number] {
-      const qx = x * s, qy = y * s;
+      const qx = x * s,
+        qy = y * s;
       let fx = cxs[n]! + cxs[n + 1]! * qx + cxs[n + 2]! * qy;
       let fy = cys[n]! + cys[n + 1]! * qx + cys[n + 2]! * qy;
       for (let i = 0; i < n; i++) {

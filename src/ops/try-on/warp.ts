@@ -19,27 +19,39 @@ export interface WarpedLayer {
 const GRID = 4;
 
 export function warpGarment(g: Garment, fit: Fit, width: number, height: number, signal?: AbortSignal): WarpedLayer | null {
-  const gw = g.rgba.width, gh = g.rgba.height, gd = g.rgba.data;
+  const gw = g.rgba.width,
+    gh = g.rgba.height,
+    gd = g.rgba.data;
   // Destination box: the forward image of the garment's pixels (sampled), padded.
-  let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
+  let minX = Infinity,
+    minY = Infinity,
+    maxX = -Infinity,
+    maxY = -Infinity;
   const stride = Math.max(1, Math.round(Math.max(gw, gh) / 64));
   for (let y = 0; y < gh; y += stride) {
     for (let x = 0; x < gw; x += stride) {
       if (!g.mask.data[y * gw + x]) continue;
       const [px, py] = fit.forward.map(x, y);
-      if (px < minX) minX = px; if (px > maxX) maxX = px;
-      if (py < minY) minY = py; if (py > maxY) maxY = py;
+      if (px < minX) minX = px;
+      if (px > maxX) maxX = px;
+      if (py < minY) minY = py;
+      if (py > maxY) maxY = py;
     }
   }
   if (!Number.isFinite(minX)) return null;
   const pad = 0.04 * Math.max(maxX - minX, maxY - minY) + 2 * stride * fit.scale;
-  const x0 = Math.max(0, Math.floor(minX - pad)), y0 = Math.max(0, Math.floor(minY - pad));
-  const x1 = Math.min(width - 1, Math.ceil(maxX + pad)), y1 = Math.min(height - 1, Math.ceil(maxY + pad));
+  const x0 = Math.max(0, Math.floor(minX - pad)),
+    y0 = Math.max(0, Math.floor(minY - pad));
+  const x1 = Math.min(width - 1, Math.ceil(maxX + pad)),
+    y1 = Math.min(height - 1, Math.ceil(maxY + pad));
   if (x1 < x0 || y1 < y0) return null;
-  const w = x1 - x0 + 1, h = y1 - y0 + 1;
+  const w = x1 - x0 + 1,
+    h = y1 - y0 + 1;
 
-  const cols = Math.ceil(w / GRID) + 1, rows = Math.ceil(h / GRID) + 1;
-  const mapX = new Float32Array(cols * rows), mapY = new Float32Array(cols * rows);
+  const cols = Math.ceil(w / GRID) + 1,
+    rows = Math.ceil(h / GRID) + 1;
+  const mapX = new Float32Array(cols * rows),
+    mapY = new Float32Array(cols * rows);
   for (let r = 0; r < rows; r++) {
     for (let c = 0; c < cols; c++) {
       const [sx, sy] = fit.inverse.map(x0 + c * GRID, y0 + r * GRID);
@@ -48,26 +60,45 @@ export function warpGarment(g: Garment, fit: Fit, width: number, height: number,
     }
   }
 
-  const rgb = new Uint8Array(w * h * 3), alpha = new Uint8Array(w * h), sleeve = new Uint8Array(w * h);
+  const rgb = new Uint8Array(w * h * 3),
+    alpha = new Uint8Array(w * h),
+    sleeve = new Uint8Array(w * h);
   for (let y = 0; y < h; y++) {
     if ((y & 63) === 0) throwIfAborted(signal);
-    const gr = y / GRID, r0 = Math.floor(gr), fy = gr - r0;
+    const gr = y / GRID,
+      r0 = Math.floor(gr),
+      fy = gr - r0;
     for (let x = 0; x < w; x++) {
-      const gc = x / GRID, c0 = Math.floor(gc), fx = gc - c0;
-      const i00 = r0 * cols + c0, i01 = i00 + 1, i10 = i00 + cols, i11 = i10 + 1;
+      const gc = x / GRID,
+        c0 = Math.floor(gc),
+        fx = gc - c0;
+      const i00 = r0 * cols + c0,
+        i01 = i00 + 1,
+        i10 = i00 + cols,
+        i11 = i10 + 1;
       const sx = (mapX[i00]! * (1 - fx) + mapX[i01]! * fx) * (1 - fy) + (mapX[i10]! * (1 - fx) + mapX[i11]! * fx) * fy;
       const sy = (mapY[i00]! * (1 - fx) + mapY[i01]! * fx) * (1 - fy) + (mapY[i10]! * (1 - fx) + mapY[i11]! * fx) * fy;
       if (sx < -1 || sy < -1 || sx > gw || sy > gh) continue;
       // Bilinear on premultiplied colour so transparent neighbours do not darken the edge.
-      const ix = Math.floor(sx), iy = Math.floor(sy), ax = sx - ix, ay = sy - iy;
-      let pr = 0, pg = 0, pb = 0, pa = 0;
+      const ix = Math.floor(sx),
+        iy = Math.floor(sy),
+        ax = sx - ix,
+        ay = sy - iy;
+      let pr = 0,
+        pg = 0,
+        pb = 0,
+        pa = 0;
       for (let k = 0; k < 4; k++) {
-        const xx = ix + (k & 1), yy = iy + (k >> 1);
+        const xx = ix + (k & 1),
+          yy = iy + (k >> 1);
         if (xx < 0 || yy < 0 || xx >= gw || yy >= gh) continue;
-        const wgt = ((k & 1) ? ax : 1 - ax) * ((k >> 1) ? ay : 1 - ay);
+        const wgt = (k & 1 ? ax : 1 - ax) * (k >> 1 ? ay : 1 - ay);
         const j = (yy * gw + xx) * 4;
         const a = gd[j + 3]! * wgt;
-        pr += gd[j]! * a; pg += gd[j + 1]! * a; pb += gd[j + 2]! * a; pa += a;
+        pr += gd[j]! * a;
+        pg += gd[j + 1]! * a;
+        pb += gd[j + 2]! * a;
+        pa += a;
       }
       if (pa < 0.5) continue;
       const o = y * w + x;
@@ -75,7 +106,8 @@ export function warpGarment(g: Garment, fit: Fit, width: number, height: number,
       rgb[o * 3] = Math.round(pr / pa);
       rgb[o * 3 + 1] = Math.round(pg / pa);
       rgb[o * 3 + 2] = Math.round(pb / pa);
-      const nx = Math.min(gw - 1, Math.max(0, Math.round(sx))), ny = Math.min(gh - 1, Math.max(0, Math.round(sy)));
+      const nx = Math.min(gw - 1, Math.max(0, Math.round(sx))),
+        ny = Math.min(gh - 1, Math.max(0, Math.round(sy)));
       sleeve[o] = g.sleeves.data[ny * gw + nx]!;
     }
   }

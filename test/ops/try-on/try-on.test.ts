@@ -197,7 +197,7 @@ describe('try-on (local pipeline)', () => {
   it('detects a garment photographed on a person, extracts it and charges +5', async () => {
     expect(worn.result.meta?.extracted).toBe(true);
     expect(worn.result.credits).toBe(8);
-    expect((worn.result.meta?.extraction_reasons as string[]).join(' ')).toMatch(/face|skin/);
+    expect((worn.result.meta!.extraction_reasons as string[]).join(' ')).toMatch(/face|skin/);
     expect(worn.result.meta?.garment_kind).toBe('top');
     const green = await dominantHue(TSHIRT);
     const out = await rgbOf(worn.result.data!);
