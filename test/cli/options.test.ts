@@ -72,6 +72,7 @@ describe('argv to job options', () => {
       crop: false,
       model: 'isnet',
       mask_only: false,
+      keep: 'auto',
       strip_metadata: false,
     });
     const withShadow = await options(['remove-background', 'a.jpg', '--shadow', '--crop', '--margin', '10%', '--margin-left', '20px']);
