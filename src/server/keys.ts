@@ -101,6 +101,27 @@ function now(): string {
   return new Date().toISOString();
 }
 
+/**
+ * A new API key and its stored record (only the key's hash is kept), shared by the file and the
+ * Redis account stores. The key itself is shown once, to whoever created it.
+ */
+export function newKey(opts: { scopes: readonly string[]; credits: number; label?: string }, createdAt: string): { key: string; record: KeyRecord } {
+  if (!Number.isInteger(opts.credits) || opts.credits < 0) {
+    throw new ImgtoolError('invalid_parameter', `--credits must be a whole number >= 0, got ${opts.credits}`, { field: 'credits' });
+  }
+  const key = `sk_${randomBytes(32).toString('base64url')}`;
+  const record: KeyRecord = {
+    id: `key_${randomBytes(6).toString('hex')}`,
+    hash: hashKey(key),
+    prefix: key.slice(0, 7),
+    scopes: parseScopes(opts.scopes),
+    credits: opts.credits,
+    label: opts.label,
+    created_at: createdAt,
+  };
+  return { key, record };
+}
+
 export function parseScopes(s: string | readonly string[]): string[] {
   const list = (typeof s === 'string' ? s.split(/[\s,]+/) : [...s]).map((x) => x.trim()).filter(Boolean);
   for (const sc of list) {
@@ -202,20 +223,7 @@ export class KeyStore implements AccountStore {
   }
 
   async createKey(opts: { scopes: readonly string[]; credits: number; label?: string }): Promise<{ key: string; record: PublicKey }> {
-    if (!Number.isInteger(opts.credits) || opts.credits < 0) {
-      throw new ImgtoolError('invalid_parameter', `--credits must be a whole number >= 0, got ${opts.credits}`, { field: 'credits' });
-    }
-    const scopes = parseScopes(opts.scopes);
-    const key = `sk_${randomBytes(32).toString('base64url')}`;
-    const record: KeyRecord = {
-      id: `key_${randomBytes(6).toString('hex')}`,
-      hash: hashKey(key),
-      prefix: key.slice(0, 7),
-      scopes,
-      credits: opts.credits,
-      label: opts.label,
-      created_at: now(),
-    };
+    const { key, record } = newKey(opts, now());
     await this.mutate((s, log) => {
       s.keys.push(record);
       if (opts.credits) log({ account: record.id, delta: opts.credits, balance: opts.credits, reason: 'grant' });

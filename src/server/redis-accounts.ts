@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { ImgtoolError } from '../errors.js';
-import { hashKey, parseScopes, type Hold, type KeyRecord, type LedgerEntry, type StoreFile } from './keys.js';
+import { hashKey, newKey, type Hold, type KeyRecord, type LedgerEntry, type StoreFile } from './keys.js';
 import type { AccountStore, HoldOutcome, PublicKeyRecord } from './stores.js';
 
 /**
@@ -238,20 +238,7 @@ export class RedisAccountStore implements AccountStore {
   }
 
   async createKey(opts: { scopes: readonly string[]; credits: number; label?: string }): Promise<{ key: string; record: PublicKeyRecord }> {
-    if (!Number.isInteger(opts.credits) || opts.credits < 0) {
-      throw new ImgtoolError('invalid_parameter', `--credits must be a whole number >= 0, got ${opts.credits}`, { field: 'credits' });
-    }
-    const scopes = parseScopes(opts.scopes);
-    const key = `sk_${randomBytes(32).toString('base64url')}`;
-    const record: KeyRecord = {
-      id: `key_${randomBytes(6).toString('hex')}`,
-      hash: hashKey(key),
-      prefix: key.slice(0, 7),
-      scopes,
-      credits: opts.credits,
-      label: opts.label,
-      created_at: new Date(this.clock()).toISOString(),
-    };
+    const { key, record } = newKey(opts, new Date(this.clock()).toISOString());
     await this.script('createKey', [record.id, record.hash, JSON.stringify(record), opts.credits]);
     const { hash: _hash, ...pub } = record;
     return { key, record: pub };
