@@ -52,6 +52,8 @@ beforeAll(async () => {
 
 const CASES: Array<{
   op: string;
+  /** The test's name, when one operation has more than one case. */
+  label?: string;
   inputs: () => Record<string, ReturnType<typeof bufferInput> | string>;
   options: Record<string, unknown>;
   size?: [number, number];
@@ -67,12 +69,18 @@ const CASES: Array<{
   { op: 'outpaint', inputs: () => ({ image: bufferInput('tagged.jpg', tagged) }), options: { right: 40, seed: 1 }, size: [W + 40, H], sameContent: true },
   { op: 'remove-background', inputs: () => ({ image: bufferInput('tagged.jpg', tagged) }), options: { model: 'u2netp' }, size: [W, H] },
   { op: 'generate-background', inputs: () => ({ image: bufferInput('tagged.jpg', tagged) }), options: { scene: 'marble', seed: 1 } },
+  {
+    op: 'generate-background',
+    label: 'generate-background on a background image',
+    inputs: () => ({ image: bufferInput('tagged.jpg', tagged), background: fixture('textures/grass.png') }),
+    options: {},
+  },
   { op: 'try-on', inputs: () => ({ person: bufferInput('tagged.jpg', tagged), garment: fixture('cutouts/tshirt.png') }), options: {}, size: [W, H] },
 ];
 
 describe('metadata round trip through every image operation', () => {
   for (const c of CASES) {
-    it(`${c.op}: sRGB-tagged, EXIF kept with Orientation 1, 300 DPI; strip_metadata drops them`, { timeout: 180_000 }, async () => {
+    it(`${c.label ?? c.op}: sRGB-tagged, EXIF kept with Orientation 1, 300 DPI; strip_metadata drops them`, { timeout: 180_000 }, async () => {
       const { result } = await runOp(c.op, c.inputs(), c.options);
       const m = await sharp(result.data!).metadata();
       if (c.size) expect([m.width, m.height]).toEqual(c.size);

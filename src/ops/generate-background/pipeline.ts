@@ -109,7 +109,7 @@ export const run: Pipeline<GenerateBackgroundOptions> = async (job, ctx) => {
   }
   throwIfAborted(ctx.signal);
   ctx.onProgress({ fraction: 0.4, stage: 'place' });
-  if (job.inputs.background) return onPhoto(job.inputs.background, layer, autoRemoved, o, input.name, ctx);
+  if (job.inputs.background) return onPhoto(job.inputs.background, layer, autoRemoved, o, input.name, ctx, img.metadata);
 
   const seed = o.seed ?? randomInt(0, 2 ** 31 - 1);
   const chosen = chooseScene(o, seed, ctx.warn);
@@ -173,6 +173,8 @@ async function onPhoto(
   o: GenerateBackgroundOptions,
   name: string,
   ctx: Parameters<Pipeline<GenerateBackgroundOptions>>[1],
+  /** The subject image's metadata: the output keeps it as on a rendered scene (EXIF, DPI, --quality, --strip-metadata). */
+  metadata: DecodedImage['metadata'],
 ): Promise<OpResult> {
   const op = generateBackground;
   const given = [
@@ -210,7 +212,7 @@ async function onPhoto(
   const keyShare = new Float32Array(size * size).fill(0.8);
   const composed = await compose(backdrop.rgb, keyShare, placement, layout, spec, ctx.signal, { gain: backdropGrade(a), shadow: PHOTO_SHADOW });
   ctx.onProgress({ fraction: 0.92, stage: 'encode' });
-  const data = await encodeImage({ data: composed.rgb, width: size, height: size, channels: 3 }, 'jpeg');
+  const data = await encodeImage({ data: composed.rgb, width: size, height: size, channels: 3 }, 'jpeg', encodeOptionsFor(o, metadata));
   ctx.onProgress({ fraction: 1, stage: 'done' });
   const r2 = (v: number) => Math.round(v * 100) / 100;
   const r3 = (v: number) => Math.round(v * 1000) / 1000;
