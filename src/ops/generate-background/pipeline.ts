@@ -127,31 +127,19 @@ export const run: Pipeline<GenerateBackgroundOptions> = async (job, ctx) => {
   const scene = await renderScene(chosen.spec, layout, seed, ctx.signal);
   ctx.onProgress({ fraction: 0.8, stage: 'compose' });
   const composed = await compose(scene.rgb, scene.keyShare, placement, layout, chosen.spec, ctx.signal);
-  ctx.onProgress({ fraction: 0.92, stage: 'encode' });
-  const data = await encodeImage({ data: composed.rgb, width: size, height: size, channels: 3 }, 'jpeg', encodeOptionsFor(o, img.metadata));
-  ctx.onProgress({ fraction: 1, stage: 'done' });
-
-  return {
-    ext: 'jpg',
-    contentType: 'image/jpeg',
-    data,
-    credits: op.cost(o, {}),
-    meta: {
-      width: size,
-      height: size,
-      seed,
-      scene: chosen.source === 'preset' ? o.scene : chosen.source,
-      floor: chosen.spec.floor,
-      wall: chosen.spec.wall,
-      family: chosen.family ?? (chosen.spec.setting === 'room' ? 'tabletop' : chosen.spec.name),
-      setting: chosen.spec.setting,
-      ...(chosen.terms ? { prompt_terms: chosen.terms, prompt_ignored: chosen.ignored, prompt_understood: Math.round(chosen.understood! * 100) / 100 } : {}),
-      ...(chosen.negated?.length ? { negated_terms: chosen.negated } : {}),
-      background_removed: autoRemoved,
-      image_transform: transform,
-      subject_box: placement.bbox,
-    },
-  };
+  return finish(composed.rgb, o, img.metadata, ctx, {
+    seed,
+    scene: chosen.source === 'preset' ? o.scene : chosen.source,
+    floor: chosen.spec.floor,
+    wall: chosen.spec.wall,
+    family: chosen.family ?? (chosen.spec.setting === 'room' ? 'tabletop' : chosen.spec.name),
+    setting: chosen.spec.setting,
+    ...(chosen.terms ? { prompt_terms: chosen.terms, prompt_ignored: chosen.ignored, prompt_understood: Math.round(chosen.understood! * 100) / 100 } : {}),
+    ...(chosen.negated?.length ? { negated_terms: chosen.negated } : {}),
+    background_removed: autoRemoved,
+    image_transform: transform,
+    subject_box: placement.bbox,
+  });
 };
 
 /** Default subject height on a photo: at most this share of the room above the ground line. */
@@ -176,7 +164,6 @@ async function onPhoto(
   /** The subject image's metadata: the output keeps it as on a rendered scene (EXIF, DPI, --quality, --strip-metadata). */
   metadata: DecodedImage['metadata'],
 ): Promise<OpResult> {
-  const op = generateBackground;
   const given = [
     o.scene !== undefined && 'scene',
     o.prompt !== undefined && 'prompt',
@@ -211,30 +198,42 @@ async function onPhoto(
   // The photo's light reaches everywhere as far as we know: the shadow removes key light uniformly.
   const keyShare = new Float32Array(size * size).fill(0.8);
   const composed = await compose(backdrop.rgb, keyShare, placement, layout, spec, ctx.signal, { gain: backdropGrade(a), shadow: PHOTO_SHADOW });
-  ctx.onProgress({ fraction: 0.92, stage: 'encode' });
-  const data = await encodeImage({ data: composed.rgb, width: size, height: size, channels: 3 }, 'jpeg', encodeOptionsFor(o, metadata));
-  ctx.onProgress({ fraction: 1, stage: 'done' });
   const r2 = (v: number) => Math.round(v * 100) / 100;
   const r3 = (v: number) => Math.round(v * 1000) / 1000;
+  return finish(composed.rgb, o, metadata, ctx, {
+    scene: 'background_image',
+    background_image: background.name,
+    ...(given.length ? { ignored_options: given } : {}),
+    horizon: a.horizon === null ? null : r3(a.horizon),
+    ground_line: r3(a.ground),
+    light: { azimuth: Math.round(a.light.azimuth), elevation: Math.round(a.light.elevation), estimated: a.light.estimated },
+    defocus: r2(backdrop.defocus),
+    subject_grade: backdropGrade(a).map(r2),
+    background_removed: autoRemoved,
+    image_transform: transform,
+    subject_box: placement.bbox,
+  });
+}
+
+/**
+ * The one way both paths (rendered scene, user's photo) end: the composed square encoded as
+ * JPEG with the subject image's metadata, --quality and --strip-metadata, and the result.
+ */
+async function finish(
+  rgb: Buffer,
+  o: GenerateBackgroundOptions,
+  metadata: DecodedImage['metadata'],
+  ctx: Parameters<Pipeline<GenerateBackgroundOptions>>[1],
+  meta: Record<string, unknown>,
+): Promise<OpResult> {
+  ctx.onProgress({ fraction: 0.92, stage: 'encode' });
+  const data = await encodeImage({ data: rgb, width: OUTPUT_SIZE, height: OUTPUT_SIZE, channels: 3 }, 'jpeg', encodeOptionsFor(o, metadata));
+  ctx.onProgress({ fraction: 1, stage: 'done' });
   return {
     ext: 'jpg',
     contentType: 'image/jpeg',
     data,
-    credits: op.cost(o, {}),
-    meta: {
-      width: size,
-      height: size,
-      scene: 'background_image',
-      background_image: background.name,
-      ...(given.length ? { ignored_options: given } : {}),
-      horizon: a.horizon === null ? null : r3(a.horizon),
-      ground_line: r3(a.ground),
-      light: { azimuth: Math.round(a.light.azimuth), elevation: Math.round(a.light.elevation), estimated: a.light.estimated },
-      defocus: r2(backdrop.defocus),
-      subject_grade: backdropGrade(a).map(r2),
-      background_removed: autoRemoved,
-      image_transform: transform,
-      subject_box: placement.bbox,
-    },
+    credits: generateBackground.cost(o, {}),
+    meta: { width: OUTPUT_SIZE, height: OUTPUT_SIZE, ...meta },
   };
 }
