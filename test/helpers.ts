@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -5,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { getOperation } from '../src/ops/registry.js';
 import { parseOptions } from '../src/ops/validate.js';
 import type { LoadedInput, OpResult, ProgressEvent, RunContext } from '../src/ops/define.js';
+import { ffmpegPath } from '../src/media/ffmpeg.js';
 
 /** Test media inside the repository (see test/fixtures/README.md for sources and licences). */
 export const FIXTURES = resolve(__dirname, 'fixtures');
@@ -12,6 +14,22 @@ export const fixture = (rel: string) => join(FIXTURES, rel);
 
 export function tempDir(prefix = 'imgtool-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/**
+ * Writes a short H.264 MP4 (no audio) cut from the fixture clip tree.avi, for tests that need a
+ * video in a container the spec accepts (the fixture itself is Cinepak in AVI).
+ */
+export function treeClip(path: string, o: { seconds: number; size?: string; fps?: number }): string {
+  const scale = o.size ? ['-vf', `scale=${o.size.replace('x', ':')}`] : [];
+  const rate = o.fps ? ['-r', String(o.fps)] : [];
+  execFileSync(ffmpegPath(), [
+    ...['-v', 'error', '-y', '-i', fixture('video/tree.avi'), '-t', String(o.seconds)],
+    ...scale,
+    ...rate,
+    ...['-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-an', path],
+  ]);
+  return path;
 }
 
 export function fileInput(path: string): LoadedInput {

@@ -5,8 +5,7 @@ import sharp from 'sharp';
 import { chromium, type BrowserContext as Browser } from 'playwright-core';
 import { cli } from './harness.js';
 import { HtmlReport } from '../../src/cli/report.js';
-import { ffmpegPath, runCapture } from '../../src/media/ffmpeg.js';
-import { fixture, tempDir } from '../helpers.js';
+import { fixture, tempDir, treeClip } from '../helpers.js';
 
 /**
  * The report is checked in a real browser: Chromium from the distribution's packages
@@ -110,21 +109,7 @@ describe.skipIf(!haveChromium && !required)('--report in Chromium', () => {
   it('videos show a poster frame that links to the file', async () => {
     const cwd = tempDir();
     const clip = join(cwd, 'clip.mp4');
-    const res = await runCapture(ffmpegPath(), [
-      '-v',
-      'error',
-      '-y',
-      '-i',
-      fixture('video/tree.avi'),
-      '-t',
-      '2',
-      '-c:v',
-      'libx264',
-      '-pix_fmt',
-      'yuv420p',
-      clip,
-    ]);
-    expect(res.code, res.stderr).toBe(0);
+    treeClip(clip, { seconds: 2 });
     const report = new HtmlReport('report.html', 'video-remove-background', cwd);
     report.add(
       { input: 'clip.mp4', output: join(cwd, 'clip.mp4'), status: 'ok', error_code: null, error: null, credits: 3, seconds: 12.5 },

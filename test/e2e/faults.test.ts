@@ -1,12 +1,11 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { ffmpegPath } from '../../src/media/ffmpeg.js';
 import { KeyStore, readLedger } from '../../src/server/keys.js';
-import { fixture, tempDir } from '../helpers.js';
+import { fixture, tempDir, treeClip } from '../helpers.js';
 import { smallImage } from '../server/harness.js';
 import { BIN, builtCliAvailable, startChildServer, type ChildServer } from './support.js';
 
@@ -55,24 +54,7 @@ run('fault injection', () => {
     const { key, record } = await (await new KeyStore(dataDir).init()).createKey({ scopes: ['imaging:read', 'imaging:write'], credits: 100_000 });
     const jpeg = await smallImage(fixture('images/fruits.jpg'), 128);
     const clip = join(work, 'clip.mp4');
-    execFileSync(ffmpegPath(), [
-      '-v',
-      'error',
-      '-i',
-      fixture('video/tree.avi'),
-      '-t',
-      '0.5',
-      '-vf',
-      'scale=96:72',
-      '-r',
-      '4',
-      '-c:v',
-      'libx264',
-      '-pix_fmt',
-      'yuv420p',
-      '-an',
-      clip,
-    ]);
+    treeClip(clip, { seconds: 0.5, size: '96x72', fps: 4 });
     const video = readFileSync(clip);
 
     const port = await freePort();

@@ -1,12 +1,10 @@
-import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { RemoteExecutor } from '../../src/client/executor.js';
 import { getOperation } from '../../src/ops/registry.js';
 import { parseOptions } from '../../src/ops/validate.js';
-import { ffmpegPath } from '../../src/media/ffmpeg.js';
 import type { ProgressEvent } from '../../src/ops/define.js';
-import { fixture, tempDir } from '../helpers.js';
+import { tempDir, treeClip } from '../helpers.js';
 import { startHarness, type Harness } from '../server/harness.js';
 import { remote, startProxy, writeImage } from './support.js';
 
@@ -25,25 +23,7 @@ beforeAll(async () => {
   await writeImage(dir, 'person.jpg', 'images/astronaut.png', 96);
   await writeImage(dir, 'garment.png', 'cutouts/tshirt.png', 96);
   clip = join(dir, 'clip.mp4');
-  execFileSync(ffmpegPath(), [
-    '-v',
-    'error',
-    '-y',
-    '-i',
-    fixture('video/tree.avi'),
-    '-t',
-    '1',
-    '-vf',
-    'scale=96:72',
-    '-r',
-    '8',
-    '-c:v',
-    'libx264',
-    '-pix_fmt',
-    'yuv420p',
-    '-an',
-    clip,
-  ]);
+  treeClip(clip, { seconds: 1, size: '96x72', fps: 8 });
 });
 afterAll(async () => {
   await proxy?.close();

@@ -1,9 +1,7 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { ffmpegPath } from '../../src/media/ffmpeg.js';
-import { fixture, tempDir } from '../helpers.js';
+import { tempDir, treeClip } from '../helpers.js';
 import { startHarness, type Harness } from '../server/harness.js';
 import { remote, startProxy, writeImage } from './support.js';
 
@@ -144,22 +142,7 @@ describe('servers other than imgtool serve', () => {
     const proxy = await startProxy(h.url, { hideOpenApi: true });
     try {
       const clip = join(dir, 'clip.mp4');
-      execFileSync(ffmpegPath(), [
-        '-v',
-        'error',
-        '-y',
-        '-i',
-        fixture('video/tree.avi'),
-        '-t',
-        '0.5',
-        '-vf',
-        'scale=96:72',
-        '-c:v',
-        'libx264',
-        '-pix_fmt',
-        'yuv420p',
-        clip,
-      ]);
+      treeClip(clip, { seconds: 0.5, size: '96x72' });
       const r = await remote(proxy.url, h.key, ['video-remove-background', 'clip.mp4'], { cwd: dir });
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/takes video-remove-background input only as a URL \(video_url\); give an http\(s\) URL/);

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ffmpegPath } from '../../src/media/ffmpeg.js';
 import { probeVideo } from '../../src/media/probe.js';
 import { cli } from '../cli/harness.js';
-import { fixture, tempDir } from '../helpers.js';
+import { fixture, tempDir, treeClip } from '../helpers.js';
 import { startHarness, type Harness } from '../server/harness.js';
 import { leaksOf, meanAbsDiff, remote, startProxy, writeImage, type Captured } from './support.js';
 
@@ -129,22 +129,7 @@ describe('remote results equal local results', () => {
 
   test('video-remove-background of a local file (multipart video to imgtool serve)', async () => {
     const clip = join(dir, 'clip.mp4');
-    execFileSync(ffmpegPath(), [
-      '-v',
-      'error',
-      '-y',
-      '-i',
-      fixture('video/tree.avi'),
-      '-t',
-      '1',
-      '-vf',
-      'scale=160:120',
-      '-c:v',
-      'libx264',
-      '-pix_fmt',
-      'yuv420p',
-      clip,
-    ]);
+    treeClip(clip, { seconds: 1, size: '160x120' });
     const out = await both('video-remove-background', ['clip.mp4'], ['--background-color', '#00ff00']);
     const [a, b] = await Promise.all([probeVideo(out.local, { name: 'local' }), probeVideo(out.remote, { name: 'remote' })]);
     expect({ w: b.width, h: b.height }).toEqual({ w: a.width, h: a.height });

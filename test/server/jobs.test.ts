@@ -1,9 +1,7 @@
-import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { ffmpegPath } from '../../src/media/ffmpeg.js';
-import { fixture, tempDir } from '../helpers.js';
+import { fixture, tempDir, treeClip } from '../helpers.js';
 import { smallImage, startHarness, type Harness } from './harness.js';
 
 /** Asynchronous jobs: 202 + Location, status shapes, cancel, 404/409, and restarts. */
@@ -111,24 +109,7 @@ describe('job lifecycle', () => {
   test('video remove-background end to end: multipart video upload, job completes, result is a video, 1 credit per started second', async () => {
     const dir = tempDir('imgtool-vid-');
     const clip = join(dir, 'clip.mp4');
-    execFileSync(ffmpegPath(), [
-      '-v',
-      'error',
-      '-i',
-      fixture('video/tree.avi'),
-      '-t',
-      '1.5',
-      '-vf',
-      'scale=96:72',
-      '-r',
-      '8',
-      '-c:v',
-      'libx264',
-      '-pix_fmt',
-      'yuv420p',
-      '-an',
-      clip,
-    ]);
+    treeClip(clip, { seconds: 1.5, size: '96x72', fps: 8 });
     const before = await h.app.imgtool.keys.balance(h.keyId);
     const form = new FormData();
     form.append('video', new Blob([readFileSync(clip)]), 'clip.mp4');
