@@ -96,7 +96,7 @@ if (argv[0] === '--child') {
   const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
   const peakKB = hwm ? Number(hwm[1]) : process.resourceUsage().maxRSS;
   process.stdout.write(
-    JSON.stringify({
+    `${JSON.stringify({
       wall,
       cpu: (cpu.user + cpu.system) / 1e6,
       maxRssMB: peakKB / 1024,
@@ -106,7 +106,7 @@ if (argv[0] === '--child') {
       tiles,
       modelWall,
       modelCpu,
-    }) + '\n',
+    })}\n`,
   );
   process.exit(0);
 }
@@ -270,7 +270,8 @@ for (const protocol of noQuality ? [] : protocols) {
             .toFile(join(outDir, `${name}-${protocol}-x4-${method}.png`));
       }
       // Contact-sheet crops: the third-of-a-side square with the most detail in the original.
-      const sheet = (sheetCrops[`${protocol} ${scale}`] ??= []);
+      sheetCrops[`${protocol} ${scale}`] ??= [];
+      const sheet = sheetCrops[`${protocol} ${scale}`];
       if (SHEET_METHODS.length > 1 && sheet.length < 4) {
         const c = Math.floor(Math.min(W, H) / 3);
         let best = { g: -1, left: 0, top: 0 };
