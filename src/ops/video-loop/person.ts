@@ -1,5 +1,6 @@
 import { detectPeople, POSE } from '../../engine/people.js';
 import { isImgtoolError, throwIfAborted } from '../../errors.js';
+import { PERSON_SCORE } from '../remove-background/person.js';
 
 /**
  * Where a person's body is, for the subtle loop's motion (motion.ts): a person breathes from
@@ -36,7 +37,7 @@ export async function findBody(rgb: Uint8Array, width: number, height: number, a
   }
   throwIfAborted(signal);
   for (const p of people) {
-    if (p.area < MIN_AREA || p.score < 0.5) continue;
+    if (p.area < MIN_AREA || p.score < PERSON_SCORE) continue;
     let inPerson = 0,
       inBoth = 0;
     for (let i = 0; i < p.mask.length; i++) {
