@@ -127,7 +127,11 @@ async function sheet(name, img, before, after, people) {
 
 mkdirSync(OUT, { recursive: true });
 console.log(`remove-background on people (${MODEL}): visible BlazePose landmarks (visibility > 0.5) inside the cut-out (alpha >= 128), before -> after`);
-console.log(`image              people added  ${Object.keys(GROUPS).map((g) => g.padEnd(13)).join(' ')} all            changed px`);
+console.log(
+  `image              people added  ${Object.keys(GROUPS)
+    .map((g) => g.padEnd(13))
+    .join(' ')} all            changed px`,
+);
 const rows = [];
 const total = { before: 0, after: 0, n: 0 };
 for (const file of PEOPLE) {

@@ -146,7 +146,14 @@ for (const file of PEOPLE) {
       top: 0,
     });
   }
-  rows.push({ buf: await sharp({ create: { width: tw * cells.length, height: th, channels: 3, background: 'white' } }).composite(tiles).png().toBuffer(), h: th, w: tw * cells.length });
+  rows.push({
+    buf: await sharp({ create: { width: tw * cells.length, height: th, channels: 3, background: 'white' } })
+      .composite(tiles)
+      .png()
+      .toBuffer(),
+    h: th,
+    w: tw * cells.length,
+  });
 }
 const label = 22;
 const width = Math.max(...rows.map((r) => r.w));

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 /**
- * video-remove-background `--model person` (MediaPipe selfie segmentation) against the default
- * u2netp on clips of people: speed, temporal flicker, a proxy accuracy on the fixed-camera clip,
- * and a contact strip to judge by eye.
+ * video-remove-background with MediaPipe selfie segmentation (FrameSegmenter's `person` model)
+ * against the default u2netp on clips of people: speed, temporal flicker, a proxy accuracy on
+ * the fixed-camera clip, and a contact strip to judge by eye. It decided that `--model person`
+ * is not offered: faster, but worse on flicker, on the proxy and by eye (see
+ * docs/ops/video-remove-background.md for the figures).
  *
  *   npx tsc -p tsconfig.json && node bench/video-remove-background-person.mjs [--seconds 3] [--rounds 2]
  *
@@ -67,7 +69,22 @@ function makeClips() {
   const ped = join(OUT, 'pedestrians.mp4');
   ffmpeg(['-i', join(FIXTURES, 'video/pedestrians.mp4'), '-t', String(SECONDS), '-c:v', 'libx264', '-crf', '18', '-preset', 'veryfast', ped]);
   const mm = join(OUT, 'megamind-480p.mp4');
-  ffmpeg(['-i', join(FIXTURES, 'video/Megamind.avi'), '-t', String(SECONDS), '-vf', 'scale=-2:480', '-an', '-c:v', 'libx264', '-crf', '18', '-preset', 'veryfast', mm]);
+  ffmpeg([
+    '-i',
+    join(FIXTURES, 'video/Megamind.avi'),
+    '-t',
+    String(SECONDS),
+    '-vf',
+    'scale=-2:480',
+    '-an',
+    '-c:v',
+    'libx264',
+    '-crf',
+    '18',
+    '-preset',
+    'veryfast',
+    mm,
+  ]);
   return [
     { name: 'pedestrians', file: ped, fixedCamera: true },
     { name: 'megamind-480p', file: mm, fixedCamera: false },
@@ -79,7 +96,9 @@ async function endToEnd(clip, variant) {
   for (const k of Object.keys(videoSegmenterDefaults)) delete videoSegmenterDefaults[k];
   Object.assign(videoSegmenterDefaults, seg);
   const op = getOperation('video-remove-background');
-  const options = parseOptions(op, { output_format: 'mp4_h264', model }, 'field');
+  // The op's schema does not offer `person` (it lost on quality here, docs/ops/video-remove-background.md),
+  // so the parsed options get the model after validation: the same pipeline, segmenter and stabiliser.
+  const options = { ...parseOptions(op, { output_format: 'mp4_h264' }, 'field'), model };
   const pipeline = await op.load();
   const target = join(OUT, `${clip.name}-${variant}.mp4`);
   const t0 = performance.now();
@@ -207,7 +226,10 @@ async function contactStrip(clip, clipFrames, results) {
       cells.push(c);
     }
     for (let c = 0; c < cols; c++) {
-      const input = await sharp(cells[c], { raw: { width, height, channels: 3 } }).resize(cw, ch).png().toBuffer();
+      const input = await sharp(cells[c], { raw: { width, height, channels: 3 } })
+        .resize(cw, ch)
+        .png()
+        .toBuffer();
       tiles.push({ input, left: c * cw, top: label + r * ch });
     }
   }
@@ -223,7 +245,9 @@ async function contactStrip(clip, clipFrames, results) {
   return file;
 }
 
-console.log(`video-remove-background --model person bench: ${SECONDS} s clips, ${os.cpus().length} cores, load average ${os.loadavg()[0].toFixed(1)} (shared machine)`);
+console.log(
+  `video-remove-background --model person bench: ${SECONDS} s clips, ${os.cpus().length} cores, load average ${os.loadavg()[0].toFixed(1)} (shared machine)`,
+);
 const clips = makeClips();
 const pad = (s, n) => String(s).padStart(n);
 const speed = new Map();
@@ -246,7 +270,7 @@ for (const clip of clips) {
     const s = speed.get(`${clip.name} ${m}`);
     const r = results[m];
     console.log(
-      `${clip.name.padEnd(14)} ${m.padEnd(12)} ${pad(s.frames, 7)} ${pad(s.fps.toFixed(2), 8)} ${pad(s.cpuMsPerFrame.toFixed(0), 13)} | ${pad(r.flickerRaw.toFixed(2), 11)} ${pad(r.flicker.toFixed(2), 7)} | ${pad((r.fgShare * 100).toFixed(1) + '%', 8)} | ${
+      `${clip.name.padEnd(14)} ${m.padEnd(12)} ${pad(s.frames, 7)} ${pad(s.fps.toFixed(2), 8)} ${pad(s.cpuMsPerFrame.toFixed(0), 13)} | ${pad(r.flickerRaw.toFixed(2), 11)} ${pad(r.flicker.toFixed(2), 7)} | ${pad(`${(r.fgShare * 100).toFixed(1)}%`, 8)} | ${
         r.iouProxy === undefined ? '' : `${pad(r.iouProxy.toFixed(3), 9)} ${pad(r.staticFg.toFixed(3), 10)}`
       }`,
     );

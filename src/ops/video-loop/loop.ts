@@ -75,7 +75,12 @@ function flattenOnWhite(img: RawImage): Uint8Array {
 export async function prepareLoop(
   decoded: DecodedImage,
   options: VideoLoopOptions,
-  ctx: { signal: AbortSignal; warn: (m: string) => void; name?: string; /** Anchor a person's motion at the chest (person.ts). Default true; false for comparisons. */ people?: boolean },
+  ctx: {
+    signal: AbortSignal;
+    warn: (m: string) => void;
+    name?: string /** Anchor a person's motion at the chest (person.ts). Default true; false for comparisons. */;
+    people?: boolean;
+  },
 ): Promise<PreparedLoop> {
   const { width, height } = outputSize(decoded.width, decoded.height, options.resolution, ctx.name);
   const frames = options.duration * FPS;

@@ -92,17 +92,18 @@ export function buildSubtleModel(
       breatheX = new Float32Array(n),
       breatheY = new Float32Array(n);
     if (body) bodyBases(body, box, grid, swayX, breatheX, breatheY);
-    else for (let j = 0; j < gh; j++) {
-      const v = Math.min(1, Math.max(0, (box.y1 - j * cell) / hs));
-      const bump = Math.exp(-(((v - 0.65) / 0.22) ** 2));
-      for (let i = 0; i < gw; i++) {
-        const o = j * gw + i;
-        const u = (i * cell - cx) / (ws / 2);
-        swayX[o] = hs * v ** 1.5;
-        breatheY[o] = -hs * v;
-        breatheX[o] = 0.5 * (ws / 2) * Math.max(-1.5, Math.min(1.5, u)) * bump;
+    else
+      for (let j = 0; j < gh; j++) {
+        const v = Math.min(1, Math.max(0, (box.y1 - j * cell) / hs));
+        const bump = Math.exp(-(((v - 0.65) / 0.22) ** 2));
+        for (let i = 0; i < gw; i++) {
+          const o = j * gw + i;
+          const u = (i * cell - cx) / (ws / 2);
+          swayX[o] = hs * v ** 1.5;
+          breatheY[o] = -hs * v;
+          breatheX[o] = 0.5 * (ws / 2) * Math.max(-1.5, Math.min(1.5, u)) * bump;
+        }
       }
-    }
     // Sway and breathing share one rhythm in quadrature (sin / 1 - cos): one is at rest while
     // the other moves fastest, so the subject never stalls and then lurches, and the frame-to-
     // frame change stays even over the loop.

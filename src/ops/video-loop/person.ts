@@ -1,4 +1,4 @@
-import { detectPeople, POSE } from '../../engine/people.js';
+import { detectPeople, POSE, type Person } from '../../engine/people.js';
 import { isImgtoolError, throwIfAborted } from '../../errors.js';
 import { PERSON_SCORE } from '../remove-background/person.js';
 
@@ -28,7 +28,7 @@ const MIN_OVERLAP = 0.5;
  * (no person, shoulders not visible, or the people models are not built).
  */
 export async function findBody(rgb: Uint8Array, width: number, height: number, alpha: Uint8Array, signal: AbortSignal): Promise<BodyAnchor | null> {
-  let people;
+  let people: Person[];
   try {
     people = await detectPeople({ data: rgb, width, height, channels: 3 }, { signal });
   } catch (err) {

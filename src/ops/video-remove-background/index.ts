@@ -25,10 +25,7 @@ export const videoRemoveBackgroundOptions = z
       .optional()
       .describe('Background: "transparent" (default for webm_vp9, mov_h265, mov_proresks, gif) or a colour (default #FFFFFF otherwise)'),
     output_format: choiceField(OUTPUT_FORMATS, 'Output container and codec').default('mp4_h264'),
-    model: choiceField(
-      ['u2netp', 'isnet', 'person'] as const,
-      'Segmentation model (imgtool extension): u2netp = fast salient object, isnet = sharper and slower, person = people only (MediaPipe selfie segmentation)',
-    )
+    model: choiceField(['u2netp', 'isnet'] as const, 'Segmentation model (imgtool extension)')
       .default('u2netp')
       .meta({ extension: true }),
   })
