@@ -8,7 +8,9 @@
  * No person photo with exact alpha exists in the fixtures, so the figure needs no invented
  * truth: BlazePose's landmarks with visibility > 0.5 (inside the frame) are points on the
  * body the cut-out must keep; the share of them with cut-out alpha >= 128 is reported per
- * body group, before and after. Since the landmarks come from the same model family as the
+ * body group, before and after; and the same over only the landmarks BlazePose's own person
+ * mask also holds (a landmark guessed off the body, e.g. hands below a bust's frame edge, is
+ * one no cut-out should hold). Since the landmarks come from the same model family as the
  * added mask, the figure is checked by eye on the contact sheet (bench/out/remove-background-people/):
  * image | cut-out before | cut-out after | what changed (green added, red removed), landmarks
  * drawn as dots (green inside the cut-out, red outside).
@@ -48,7 +50,8 @@ async function load(file) {
   return { data: new Uint8Array(data.buffer, data.byteOffset, data.length), width: info.width, height: info.height, channels: 3 };
 }
 
-function coverage(people, mask, w, h) {
+/** Landmarks per group inside `mask`; `agreed`: only those BlazePose's own person mask also holds (>= 128). */
+function coverage(people, mask, w, h, agreed = false) {
   const res = {};
   for (const [g, idx] of Object.entries(GROUPS)) {
     let n = 0,
@@ -57,6 +60,7 @@ function coverage(people, mask, w, h) {
       for (const k of idx) {
         const l = p.landmarks[k];
         if (l.visibility <= 0.5 || l.x < 0 || l.y < 0 || l.x >= w || l.y >= h) continue;
+        if (agreed && p.mask[Math.floor(l.y) * w + Math.floor(l.x)] < 128) continue;
         n++;
         if (mask[Math.floor(l.y) * w + Math.floor(l.x)] >= 128) inside++;
       }
@@ -125,6 +129,17 @@ async function sheet(name, img, before, after, people) {
     .toBuffer();
 }
 
+/** Process CPU time (all threads, ONNX workers included) per variant: the cost of the people models. */
+const cpu = { without: 0, with: 0, n: 0 };
+async function timed(key, fn) {
+  const c0 = process.cpuUsage();
+  const r = await fn();
+  const c = process.cpuUsage(c0);
+  cpu[key] += (c.user + c.system) / 1000;
+  if (key === 'with') cpu.n++;
+  return r;
+}
+
 mkdirSync(OUT, { recursive: true });
 console.log(`remove-background on people (${MODEL}): visible BlazePose landmarks (visibility > 0.5) inside the cut-out (alpha >= 128), before -> after`);
 console.log(
@@ -138,8 +153,8 @@ for (const file of PEOPLE) {
   const path = join(FIXTURES, 'images', file);
   if (!existsSync(path)) continue;
   const img = await load(path);
-  const before = (await cutoutSubject(img, { model: MODEL, people: false })).mask;
-  const cut = await cutoutSubject(img, { model: MODEL });
+  const before = (await timed('without', () => cutoutSubject(img, { model: MODEL, people: false }))).mask;
+  const cut = await timed('with', () => cutoutSubject(img, { model: MODEL }));
   const after = cut.mask;
   const people = await detectPeople(img);
   const cb = coverage(people, before, img.width, img.height);
@@ -158,11 +173,23 @@ for (const file of PEOPLE) {
   total.before += bAll;
   total.after += aAll;
   total.n += nAll;
+  for (const [key, c] of [
+    ['agreedBefore', coverage(people, before, img.width, img.height, true)],
+    ['agreedAfter', coverage(people, after, img.width, img.height, true)],
+  ]) {
+    for (const g of Object.keys(GROUPS)) {
+      total[key] = (total[key] ?? 0) + c[g].inside;
+      if (key === 'agreedBefore') total.agreedN = (total.agreedN ?? 0) + c[g].n;
+    }
+  }
   console.log(
     `${file.padEnd(18)} ${String(people.length).padStart(6)} ${String(cut.people).padStart(5)}  ${cols.join(' ')} ${`${bAll}->${aAll}/${nAll}`.padEnd(14)} ${((100 * changed) / after.length).toFixed(1)}%`,
   );
   rows.push(await sheet(file, img, before, after, people));
 }
+console.log(
+  `landmarks BlazePose's own mask also holds: ${total.agreedBefore}/${total.agreedN} (${((100 * total.agreedBefore) / total.agreedN).toFixed(1)}%) -> ${total.agreedAfter}/${total.agreedN} (${((100 * total.agreedAfter) / total.agreedN).toFixed(1)}%) inside the cut-out`,
+);
 console.log(
   `all people         ${total.before}/${total.n} (${((100 * total.before) / total.n).toFixed(1)}%) -> ${total.after}/${total.n} (${((100 * total.after) / total.n).toFixed(1)}%) of visible landmarks inside the cut-out`,
 );
@@ -171,12 +198,16 @@ console.log(
 const others = readdirSync(join(FIXTURES, 'images')).filter((f) => !PEOPLE.includes(f) && /\.(png|jpe?g)$/.test(f));
 for (const file of others) {
   const img = await load(join(FIXTURES, 'images', file));
-  const a = (await cutoutSubject(img, { model: MODEL, people: false })).mask;
-  const b = await cutoutSubject(img, { model: MODEL });
+  const a = (await timed('without', () => cutoutSubject(img, { model: MODEL, people: false }))).mask;
+  const b = await timed('with', () => cutoutSubject(img, { model: MODEL }));
   let diff = 0;
   for (let i = 0; i < a.length; i++) if (a[i] !== b.mask[i]) diff++;
   console.log(`non-person ${file.padEnd(18)} people added ${b.people}, pixels changed ${diff}`);
 }
+
+console.log(
+  `CPU per cut-out (process, all threads), mean of ${cpu.n} images: ${(cpu.without / cpu.n).toFixed(0)} ms without the people models, ${(cpu.with / cpu.n).toFixed(0)} ms with them`,
+);
 
 const metas = await Promise.all(rows.map((r) => sharp(r).metadata()));
 let y = 0;

@@ -54,6 +54,10 @@ const LIMB_LANDMARKS = [
  * score 0.992-1.000, the cat in chelsea.png 0.859, a sneaker 0.606, a teapot 0.542.
  */
 export const PERSON_SCORE = 0.9;
+const HAND_LANDMARKS = [POSE.leftPinky, POSE.rightPinky, POSE.leftIndex, POSE.rightIndex, POSE.leftThumb, POSE.rightThumb];
+/** How far a lost hand piece may extend from its landmark, in shoulder widths (a hand is ~0.4). */
+const HAND_REACH = 0.3;
+
 /** A person must cover this share of the image to be the subject... */
 export const MIN_PERSON_AREA = 0.02;
 /** ...and this share of their mask must already be in the salient cut-out. */
@@ -118,9 +122,27 @@ export async function addPeople(image: PersonInput, coarse: Uint8Array, signal?:
       if (l.visibility > 0.5 && x >= 0 && y >= 0 && x < w && y < h) seeds.push(y * w + x);
     }
     const piece = floodFrom(seeds, (i) => opened[i]! > 0.001 && lost[i] === 1, w, h);
+    // Fingers are thinner than the opening keeps: a hand landmark that is itself lost grows its
+    // piece without the opening, but only within a hand's reach of it, so an outline halo it
+    // may touch is added locally at most.
+    const reach =
+      HAND_REACH *
+      Math.hypot(
+        p.landmarks[POSE.leftShoulder]!.x - p.landmarks[POSE.rightShoulder]!.x,
+        p.landmarks[POSE.leftShoulder]!.y - p.landmarks[POSE.rightShoulder]!.y,
+      );
+    for (const k of HAND_LANDMARKS) {
+      const l = p.landmarks[k]!;
+      const x0 = Math.floor(l.x),
+        y0 = Math.floor(l.y);
+      if (l.visibility <= 0.5 || x0 < 0 || y0 < 0 || x0 >= w || y0 >= h || lost[y0 * w + x0] !== 1) continue;
+      piece.push(...floodFrom([y0 * w + x0], (i) => lost[i] === 1 && Math.hypot((i % w) - x0, Math.floor(i / w) - y0) <= reach, w, h));
+    }
     for (const i of piece) {
-      if (p.mask[i]! > out[i]!) out[i] = p.mask[i]!;
-      added++;
+      if (p.mask[i]! > out[i]!) {
+        out[i] = p.mask[i]!;
+        added++;
+      }
     }
   }
   return added ? { mask: out, people } : { mask: coarse, people: [] };

@@ -49,7 +49,7 @@ export interface SegmenterOptions {
 /**
  * The models a video can be segmented with: the two salient-object models, or `person`,
  * MediaPipe's selfie segmentation (src/engine/people.ts's mask model): people only, a 256x256
- * probability map from a 0.45 MB graph, 3-5x cheaper per frame than u2netp. The op does not
+ * probability map from a 0.45 MB graph, 3-9x cheaper per frame than u2netp. The op does not
  * offer `person`: on clips of people it lost to u2netp on flicker, on a background-subtraction
  * proxy and by eye (bench/video-remove-background-person.mjs, docs/ops/video-remove-background.md);
  * it stays here so that comparison can be rerun, e.g. with the landscape model or tracking.
