@@ -5,6 +5,7 @@ import { int8Preferred } from '../../engine/cpu.js';
 import { estimateForeground } from './foreground.js';
 import { DEFAULT_REFINE, MODEL_INPUT_SIDE, refineAlpha, type RefineParams } from './refine.js';
 import { fuseMasks, type Keep, type MaskPart } from './fusion.js';
+import { addPeople } from './person.js';
 
 export type CutoutModel = 'isnet' | 'u2netp';
 
@@ -39,6 +40,8 @@ export interface CutoutOptions {
   refine?: RefineParams;
   /** Which regions are the subject: auto (every part of the main subject), largest, all (fusion.ts). */
   keep?: Keep;
+  /** Add the limbs of a person the cut-out mostly is (person.ts). Default true; false for measurements. */
+  people?: boolean;
 }
 
 export interface Cutout {
@@ -48,6 +51,8 @@ export interface Cutout {
   mask: Uint8Array;
   /** The kept parts (connected regions of the fused mask), largest first, in image pixels. */
   parts: MaskPart[];
+  /** How many people's masks were added to the cut-out (person.ts). */
+  people: number;
 }
 
 /** A hint alpha that is (almost) everywhere opaque says nothing about the subject. */
@@ -106,7 +111,8 @@ export async function cutoutSubject(img: RawImage, opts: CutoutOptions = {}): Pr
   const fused = primary
     ? fuseMasks({ primary: primary.mask, second: second.mask, image: input, width: w, height: h }, opts.keep)
     : fuseMasks({ primary: second.mask, image: input, width: w, height: h }, opts.keep);
-  const coarse = fused.mask;
+  const assisted = opts.people === false ? null : await addPeople(input, fused.mask, opts.signal);
+  const coarse = assisted?.mask ?? fused.mask;
   // The radius that follows U2-Net-p's 320 px mask measured best in both modes (ISNet alone too).
   let alpha = refineAlpha(input, coarse, MODEL_INPUT_SIDE.u2netp, opts.refine ?? DEFAULT_REFINE);
   if (hint) alpha = combineWithHint(alpha, hint);
@@ -115,7 +121,7 @@ export async function cutoutSubject(img: RawImage, opts: CutoutOptions = {}): Pr
   const r1 = Math.max(8, Math.min(90, Math.round(Math.max(w, h) / 20)));
   const r2 = Math.max(2, Math.min(6, Math.round(r1 / 12)));
   estimateForeground(img.data, img.channels, alpha, w, h, out, [r1, r2]);
-  return { rgba: { data: out, width: w, height: h, channels: 4 }, mask: alpha, parts: fused.parts };
+  return { rgba: { data: out, width: w, height: h, channels: 4 }, mask: alpha, parts: fused.parts, people: assisted?.people.length ?? 0 };
 }
 
 function combineWithHint(alpha: Uint8Array, hint: Uint8Array): Uint8Array {

@@ -67,7 +67,7 @@ export const run: Pipeline<RemoveBackgroundOptions> = async (job, ctx) => {
   const img = await decodeImage(input, op.limits, op.name);
   throwIfAborted(ctx.signal);
   progress(0.1, 'segment');
-  const { rgba, mask, parts } = await cutoutSubject(img, { model: o.model, keep: o.keep, signal: ctx.signal });
+  const { rgba, mask, parts, people } = await cutoutSubject(img, { model: o.model, keep: o.keep, signal: ctx.signal });
   throwIfAborted(ctx.signal);
   const { width: w, height: h } = img;
 
@@ -133,7 +133,8 @@ export const run: Pipeline<RemoveBackgroundOptions> = async (job, ctx) => {
     data,
     credits: op.cost(o, {}),
     // parts: the connected regions kept (input pixels, largest first), so a user can see a lost or extra part.
-    meta: { width: region.width, height: region.height, model: o.model, keep: o.keep, parts, crop: o.crop ? region : undefined },
+    // people: how many people's body masks were added to the cut-out (limbs the salient models lost).
+    meta: { width: region.width, height: region.height, model: o.model, keep: o.keep, parts, people, crop: o.crop ? region : undefined },
   };
 };
 

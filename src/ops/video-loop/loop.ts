@@ -2,10 +2,11 @@ import sharp from 'sharp';
 import { ImgtoolError, throwIfAborted } from '../../errors.js';
 import type { DecodedImage, RawImage } from '../../media/image.js';
 import { buildLayers, ringDeviation, type Layers } from './layers.js';
-import { buildSubtleModel } from './motion.js';
+import { buildSubtleModel, type MotionModel } from './motion.js';
 import { readPrompt, type PromptReading } from './prompt.js';
 import { coverage, detectRegions, makeGrid } from './regions.js';
 import { SpinRenderer, type SpinKind } from './spin.js';
+import { findBody } from './person.js';
 import { findSubject } from './subject.js';
 import { SubtleRenderer } from './warp.js';
 import type { VideoLoopOptions } from './index.js';
@@ -44,6 +45,8 @@ export interface PreparedLoop {
   layers: Layers;
   mode: 'subtle' | SpinKind;
   prompt: PromptReading;
+  /** The subtle mode's motion model (fields per phase), for measurements. */
+  motion?: MotionModel;
   /** Renders frame t (t = frames is the frame after the last, equal to frame 0). */
   render: (t: number, out: Uint8ClampedArray) => void;
   meta: Record<string, unknown>;
@@ -72,7 +75,12 @@ function flattenOnWhite(img: RawImage): Uint8Array {
 export async function prepareLoop(
   decoded: DecodedImage,
   options: VideoLoopOptions,
-  ctx: { signal: AbortSignal; warn: (m: string) => void; name?: string },
+  ctx: {
+    signal: AbortSignal;
+    warn: (m: string) => void;
+    name?: string /** Anchor a person's motion at the chest (person.ts). Default true; false for comparisons. */;
+    people?: boolean;
+  },
 ): Promise<PreparedLoop> {
   const { width, height } = outputSize(decoded.width, decoded.height, options.resolution, ctx.name);
   const frames = options.duration * FPS;
@@ -112,7 +120,10 @@ export async function prepareLoop(
 
   const grid = makeGrid(width, height, MESH_CELL);
   const regions = detectRegions(base, layers.alpha, width, height, grid);
-  const model = buildSubtleModel(layers, regions, grid, prompt.params, options.duration, seed);
+  // A person breathes from the chest and sways about the hips (person.ts, motion.ts).
+  const body = layers.box && subject && ctx.people !== false ? await findBody(base, width, height, layers.alpha, ctx.signal) : null;
+  meta.anchor = body ? 'chest' : 'base';
+  const model = buildSubtleModel(layers, regions, grid, prompt.params, options.duration, seed, body);
   meta.regions = coverage(regions);
   meta.cycles = model.cycles;
   const renderer = new SubtleRenderer(layers, model);
@@ -125,6 +136,7 @@ export async function prepareLoop(
     mode: 'subtle',
     prompt,
     meta,
+    motion: model,
     render: (t, out) => renderer.render((2 * Math.PI * t) / frames, out),
   };
 }

@@ -2,6 +2,7 @@ import { seededRandom } from '../../media/random.js';
 import type { Layers } from './layers.js';
 import { valueNoise } from './noise.js';
 import { cyclesFor, type MotionParams } from './prompt.js';
+import type { BodyAnchor } from './person.js';
 import type { Grid, Regions } from './regions.js';
 
 /**
@@ -53,7 +54,15 @@ function wave(terms: Term[], target: Target, weight: Float32Array, psi: Float32A
   terms.push({ target, basis: c, coef: sinK(k) }, { target, basis: s, coef: cosK1(k) });
 }
 
-export function buildSubtleModel(layers: Layers, regions: Regions, grid: Grid, params: MotionParams, durationSec: number, seed: number): MotionModel {
+export function buildSubtleModel(
+  layers: Layers,
+  regions: Regions,
+  grid: Grid,
+  params: MotionParams,
+  durationSec: number,
+  seed: number,
+  body: BodyAnchor | null = null,
+): MotionModel {
   const { width, height, box } = layers;
   const { cell, gw, gh } = grid;
   const n = gw * gh;
@@ -82,17 +91,19 @@ export function buildSubtleModel(layers: Layers, regions: Regions, grid: Grid, p
     const swayX = new Float32Array(n),
       breatheX = new Float32Array(n),
       breatheY = new Float32Array(n);
-    for (let j = 0; j < gh; j++) {
-      const v = Math.min(1, Math.max(0, (box.y1 - j * cell) / hs));
-      const bump = Math.exp(-(((v - 0.65) / 0.22) ** 2));
-      for (let i = 0; i < gw; i++) {
-        const o = j * gw + i;
-        const u = (i * cell - cx) / (ws / 2);
-        swayX[o] = hs * v ** 1.5;
-        breatheY[o] = -hs * v;
-        breatheX[o] = 0.5 * (ws / 2) * Math.max(-1.5, Math.min(1.5, u)) * bump;
+    if (body) bodyBases(body, box, grid, swayX, breatheX, breatheY);
+    else
+      for (let j = 0; j < gh; j++) {
+        const v = Math.min(1, Math.max(0, (box.y1 - j * cell) / hs));
+        const bump = Math.exp(-(((v - 0.65) / 0.22) ** 2));
+        for (let i = 0; i < gw; i++) {
+          const o = j * gw + i;
+          const u = (i * cell - cx) / (ws / 2);
+          swayX[o] = hs * v ** 1.5;
+          breatheY[o] = -hs * v;
+          breatheX[o] = 0.5 * (ws / 2) * Math.max(-1.5, Math.min(1.5, u)) * bump;
+        }
       }
-    }
     // Sway and breathing share one rhythm in quadrature (sin / 1 - cos): one is at rest while
     // the other moves fastest, so the subject never stalls and then lurches, and the frame-to-
     // frame change stays even over the loop.
@@ -104,7 +115,8 @@ export function buildSubtleModel(layers: Layers, regions: Regions, grid: Grid, p
     terms.push({ target: 'sx', basis: swayX, coef: (phi) => a1 * Math.sin(k * phi) + a2 * (Math.sin(2 * k * phi + ph) - Math.sin(ph)) });
     const breathe = (phi: number) => (params.breathing * (1 - Math.cos(k * phi))) / 2;
     terms.push({ target: 'sy', basis: breatheY, coef: breathe }, { target: 'sx', basis: breatheX, coef: breathe });
-    subjectReach = Math.ceil(hs * (1.2 * params.sway + params.breathing) + 2);
+    const peak = (b: Float32Array) => b.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
+    subjectReach = Math.ceil(1.2 * params.sway * peak(swayX) + params.breathing * Math.max(peak(breatheX), peak(breatheY)) + 2);
   }
 
   // Scene: sky drifts sideways once per loop; foliage flutters in a wind wave crossing the
@@ -163,6 +175,39 @@ export function buildSubtleModel(layers: Layers, regions: Regions, grid: Grid, p
   );
   wave(terms, 'bg', regions.highlight, psiShine, params.shimmer, kh);
   return { grid, terms, subjectReach, cycles };
+}
+
+/**
+ * The subject's sway and breathing shapes for a person (person.ts): the sway bends about the
+ * hip line (legs planted; a bust's hips are below the frame, so the whole bust sways gently),
+ * the breath lifts the shoulders and everything above them rigidly (the face is carried, not
+ * stretched) fading to nothing at the hips, and widens the ribcage about the chest centre.
+ * Same units as the generic shapes, so the prompt's amplitudes mean the same.
+ */
+function bodyBases(body: BodyAnchor, box: NonNullable<Layers['box']>, grid: Grid, swayX: Float32Array, breatheX: Float32Array, breatheY: Float32Array): void {
+  const { cell, gw, gh } = grid;
+  const pivot = Math.max(body.hipY, body.shoulderY + 1);
+  const hs = Math.max(1, pivot - box.y0);
+  const torso = pivot - body.shoulderY;
+  const r = 0.6 * body.shoulderWidth;
+  for (let j = 0; j < gh; j++) {
+    const y = j * cell;
+    const v = Math.min(1, Math.max(0, (pivot - y) / hs));
+    const lift = Math.min(1, Math.max(0, (pivot - y) / torso));
+    for (let i = 0; i < gw; i++) {
+      const o = j * gw + i,
+        x = i * cell;
+      const dx = x - body.chest.x,
+        dy = y - body.chest.y;
+      const g = Math.exp(-(dx * dx + dy * dy) / (2 * r * r));
+      // At the top of the subject the sway is as large as the generic one's.
+      swayX[o] = (box.y1 - box.y0 + 1) * v ** 1.5;
+      // The generic breath lifts the top by the subject's height; here the shoulders rise by a
+      // torso length (x breathing), and the chest widens by half its offset from the centre.
+      breatheY[o] = -torso * lift + 0.25 * dy * g;
+      breatheX[o] = 0.5 * dx * g;
+    }
+  }
 }
 
 export type Fields = Record<Target, Float32Array>;
