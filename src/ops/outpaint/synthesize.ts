@@ -44,9 +44,9 @@ const REUSE = 40;
 /**
  * Cost of copying a distinctive source (distinct.ts), as a multiple of its distance to its
  * nearest other patch, at full strength, which is reached DISTINCT_DEPTH x the band's depth
- * out. Measured in docs/ops/outpaint.md (quick bench, cost 0 / 1 / 2).
+ * out. Measured in docs/ops/outpaint.md.
  */
-const DISTINCT = 2;
+const DISTINCT = 3;
 const DISTINCT_DEPTH = 0.5;
 /** The distinctness map is computed on the coarsest level with at least this many known pixels a side. */
 const DISTINCT_MIN_KNOWN = 48;
