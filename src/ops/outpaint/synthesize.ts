@@ -20,8 +20,6 @@ export interface SynthOptions {
   reuse?: number;
   /** Overrides the distinctness cost (bench and tests; 0 = off). */
   distinct?: number;
-  /** Overrides the depth, as a fraction of the band's, at which that cost is full (bench). */
-  distinctDepth?: number;
 }
 
 export interface SynthResult {
@@ -210,7 +208,7 @@ export async function patchSynthesis(
     };
     if (dMap && plan.em > 0) {
       const depth = Math.max(L.kx0, L.ky0, L.w - L.kx1, L.h - L.ky1);
-      p.distinct = { map: levelMap(dMap, dLevel, L, i - dIndex), cost: distinctCost, depth: Math.max(2 * R, (o.distinctDepth ?? DISTINCT_DEPTH) * depth) };
+      p.distinct = { map: levelMap(dMap, dLevel, L, i - dIndex), cost: distinctCost, depth: Math.max(2 * R, DISTINCT_DEPTH * depth) };
     }
     if (!field) {
       field = emptyField(L, R);
