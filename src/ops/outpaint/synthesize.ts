@@ -40,9 +40,9 @@ const R = 3;
  */
 const REUSE = 40;
 /**
- * Cost of copying a distinctive source (distinct.ts), as a multiple of its distance to its
- * nearest other patch, at full strength, which is reached DISTINCT_DEPTH x the band's depth
- * out. Measured in docs/ops/outpaint.md.
+ * Cost of copying a distinctive source (distinct.ts), as a multiple of its uniqueness (distance
+ * to its nearest other patch beyond twice the median), at full strength, which is reached
+ * DISTINCT_DEPTH x the band's depth out. Measured in docs/ops/outpaint.md.
  */
 const DISTINCT = 3;
 const DISTINCT_DEPTH = 0.5;
