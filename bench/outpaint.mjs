@@ -9,7 +9,7 @@
 // Layouts: right 25%; all sides 15%; top 40%; left + right 25% each (50% in total).
 // Then the speed case: 1024x1024 + 512 px on every side, in a child process for its peak RSS.
 // Writes contact sheets (input | ours | edge copy) to bench/out/outpaint-<layout>.png.
-// Usage: npm run build && node bench/outpaint.mjs [--quick] [--creativity C] [--no-speed] [--speed-only] [--fixtures DIR]
+// Usage: npm run build && node bench/outpaint.mjs [--quick] [--creativity C] [--distinct C] [--no-speed] [--speed-only] [--fixtures DIR]
 import { mkdirSync, readdirSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { loadavg } from 'node:os';
@@ -28,6 +28,8 @@ const argv = process.argv.slice(2);
 const args = new Set(argv);
 const opt = (name, dflt) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : dflt);
 const creativity = Number(opt('--creativity', '0'));
+// --distinct C overrides the cost of copying distinctive sources (distinct.ts; 0 = off), to compare.
+const tuning = argv.includes('--distinct') ? { distinct: Number(opt('--distinct')) } : {};
 const SPEED_SIDE = 1024,
   SPEED_BAND = 512;
 
@@ -37,7 +39,7 @@ if (args.has('--speed-child')) {
   const m = { left: SPEED_BAND, top: SPEED_BAND, right: SPEED_BAND, bottom: SPEED_BAND };
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  const res = await synthesize(new Uint8Array(src), SPEED_SIDE, SPEED_SIDE, m, { creativity, seed: 1 });
+  const res = await synthesize(new Uint8Array(src), SPEED_SIDE, SPEED_SIDE, m, { creativity, seed: 1, ...tuning });
   const ms = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
   mkdirSync(resolve(here, 'out'), { recursive: true });
@@ -107,7 +109,7 @@ const thumb = (rgb, w, h) =>
 
 if (!args.has('--speed-only')) {
   console.log(
-    `outpaint bench: ${files.length} photos x ${LAYOUTS.length} layouts, imgtool at creativity ${creativity}, seed 1; load ${loadavg()
+    `outpaint bench: ${files.length} photos x ${LAYOUTS.length} layouts, imgtool at creativity ${creativity}${tuning.distinct === undefined ? '' : `, distinct ${tuning.distinct}`}, seed 1; load ${loadavg()
       .map((v) => v.toFixed(1))
       .join(' ')}`,
   );
@@ -132,7 +134,7 @@ if (!args.has('--speed-only')) {
       const known = { x0: m.left, y0: m.top, x1: m.left + w, y1: m.top + h };
       const fills = {};
       const t0 = performance.now();
-      fills.imgtool = (await synthesize(input, w, h, m, { creativity, seed: 1 })).data;
+      fills.imgtool = (await synthesize(input, w, h, m, { creativity, seed: 1, ...tuning })).data;
       const ms = performance.now() - t0;
       times.push(ms);
       for (const k of PADDINGS) fills[k] = await baselineFill(input, w, h, m, k);
@@ -212,7 +214,17 @@ if (!args.has('--speed-only')) {
 if (!args.has('--no-speed')) {
   const before = loadavg();
   const res = JSON.parse(
-    execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--speed-child', '--creativity', String(creativity)], { encoding: 'utf8' })
+    execFileSync(
+      process.execPath,
+      [
+        fileURLToPath(import.meta.url),
+        '--speed-child',
+        '--creativity',
+        String(creativity),
+        ...(tuning.distinct === undefined ? [] : ['--distinct', String(tuning.distinct)]),
+      ],
+      { encoding: 'utf8' },
+    )
       .trim()
       .split('\n')
       .at(-1),

@@ -30,6 +30,12 @@ export interface SearchParams {
    * pixel and channel (0 = off). See `Usage`.
    */
   reuse: number;
+  /**
+   * Cost of copying a distinctive source (distinct.ts): `map` (per pixel of the level, mean
+   * squared difference to the nearest other patch) x `cost`, ramping in linearly from nothing at
+   * the seam to full strength `depth` pixels out.
+   */
+  distinct?: { map: Float32Array; cost: number; depth: number };
 }
 
 /**
@@ -177,7 +183,9 @@ export function sweep(L: Level, F: Field, p: SearchParams, rng: Rng, backward: b
   const { sx, sy, dist, targets } = F;
   const r = p.r;
   const step = backward ? -1 : 1;
-  const reuseCost = p.reuse * 3 * (2 * r + 1) ** 2;
+  const patchSize = 3 * (2 * r + 1) ** 2;
+  const reuseCost = p.reuse * patchSize;
+  const distinct = p.distinct;
   const n = targets.length;
   for (let k = 0; k < n; k++) {
     const t = targets[backward ? n - 1 - k : k]!;
@@ -197,10 +205,18 @@ export function sweep(L: Level, F: Field, p: SearchParams, rng: Rng, backward: b
     // This target's own use of its current cell does not count against it.
     const cell0 = usage ? ((by0 / USAGE_CELL) | 0) * usage.cw + ((bx0 / USAGE_CELL) | 0) : 0;
     if (usage) usage.count[cell0]--;
+    let uniq = 0;
+    if (distinct) {
+      const dx = tx < L.kx0 ? L.kx0 - tx : tx >= L.kx1 ? tx - L.kx1 + 1 : 0;
+      const dy = ty < L.ky0 ? L.ky0 - ty : ty >= L.ky1 ? ty - L.ky1 + 1 : 0;
+      uniq = Math.min(1, Math.max(dx, dy) / distinct.depth) * distinct.cost * patchSize;
+    }
     const penalty = (cx: number, cy: number) => {
-      if (!usage) return 0;
+      let pen = uniq > 0 ? uniq * distinct!.map[cy * w + cx]! : 0;
+      if (!usage) return pen;
       const over = usage.count[((cy / USAGE_CELL) | 0) * usage.cw + ((cx / USAGE_CELL) | 0)]! / CELL_AREA - 1;
-      return over > 0 ? over * reuseCost : 0;
+      if (over > 0) pen += over * reuseCost;
+      return pen;
     };
     let bc = bd + penalty(bx, by);
     const consider = (cx: number, cy: number) => {

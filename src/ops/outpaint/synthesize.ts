@@ -4,6 +4,7 @@ import { emptyField, randomInit, refreshDistances, sweep, upsampleField, usageOf
 import { mulberry32, type Rng } from '../../media/random.js';
 import { baseLevel, buildPyramid, type Level, type Margins } from './pyramid.js';
 import { blendStraight, STRAIGHT_BLEND } from './straight.js';
+import { distinctMap } from './distinct.js';
 import { blendSeams, SEAM_BLEND, type SeamBlend } from './seam.js';
 
 export interface SynthOptions {
@@ -17,6 +18,8 @@ export interface SynthOptions {
   onProgress?: (e: ProgressEvent) => void;
   /** Overrides the reuse penalty (bench and tests; 0 = off). */
   reuse?: number;
+  /** Overrides the distinctness cost (bench and tests; 0 = off). */
+  distinct?: number;
 }
 
 export interface SynthResult {
@@ -36,6 +39,15 @@ const R = 3;
  * 0.416; by eye 40 breaks up the repeated pot and head copies about as well as 100.
  */
 const REUSE = 40;
+/**
+ * Cost of copying a distinctive source (distinct.ts), as a multiple of its uniqueness (distance
+ * to its nearest other patch beyond twice the median), at full strength, which is reached
+ * DISTINCT_DEPTH x the band's depth out. Measured in docs/ops/outpaint.md.
+ */
+const DISTINCT = 3;
+const DISTINCT_DEPTH = 0.5;
+/** The distinctness map is computed on the coarsest level with at least this many known pixels a side. */
+const DISTINCT_MIN_KNOWN = 48;
 /** Coarsest level keeps at least this many known pixels a side, so it still shows the layout. */
 const MIN_KNOWN = 32;
 /** Levels with more canvas pixels than this are only refined locally (one short EM step). */
@@ -115,6 +127,21 @@ function searchWindow(L: Level, creativity: number): number {
   return Math.max(2 * R + 2, Math.round(near + (Math.max(L.w, L.h) - near) * creativity));
 }
 
+/**
+ * The distinctness map of level `C` on level `L`, `k` octaves apart (negative = finer): nearest
+ * sample, by canvas coordinates.
+ */
+function levelMap(D: Float32Array, C: Level, L: Level, k: number): Float32Array {
+  if (L === C) return D;
+  const out = new Float32Array(L.w * L.h);
+  const f = 2 ** k; // fine -> coarse factor is 2^-k for k < 0
+  for (let y = 0; y < L.h; y++) {
+    const cy = Math.min(C.h - 1, Math.floor(y * f));
+    for (let x = 0; x < L.w; x++) out[y * L.w + x] = D[cy * C.w + Math.min(C.w - 1, Math.floor(x * f))]!;
+  }
+  return out;
+}
+
 interface Plan {
   em: number;
   sweeps: number;
@@ -159,6 +186,13 @@ export async function patchSynthesis(
   const totalWork = work.reduce((a, b) => a + b, 0);
   let doneWork = 0;
 
+  // Distinctness of the original's patches, found once at a coarse scale (distinct.ts).
+  const distinctCost = o.distinct ?? DISTINCT;
+  let dIndex = n - 1;
+  while (dIndex > 0 && Math.min(levels[dIndex]!.kx1 - levels[dIndex]!.kx0, levels[dIndex]!.ky1 - levels[dIndex]!.ky0) < DISTINCT_MIN_KNOWN) dIndex--;
+  const dLevel = levels[dIndex]!;
+  const dMap = distinctCost > 0 ? distinctMap(dLevel, R, mulberry32(o.seed ^ 0x5bd1e995)) : undefined;
+
   let field: Field | undefined;
   for (let i = n - 1; i >= 0; i--) {
     const L = levels[i]!;
@@ -172,6 +206,10 @@ export async function patchSynthesis(
       maxRadius: Math.max(plan.maxRadius, Math.round(o.creativity * Math.max(L.w, L.h))),
       reuse: o.reuse ?? REUSE,
     };
+    if (dMap && plan.em > 0) {
+      const depth = Math.max(L.kx0, L.ky0, L.w - L.kx1, L.h - L.ky1);
+      p.distinct = { map: levelMap(dMap, dLevel, L, i - dIndex), cost: distinctCost, depth: Math.max(2 * R, DISTINCT_DEPTH * depth) };
+    }
     if (!field) {
       field = emptyField(L, R);
       randomInit(L, field, p, rng);

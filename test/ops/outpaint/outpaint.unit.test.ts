@@ -3,9 +3,11 @@ import { blendSeams, SEAM_BLEND } from '../../../src/ops/outpaint/seam.js';
 import { blendStraight, STRAIGHT_BLEND } from '../../../src/ops/outpaint/straight.js';
 import type { Level } from '../../../src/ops/outpaint/pyramid.js';
 import { mulberry32 } from '../../../src/media/random.js';
+import { distinctMap } from '../../../src/ops/outpaint/distinct.js';
+import { synthesize } from '../../../src/ops/outpaint/synthesize.js';
 
 // The post-processing steps of outpaint on small synthetic canvases (no media, no models).
-describe('outpaint post-processing', () => {
+describe('outpaint synthesis parts (synthetic canvases)', () => {
   it('seam blending pulls a systematic offset to the original but leaves texture-sized steps alone', () => {
     // 40x20 canvas, original = left 20 columns; band 20 columns on the right.
     const w = 40,
@@ -90,5 +92,60 @@ describe('outpaint post-processing', () => {
     const same = Float32Array.from(again.img);
     blendStraight(again, STRAIGHT_BLEND, 0);
     expect(again.img).toEqual(same);
+  });
+
+  it('distinctness: a one-off object scores high, the texture it sits in (and the band) zero', () => {
+    // 64x64 canvas, original = top 48 rows of a periodic texture (tile 8 px) with a single
+    // 10x10 red square; band = bottom 16 rows.
+    const w = 64,
+      h = 64,
+      kh = 48;
+    const img = new Float32Array(w * h * 3);
+    const rng = mulberry32(9);
+    const tile = Array.from({ length: 64 }, () => 40 + (rng() % 160));
+    for (let y = 0; y < kh; y++)
+      for (let x = 0; x < w; x++) {
+        const i = (y * w + x) * 3;
+        const red = x >= 30 && x < 40 && y >= 20 && y < 30;
+        img[i] = red ? 230 : tile[(y % 8) * 8 + (x % 8)]!;
+        img[i + 1] = red ? 20 : img[i]!;
+        img[i + 2] = red ? 20 : img[i]!;
+      }
+    const L: Level = { w, h, img, kx0: 0, ky0: 0, kx1: w, ky1: kh };
+    const D = distinctMap(L, 3, mulberry32(1), 6);
+    // The texture repeats exactly: its patches have exact duplicates one period away.
+    expect(D[10 * w + 10]).toBe(0);
+    expect(D[40 * w + 55]).toBe(0);
+    // The square's centre has no duplicate anywhere: large (squared 8-bit units per channel).
+    expect(D[25 * w + 35]).toBeGreaterThan(1000);
+    for (let i = kh * w; i < w * h; i++) expect(D[i]).toBe(0);
+  });
+
+  it('an object cut by the border is carried on next to the seam but not copied again deep in the band', async () => {
+    // 160x160 periodic texture (tile 16 px) with one red disc cut by the bottom border; band =
+    // 80 rows below. Seeds 1-3 measured 161-324 red pixels in the outer 40 rows without the
+    // distinctness cost (a second disc), 0-2 with it; ~1500 in the inner 40 rows either way.
+    const W = 160,
+      H = 160;
+    const rng = mulberry32(9);
+    const tile = Array.from({ length: 256 }, () => 60 + (rng() % 120));
+    const rgb = new Uint8Array(W * H * 3);
+    for (let y = 0; y < H; y++)
+      for (let x = 0; x < W; x++) {
+        const red = (x - 80) ** 2 + (y - 150) ** 2 < 20 ** 2;
+        const v = tile[(y % 16) * 16 + (x % 16)]!;
+        rgb.set(red ? [220, 30, 30] : [v, v, v], (y * W + x) * 3);
+      }
+    const redIn = (data: Uint8Array, y0: number, y1: number) => {
+      let n = 0;
+      for (let y = y0; y < y1; y++) for (let x = 0; x < W; x++) if (data[(y * W + x) * 3]! > 150 && data[(y * W + x) * 3 + 1]! < 90) n++;
+      return n;
+    };
+    const m = { left: 0, top: 0, right: 0, bottom: 80 };
+    const off = (await synthesize(rgb, W, H, m, { creativity: 0, seed: 1, distinct: 0 })).data;
+    const on = (await synthesize(rgb, W, H, m, { creativity: 0, seed: 1 })).data;
+    expect(redIn(off, H + 40, H + 80)).toBeGreaterThan(100);
+    expect(redIn(on, H + 40, H + 80)).toBeLessThan(20);
+    expect(redIn(on, H, H + 40)).toBeGreaterThan(500);
   });
 });
