@@ -6,12 +6,17 @@
 //      clients retry with their Idempotency-Key on the other node, as the remote client does.
 // After each run the ledger is checked: charges = successful responses x cost, exactly, and
 // `ledger verify` passes. Also times cancel → worker abort for a video job.
-// Usage: npm run build && node bench/cluster.mjs [--seconds 60] [--clients 50]
+// Each worker runs with `--threads 1` (one onnxruntime intra-op thread per pipeline), so A and B
+// measure what the cluster scales by, worker processes: with the default (all cores per
+// pipeline) one worker already spreads each inference over both cores and two workers
+// oversubscribe them 2:1 (the first version of this bench did that and measured 1.53x). A last
+// run D) gives one worker all the cores (`--threads` = cores) for comparison.
+// Usage: npm run build && node bench/cluster.mjs [--seconds 60] [--clients 50] [--threads 1]
 import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import os, { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import sharp from 'sharp';
 import { verifyRedisLedger } from '../dist/server/ledger-verify.js';
@@ -23,6 +28,7 @@ const arg = (name, dflt) => {
   return i > 0 ? Number(process.argv[i + 1]) : dflt;
 };
 const SECONDS = arg('seconds', 60);
+const THREADS = arg('threads', 1);
 const CLIENTS = arg('clients', 50);
 const BIN = resolve(import.meta.dirname, '../bin/imgtool.js');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -65,7 +71,7 @@ function proc(args, ready) {
   });
 }
 
-async function cluster(workersN, prefix) {
+async function cluster(workersN, prefix, threads = THREADS) {
   const dir = mkdtempSync(join(tmpdir(), 'imgtool-cluster-bench-'));
   const port = await freePort();
   const redisProc = spawn(
@@ -96,7 +102,8 @@ async function cluster(workersN, prefix) {
       ),
     );
   const workers = [];
-  for (let i = 0; i < workersN; i++) workers.push(await proc(['worker', ...common, '--stall-timeout', '5', '--log', 'info'], /ready/));
+  for (let i = 0; i < workersN; i++)
+    workers.push(await proc(['worker', ...common, '--threads', String(threads), '--stall-timeout', '5', '--log', 'info'], /ready/));
   return {
     key,
     keyId: record.id,
@@ -194,8 +201,18 @@ async function books(c, charged, before) {
 }
 
 const rows = [];
-for (const n of [1, 2]) {
-  const c = await cluster(n, `b${n}:`);
+const load1 = () => os.loadavg()[0].toFixed(1);
+console.log(
+  `load average at start: ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')} (${os.availableParallelism()} cores)`,
+);
+for (const [n, threads] of [
+  [1, THREADS],
+  [2, THREADS],
+]) {
+  const c = await cluster(n, `b${n}:`, threads);
   // Warm-up: models load once per worker thread.
   await load(c, 3);
   await books(c, 0, 0);
@@ -203,7 +220,8 @@ for (const n of [1, 2]) {
   const r = await load(c, SECONDS);
   const b = await books(c, r.charged, before);
   rows.push({
-    run: `${n} worker${n > 1 ? 's' : ''}`,
+    run: `${n} worker${n > 1 ? 's' : ''}, --threads ${threads}`,
+    'load avg': load1(),
     'ok/s': r.rps.toFixed(2),
     ok: r.ok,
     'p50 ms': r.p50,
@@ -230,7 +248,8 @@ for (const n of [1, 2]) {
   });
   const b = await books(c, r.charged, before);
   rows.push({
-    run: '2 workers, 1 worker + 1 API node SIGKILLed',
+    run: `2 workers, --threads ${THREADS}, 1 worker + 1 API node SIGKILLed`,
+    'load avg': load1(),
     'ok/s': r.rps.toFixed(2),
     ok: r.ok,
     'p50 ms': r.p50,
@@ -265,7 +284,40 @@ for (const n of [1, 2]) {
   await c.close();
 }
 
+{
+  // D) one worker with every core for its one pipeline (the worker's default on this machine).
+  const threads = os.availableParallelism();
+  const c = await cluster(1, 'bd:', threads);
+  await load(c, 3);
+  await books(c, 0, 0);
+  const before = await c.store.balance(c.keyId);
+  const r = await load(c, SECONDS);
+  const b = await books(c, r.charged, before);
+  rows.push({
+    run: `1 worker, --threads ${threads}`,
+    'load avg': load1(),
+    'ok/s': r.rps.toFixed(2),
+    ok: r.ok,
+    'p50 ms': r.p50,
+    'p99 ms': r.p99,
+    retries: r.retries,
+    errors: JSON.stringify(r.errors),
+    'charged = responses x cost': `${b.exact} (${b.spent} / ${b.charged})`,
+    'ledger verify': b.verify,
+  });
+  await c.close();
+}
+
 console.table(rows);
+console.log(
+  `load average at end: ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
 const [one, two] = rows;
-console.log(`throughput ratio 2 workers / 1 worker: ${(Number(two['ok/s']) / Number(one['ok/s'])).toFixed(2)}x (${SECONDS} s runs, ${CLIENTS} clients)`);
+console.log(
+  `throughput ratio 2 workers / 1 worker (--threads ${THREADS} each): ${(Number(two['ok/s']) / Number(one['ok/s'])).toFixed(2)}x (${SECONDS} s runs, ${CLIENTS} clients)`,
+);
+console.log(`2 workers (--threads ${THREADS}) / 1 worker with all cores: ${(Number(two['ok/s']) / Number(rows[3]['ok/s'])).toFixed(2)}x`);
 process.exit(0);
