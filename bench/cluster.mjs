@@ -11,10 +11,13 @@
 // pipeline) one worker already spreads each inference over both cores and two workers
 // oversubscribe them 2:1 (the first version of this bench did that and measured 1.53x). A last
 // run D) gives one worker all the cores (`--threads` = cores) for comparison.
+// On a shared machine wall-clock throughput moves with the other processes' load, so each row
+// also reports the load average and the CPU seconds its workers and API nodes used per
+// successful response (from /proc): those do not depend on how much CPU the machine had spare.
 // Usage: npm run build && node bench/cluster.mjs [--seconds 60] [--clients 50] [--threads 1]
 import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os, { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -124,6 +127,31 @@ async function cluster(workersN, prefix, threads = THREADS) {
 const image = await sharp(join(FIXTURES, 'images/fruits.jpg')).resize(96, 96).jpeg().toBuffer();
 const body = JSON.stringify({ image: image.toString('base64') });
 
+/** Loads the models once in every worker: two requests per worker, all at once. */
+async function warm(c) {
+  await Promise.all(
+    Array.from({ length: 2 * c.workers.length }, (_, i) =>
+      fetch(`${c.urls[i % c.urls.length]}/v1/remove-background`, {
+        method: 'POST',
+        headers: { 'x-api-key': c.key, 'content-type': 'application/json', accept: 'image/*' },
+        body,
+      }).then((r) => r.arrayBuffer()),
+    ),
+  );
+}
+
+/** CPU seconds (user + system, all threads) a process has used, from /proc (Linux). */
+const TICK = Number(spawnSync('getconf', ['CLK_TCK']).stdout?.toString() || 100);
+function cpuSeconds(pid) {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(f[11]) + Number(f[12])) / TICK;
+  } catch {
+    return 0;
+  }
+}
+const cpuOf = (procs) => procs.reduce((sum, p) => sum + cpuSeconds(p.child.pid), 0);
+
 /** 50 clients, each a loop of requests with a fresh Idempotency-Key, retried (same key) on the other node after a network error or 409/503. */
 async function load(c, seconds, during) {
   const lat = [];
@@ -214,10 +242,12 @@ for (const [n, threads] of [
 ]) {
   const c = await cluster(n, `b${n}:`, threads);
   // Warm-up: models load once per worker thread.
-  await load(c, 3);
+  await warm(c);
   await books(c, 0, 0);
   const before = await c.store.balance(c.keyId);
+  const cpu0 = [cpuOf(c.workers), cpuOf(c.apis)];
   const r = await load(c, SECONDS);
+  const cpu = [(cpuOf(c.workers) - cpu0[0]) / r.ok, (cpuOf(c.apis) - cpu0[1]) / r.ok];
   const b = await books(c, r.charged, before);
   rows.push({
     run: `${n} worker${n > 1 ? 's' : ''}, --threads ${threads}`,
@@ -226,6 +256,8 @@ for (const [n, threads] of [
     ok: r.ok,
     'p50 ms': r.p50,
     'p99 ms': r.p99,
+    'worker CPU s/ok': cpu ? cpu[0].toFixed(2) : '',
+    'API CPU s/ok': cpu ? cpu[1].toFixed(3) : '',
     retries: r.retries,
     errors: JSON.stringify(r.errors),
     'charged = responses x cost': `${b.exact} (${b.spent} / ${b.charged})`,
@@ -236,7 +268,7 @@ for (const [n, threads] of [
 
 {
   const c = await cluster(2, 'bk:');
-  await load(c, 3);
+  await warm(c);
   await books(c, 0, 0);
   const before = await c.store.balance(c.keyId);
   const r = await load(c, SECONDS, async (drop) => {
@@ -247,6 +279,7 @@ for (const [n, threads] of [
     await c.apis[0].stop('SIGKILL');
   });
   const b = await books(c, r.charged, before);
+  const cpu = undefined; // (processes were killed during the run: their CPU time is gone with them)
   rows.push({
     run: `2 workers, --threads ${THREADS}, 1 worker + 1 API node SIGKILLed`,
     'load avg': load1(),
@@ -254,6 +287,8 @@ for (const [n, threads] of [
     ok: r.ok,
     'p50 ms': r.p50,
     'p99 ms': r.p99,
+    'worker CPU s/ok': cpu ? cpu[0].toFixed(2) : '',
+    'API CPU s/ok': cpu ? cpu[1].toFixed(3) : '',
     retries: r.retries,
     errors: JSON.stringify(r.errors),
     'charged = responses x cost': `${b.exact} (${b.spent} / ${b.charged})`,
@@ -288,10 +323,12 @@ for (const [n, threads] of [
   // D) one worker with every core for its one pipeline (the worker's default on this machine).
   const threads = os.availableParallelism();
   const c = await cluster(1, 'bd:', threads);
-  await load(c, 3);
+  await warm(c);
   await books(c, 0, 0);
   const before = await c.store.balance(c.keyId);
+  const cpu0 = [cpuOf(c.workers), cpuOf(c.apis)];
   const r = await load(c, SECONDS);
+  const cpu = [(cpuOf(c.workers) - cpu0[0]) / r.ok, (cpuOf(c.apis) - cpu0[1]) / r.ok];
   const b = await books(c, r.charged, before);
   rows.push({
     run: `1 worker, --threads ${threads}`,
@@ -300,6 +337,8 @@ for (const [n, threads] of [
     ok: r.ok,
     'p50 ms': r.p50,
     'p99 ms': r.p99,
+    'worker CPU s/ok': cpu ? cpu[0].toFixed(2) : '',
+    'API CPU s/ok': cpu ? cpu[1].toFixed(3) : '',
     retries: r.retries,
     errors: JSON.stringify(r.errors),
     'charged = responses x cost': `${b.exact} (${b.spent} / ${b.charged})`,

@@ -111,6 +111,7 @@ describe.skipIf(!haveRedis || !builtCliAvailable())('cluster: 2 API nodes, 2 wor
   test('an async job whose accepting API node is SIGKILLed for good: the other node reports it completed and serves the result, one charge', async () => {
     // A third node, killed right after it answers 202 and never restarted: nothing about the job lived in it.
     const doomed = await startApi('api3');
+    apis.push(doomed); // (afterAll kills it should an assertion fail before it is killed here)
     const before = await credits(api(1));
     const r = await call(doomed.url, 'POST', '/v1/video/loop', { json: { image: jpeg.toString('base64'), resolution: '480p', duration: 5 } });
     expect(r.status, await r.clone().text()).toBe(202);
