@@ -346,6 +346,8 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
       out.stdout.write(`queues (waiting / active):\n`);
       for (const [op, c] of Object.entries(st.queues)) out.stdout.write(`  ${op.padEnd(26)} ${String(c.waiting ?? 0).padStart(5)} / ${c.active ?? 0}\n`);
       out.stdout.write(`jobs in flight: ${st.inFlight}\n`);
+      const j = st.asyncJobs;
+      out.stdout.write(`async jobs: ${j.pending} pending, ${j.running} running; ${j.completed} completed and ${j.failed} failed so far\n`);
     });
 
   serve
