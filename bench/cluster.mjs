@@ -6,12 +6,20 @@
 //      clients retry with their Idempotency-Key on the other node, as the remote client does.
 // After each run the ledger is checked: charges = successful responses x cost, exactly, and
 // `ledger verify` passes. Also times cancel → worker abort for a video job.
-// Usage: npm run build && node bench/cluster.mjs [--seconds 60] [--clients 50]
+// Each worker runs with `--threads 1` (one onnxruntime intra-op thread per pipeline), so A and B
+// measure what the cluster scales by, worker processes: with the default (all cores per
+// pipeline) one worker already spreads each inference over both cores and two workers
+// oversubscribe them 2:1 (the first version of this bench did that and measured 1.53x). A last
+// run D) gives one worker all the cores (`--threads` = cores) for comparison.
+// On a shared machine wall-clock throughput moves with the other processes' load, so each row
+// also reports the load average and the CPU seconds its workers and API nodes used per
+// successful response (from /proc): those do not depend on how much CPU the machine had spare.
+// Usage: npm run build && node bench/cluster.mjs [--seconds 60] [--clients 50] [--threads 1]
 import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import os, { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import sharp from 'sharp';
 import { verifyRedisLedger } from '../dist/server/ledger-verify.js';
@@ -23,6 +31,7 @@ const arg = (name, dflt) => {
   return i > 0 ? Number(process.argv[i + 1]) : dflt;
 };
 const SECONDS = arg('seconds', 60);
+const THREADS = arg('threads', 1);
 const CLIENTS = arg('clients', 50);
 const BIN = resolve(import.meta.dirname, '../bin/imgtool.js');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -65,7 +74,7 @@ function proc(args, ready) {
   });
 }
 
-async function cluster(workersN, prefix) {
+async function cluster(workersN, prefix, threads = THREADS) {
   const dir = mkdtempSync(join(tmpdir(), 'imgtool-cluster-bench-'));
   const port = await freePort();
   const redisProc = spawn(
@@ -96,7 +105,8 @@ async function cluster(workersN, prefix) {
       ),
     );
   const workers = [];
-  for (let i = 0; i < workersN; i++) workers.push(await proc(['worker', ...common, '--stall-timeout', '5', '--log', 'info'], /ready/));
+  for (let i = 0; i < workersN; i++)
+    workers.push(await proc(['worker', ...common, '--threads', String(threads), '--stall-timeout', '5', '--log', 'info'], /ready/));
   return {
     key,
     keyId: record.id,
@@ -116,6 +126,31 @@ async function cluster(workersN, prefix) {
 
 const image = await sharp(join(FIXTURES, 'images/fruits.jpg')).resize(96, 96).jpeg().toBuffer();
 const body = JSON.stringify({ image: image.toString('base64') });
+
+/** Loads the models once in every worker: two requests per worker, all at once. */
+async function warm(c) {
+  await Promise.all(
+    Array.from({ length: 2 * c.workers.length }, (_, i) =>
+      fetch(`${c.urls[i % c.urls.length]}/v1/remove-background`, {
+        method: 'POST',
+        headers: { 'x-api-key': c.key, 'content-type': 'application/json', accept: 'image/*' },
+        body,
+      }).then((r) => r.arrayBuffer()),
+    ),
+  );
+}
+
+/** CPU seconds (user + system, all threads) a process has used, from /proc (Linux). */
+const TICK = Number(spawnSync('getconf', ['CLK_TCK']).stdout?.toString() || 100);
+function cpuSeconds(pid) {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(f[11]) + Number(f[12])) / TICK;
+  } catch {
+    return 0;
+  }
+}
+const cpuOf = (procs) => procs.reduce((sum, p) => sum + cpuSeconds(p.child.pid), 0);
 
 /** 50 clients, each a loop of requests with a fresh Idempotency-Key, retried (same key) on the other node after a network error or 409/503. */
 async function load(c, seconds, during) {
@@ -194,20 +229,35 @@ async function books(c, charged, before) {
 }
 
 const rows = [];
-for (const n of [1, 2]) {
-  const c = await cluster(n, `b${n}:`);
+const load1 = () => os.loadavg()[0].toFixed(1);
+console.log(
+  `load average at start: ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')} (${os.availableParallelism()} cores)`,
+);
+for (const [n, threads] of [
+  [1, THREADS],
+  [2, THREADS],
+]) {
+  const c = await cluster(n, `b${n}:`, threads);
   // Warm-up: models load once per worker thread.
-  await load(c, 3);
+  await warm(c);
   await books(c, 0, 0);
   const before = await c.store.balance(c.keyId);
+  const cpu0 = [cpuOf(c.workers), cpuOf(c.apis)];
   const r = await load(c, SECONDS);
+  const cpu = [(cpuOf(c.workers) - cpu0[0]) / r.ok, (cpuOf(c.apis) - cpu0[1]) / r.ok];
   const b = await books(c, r.charged, before);
   rows.push({
-    run: `${n} worker${n > 1 ? 's' : ''}`,
+    run: `${n} worker${n > 1 ? 's' : ''}, --threads ${threads}`,
+    'load avg': load1(),
     'ok/s': r.rps.toFixed(2),
     ok: r.ok,
     'p50 ms': r.p50,
     'p99 ms': r.p99,
+    'worker CPU s/ok': cpu ? cpu[0].toFixed(2) : '',
+    'API CPU s/ok': cpu ? cpu[1].toFixed(3) : '',
     retries: r.retries,
     errors: JSON.stringify(r.errors),
     'charged = responses x cost': `${b.exact} (${b.spent} / ${b.charged})`,
@@ -218,7 +268,7 @@ for (const n of [1, 2]) {
 
 {
   const c = await cluster(2, 'bk:');
-  await load(c, 3);
+  await warm(c);
   await books(c, 0, 0);
   const before = await c.store.balance(c.keyId);
   const r = await load(c, SECONDS, async (drop) => {
@@ -229,12 +279,16 @@ for (const n of [1, 2]) {
     await c.apis[0].stop('SIGKILL');
   });
   const b = await books(c, r.charged, before);
+  const cpu = undefined; // (processes were killed during the run: their CPU time is gone with them)
   rows.push({
-    run: '2 workers, 1 worker + 1 API node SIGKILLed',
+    run: `2 workers, --threads ${THREADS}, 1 worker + 1 API node SIGKILLed`,
+    'load avg': load1(),
     'ok/s': r.rps.toFixed(2),
     ok: r.ok,
     'p50 ms': r.p50,
     'p99 ms': r.p99,
+    'worker CPU s/ok': cpu ? cpu[0].toFixed(2) : '',
+    'API CPU s/ok': cpu ? cpu[1].toFixed(3) : '',
     retries: r.retries,
     errors: JSON.stringify(r.errors),
     'charged = responses x cost': `${b.exact} (${b.spent} / ${b.charged})`,
@@ -265,7 +319,44 @@ for (const n of [1, 2]) {
   await c.close();
 }
 
+{
+  // D) one worker with every core for its one pipeline (the worker's default on this machine).
+  const threads = os.availableParallelism();
+  const c = await cluster(1, 'bd:', threads);
+  await warm(c);
+  await books(c, 0, 0);
+  const before = await c.store.balance(c.keyId);
+  const cpu0 = [cpuOf(c.workers), cpuOf(c.apis)];
+  const r = await load(c, SECONDS);
+  const cpu = [(cpuOf(c.workers) - cpu0[0]) / r.ok, (cpuOf(c.apis) - cpu0[1]) / r.ok];
+  const b = await books(c, r.charged, before);
+  rows.push({
+    run: `1 worker, --threads ${threads}`,
+    'load avg': load1(),
+    'ok/s': r.rps.toFixed(2),
+    ok: r.ok,
+    'p50 ms': r.p50,
+    'p99 ms': r.p99,
+    'worker CPU s/ok': cpu ? cpu[0].toFixed(2) : '',
+    'API CPU s/ok': cpu ? cpu[1].toFixed(3) : '',
+    retries: r.retries,
+    errors: JSON.stringify(r.errors),
+    'charged = responses x cost': `${b.exact} (${b.spent} / ${b.charged})`,
+    'ledger verify': b.verify,
+  });
+  await c.close();
+}
+
 console.table(rows);
+console.log(
+  `load average at end: ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
 const [one, two] = rows;
-console.log(`throughput ratio 2 workers / 1 worker: ${(Number(two['ok/s']) / Number(one['ok/s'])).toFixed(2)}x (${SECONDS} s runs, ${CLIENTS} clients)`);
+console.log(
+  `throughput ratio 2 workers / 1 worker (--threads ${THREADS} each): ${(Number(two['ok/s']) / Number(one['ok/s'])).toFixed(2)}x (${SECONDS} s runs, ${CLIENTS} clients)`,
+);
+console.log(`2 workers (--threads ${THREADS}) / 1 worker with all cores: ${(Number(two['ok/s']) / Number(rows[3]['ok/s'])).toFixed(2)}x`);
 process.exit(0);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
-import { availableParallelism, hostname } from 'node:os';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import Fastify, { type FastifyBaseLogger, LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import multipart from '@fastify/multipart';
@@ -8,7 +8,7 @@ import rateLimit from '@fastify/rate-limit';
 import { ImgtoolError, isImgtoolError } from '../errors.js';
 import { createAuthenticator, type Credential, type JwtOptions } from './auth.js';
 import { Billing } from './billing.js';
-import { JobStore, type Execute } from './jobs.js';
+import { type Execute, type Jobs, JobStore } from './jobs.js';
 import { DEFAULT_LEASE_MS, LeaseKeeper } from './leases.js';
 import { type Backends, openBackends, type RedisOptions } from './backends.js';
 import type { WorkerNode } from './cluster/worker-node.js';
@@ -81,7 +81,7 @@ export interface ServerOptions {
    * cores - 1); 0 makes it a pure API node that leaves all work to `imgtool worker` processes.
    */
   workers?: number;
-  /** Cluster mode: this node's name, which keeps its async job records apart in the shared data dir (default the host name). */
+  /** Cluster mode: this node's name in its log lines. */
   nodeId?: string;
   /** Cluster mode: BullMQ lock duration of this node's workers (tests shorten it to see stalls quickly). */
   workerLockMs?: number;
@@ -92,7 +92,7 @@ export interface ImgtoolServer {
   billing: Billing;
   leases: LeaseKeeper;
   idempotency: IdempotencyStore;
-  jobs: JobStore;
+  jobs: Jobs;
   results: ResultStore;
   pool: WorkerPool;
   /** Deletes expired results and jobs now. */
@@ -138,6 +138,13 @@ async function sweepClusterLeftovers(dataDir: string, now: number): Promise<void
   }
 }
 
+/**
+ * The lease of an async job's credit hold in a cluster: long, because it is renewed from outside
+ * the process that took it (by the reconcile while the job is queued, by its worker while it
+ * runs), yet short enough that a cluster left without API nodes refunds within minutes.
+ */
+const jobLeaseMs = (leaseMs: number) => Math.max(60_000, 6 * leaseMs);
+
 /** Cluster mode: the queues this node sends work to, and its own workers (unless --workers 0). */
 async function startCluster(o: ServerOptions, b: Backends, isolation: 'threads' | 'inline', log: FastifyBaseLogger) {
   const { QueueDispatcher, connectionFromUrl } = await import('./cluster/queues.js');
@@ -147,7 +154,15 @@ async function startCluster(o: ServerOptions, b: Backends, isolation: 'threads' 
   let worker: WorkerNode | undefined;
   if (n > 0) {
     const { startWorkerNode } = await import('./cluster/worker-node.js');
-    worker = await startWorkerNode({ ...settings, concurrency: n, redis: b.redis!, log, lockMs: o.workerLockMs, isolation });
+    worker = await startWorkerNode({
+      ...settings,
+      concurrency: n,
+      redis: b.redis!,
+      log,
+      lockMs: o.workerLockMs,
+      isolation,
+      jobRetentionMs: o.jobRetentionMs,
+    });
   }
   return {
     dispatcher,
@@ -196,17 +211,25 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
     if (!op) throw new ImgtoolError('internal_error', `unknown operation ${job.operation}`);
     return (await op.load())(job, ctx);
   };
-  // Async job records belong to the API node that accepted them (its leases keep their holds).
-  const jobsDir = cluster ? join(o.dataDir, 'nodes', o.nodeId ?? hostname()) : o.dataDir;
-  const jobOptions = { dataDir: jobsDir, billing, results, pool, clock, log: app.log, retentionMs: o.jobRetentionMs, tmpDir, execute };
-  let jobs: JobStore;
+  let jobs: Jobs;
   if (cluster) {
-    // Any node answers for any job: status from the owner's record, cancel relayed to the owner.
-    const { ClusterJobStore } = await import('./cluster/jobs-view.js');
-    const view = new ClusterJobStore(jobOptions, { sharedDir: o.dataDir, redis: backends.redis!, prefix: backends.prefix!, retentionMs: o.jobRetentionMs });
-    await view.listen();
-    jobs = view;
-  } else jobs = new JobStore(jobOptions);
+    // Job records in Redis: any node answers for any job, and the worker that runs one charges it.
+    const { RedisJobStore } = await import('./cluster/redis-jobs.js');
+    const { JobBooks, RedisJobRecords } = await import('./cluster/job-records.js');
+    const records = new RedisJobRecords(backends.redis!, { prefix: backends.prefix!, retentionMs: o.jobRetentionMs, clock });
+    jobs = new RedisJobStore({
+      dataDir: o.dataDir,
+      redis: backends.redis!,
+      prefix: backends.prefix!,
+      records,
+      books: new JobBooks(records, keys, { dataDir: o.dataDir, resultsDir: results.dir, log: app.log }),
+      holds: keys,
+      dispatcher: cluster.dispatcher,
+      leaseMs: jobLeaseMs(o.leaseMs ?? DEFAULT_LEASE_MS),
+      clock,
+      log: o.nodeId ? app.log.child({ node: o.nodeId }) : app.log,
+    });
+  } else jobs = new JobStore({ dataDir: o.dataDir, billing, results, pool, clock, log: app.log, retentionMs: o.jobRetentionMs, tmpDir, execute });
   const authenticate = await createAuthenticator(keys, o.jwt);
 
   const sweep = async () => {

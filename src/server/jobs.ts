@@ -62,9 +62,40 @@ export interface JobStoreOptions {
 
 export type Execute = (job: Job, ctx: RunContext) => Promise<OpResult>;
 
+export interface CreateJobArgs {
+  op: OperationDefinition;
+  account: string;
+  options: Record<string, unknown>;
+  inputs: Record<string, LoadedInput>;
+  cost: number;
+  /** Derived from an Idempotency-Key, so a retry finds the job an earlier attempt created. */
+  id?: string;
+}
+
+/**
+ * What the routes and the server need of a job store. Two backends: JobStore below (records in
+ * the data dir, run by this process: the embedded default) and RedisJobStore
+ * (cluster/redis-jobs.ts: records in Redis, run by any worker, answered by any API node).
+ */
+export interface Jobs {
+  /** Loads or connects, and resumes what a stop interrupted. */
+  init(): Promise<unknown>;
+  /** Reserves the credits, stores the inputs and queues the job; nothing is left behind (or charged) if a step fails. */
+  create(args: CreateJobArgs): Promise<JobRecord>;
+  /** A job, unless unknown or past retention. */
+  find(id: string): Promise<JobRecord | undefined>;
+  /** Cancels a pending or running job: it fails with job_cancelled and its credits come back. */
+  cancel(id: string): Promise<JobRecord>;
+  /** Counts by status (for /health). */
+  stats(): Record<JobStatus, number>;
+  /** Deletes records past their retention; returns how many. */
+  sweep(): Promise<number>;
+  shutdown(): Promise<void>;
+}
+
 const FINISHED: readonly JobStatus[] = ['completed', 'failed'];
 
-export class JobStore {
+export class JobStore implements Jobs {
   readonly dir: string;
   private readonly jobs = new Map<string, JobRecord>();
   private readonly running = new Map<string, { controller: AbortController; reason?: 'cancel' | 'shutdown'; done: Promise<void> }>();
@@ -132,14 +163,7 @@ export class JobStore {
    * Creates a job: copies inputs into the job directory, reserves the credits and queues it.
    * Nothing is left behind (or charged) if any step fails.
    */
-  async create(args: {
-    op: OperationDefinition;
-    account: string;
-    options: Record<string, unknown>;
-    inputs: Record<string, LoadedInput>;
-    cost: number;
-    id?: string;
-  }): Promise<JobRecord> {
+  async create(args: CreateJobArgs): Promise<JobRecord> {
     if (this.closing) throw new ImgtoolError('service_unavailable', 'the server is shutting down; retry shortly');
     const id = args.id ?? randomUUID();
     const existing = this.jobs.get(id);
@@ -190,6 +214,10 @@ export class JobStore {
     if (!job) return undefined;
     if (job.finished_at !== undefined && this.o.clock() - job.finished_at > this.retention) return undefined;
     return job;
+  }
+
+  async find(id: string): Promise<JobRecord | undefined> {
+    return this.get(id);
   }
 
   stats(): Record<JobStatus, number> {

@@ -12,7 +12,7 @@ import type { Billing } from './billing.js';
 import { withIdempotency, type Outgoing } from './idempotency.js';
 import type { AccountStore, IdempotencyStore } from './stores.js';
 import { loadSources, parseJsonBody, parseMultipart, pickSources, precheckImage } from './inputs.js';
-import type { Execute, JobRecord, JobStore } from './jobs.js';
+import type { Execute, JobRecord, Jobs } from './jobs.js';
 import type { LeaseKeeper } from './leases.js';
 import { buildOpenApi } from './openapi.js';
 import type { WorkerPool } from './pool.js';
@@ -31,7 +31,7 @@ export interface RouteDeps {
   billing: Billing;
   leases: LeaseKeeper;
   idempotency: IdempotencyStore;
-  jobs: JobStore;
+  jobs: Jobs;
   results: ResultStore;
   pool: WorkerPool;
   authenticate: Authenticate;
@@ -63,8 +63,9 @@ export function registerRoutes(app: FastifyInstance, d: RouteDeps): void {
   const base = (req: FastifyRequest) => d.publicUrl ?? `${req.protocol}://${req.host}`;
   const limited = d.rateLimit ? { rateLimit: { max: d.rateLimit.max, timeWindow: d.rateLimit.timeWindow } } : {};
 
-  const auth = (scope: string): onRequestHookHandler =>
-    async function (req) {
+  const auth =
+    (scope: string): onRequestHookHandler =>
+    async (req) => {
       const cred = await d.authenticate(req.headers);
       req.credential = cred;
       requireScope(cred, scope);
@@ -227,8 +228,8 @@ function registerOperation(
   });
 
   if (!op.jobPath) return;
-  const ownJob = (req: FastifyRequest<{ Params: { jobId: string } }>): JobRecord => {
-    const job = d.jobs.get(req.params.jobId);
+  const ownJob = async (req: FastifyRequest<{ Params: { jobId: string } }>): Promise<JobRecord> => {
+    const job = await d.jobs.find(req.params.jobId);
     // Another credential's job is indistinguishable from a missing one.
     if (!job || job.operation !== op.name || job.account !== req.credential!.id) {
       throw new ImgtoolError('not_found', `no ${op.name} job ${req.params.jobId.slice(0, 64)} (jobs are kept 24 hours after they finish)`);
@@ -240,7 +241,7 @@ function registerOperation(
     config: { ...limited, operation: `${op.name}:status` },
     onRequest: auth('imaging:read'),
     handler: async (req: FastifyRequest<{ Params: { jobId: string } }>) => {
-      const job = ownJob(req);
+      const job = await ownJob(req);
       const body: Record<string, unknown> = { job_id: job.id, status: job.status };
       if (job.status === 'completed' && job.result) body.result_url = d.results.url(base(req), job.result);
       if (job.status === 'failed' && job.error) {
@@ -255,7 +256,7 @@ function registerOperation(
     config: { ...limited, operation: `${op.name}:cancel` },
     onRequest: auth('imaging:write'),
     handler: async (req: FastifyRequest<{ Params: { jobId: string } }>) => {
-      const job = ownJob(req);
+      const job = await ownJob(req);
       await d.jobs.cancel(job.id);
       return { message: `job ${job.id} cancelled; its credits were refunded` };
     },

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { ImgtoolError, type ErrorCode } from '../errors.js';
+import type { EngineConfig } from '../engine/models.js';
 import type { Job, OpResult, RunContext } from '../ops/define.js';
 import { RecyclePolicy } from './recycle.js';
 import type { RunMessage, WorkerReply } from './worker.js';
@@ -22,6 +23,8 @@ export class ThreadRunner {
     private readonly entry: URL,
     private readonly tmpDir: string,
     readonly recycle: RecyclePolicy = new RecyclePolicy(),
+    /** Engine settings for each thread (its own module instance): how many pipelines share the cores, intra-op threads. */
+    private readonly engine?: EngineConfig,
   ) {}
 
   /** Threads alive now (busy or idle). */
@@ -64,7 +67,7 @@ export class ThreadRunner {
   }
 
   private spawn(): Worker {
-    const w = new Worker(this.entry);
+    const w = new Worker(this.entry, { workerData: { engine: this.engine } });
     this.all.add(w);
     w.unref();
     return w;

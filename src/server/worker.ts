@@ -1,6 +1,7 @@
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { configureEngine, type EngineConfig } from '../engine/models.js';
 import { toImgtoolError } from '../errors.js';
 import type { LoadedInput } from '../ops/define.js';
 import { getOperation } from '../ops/registry.js';
@@ -31,6 +32,9 @@ export type WorkerReply =
   | { type: 'error'; id: number; code: string; message: string; status: number; stack?: string };
 
 const port = parentPort!;
+// A cluster worker running N pipelines (or sharing the machine with other workers) gives each its share of the cores.
+const engine = (workerData as { engine?: EngineConfig } | undefined)?.engine;
+if (engine) configureEngine(engine);
 const controllers = new Map<number, AbortController>();
 
 const asBuffer = (u: Uint8Array | Buffer | undefined) => (u ? Buffer.from(u.buffer, u.byteOffset, u.byteLength) : undefined);

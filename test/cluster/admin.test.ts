@@ -60,8 +60,10 @@ describe.skipIf(!haveRedis)('admin commands with --redis', () => {
       workers: unknown[];
       queues: Record<string, { waiting: number }>;
       inFlight: number;
+      asyncJobs: Record<string, number>;
     };
     expect(empty.workers).toEqual([]);
+    expect(empty.asyncJobs).toEqual({ pending: 0, running: 0, completed: 0, failed: 0 });
     const client = redis.client();
     const node = await startWorkerNode({
       connection: connectionFromUrl(redis.url),
@@ -80,6 +82,7 @@ describe.skipIf(!haveRedis)('admin commands with --redis', () => {
       expect(st.queues['remove-background']).toMatchObject({ waiting: 0, active: 0 });
       expect(st.inFlight).toBe(0);
       expect((await cli('status', ...r)).out).toMatch(/^workers: 1$/m);
+      expect((await cli('status', ...r)).out).toMatch(/^async jobs: 0 pending, 0 running; 0 completed and 0 failed so far$/m);
     } finally {
       await node.close();
     }

@@ -2,7 +2,7 @@ import { afterAll, describe, test } from 'vitest';
 import { haveRedis, startRedis } from './redis.js';
 
 /**
- * The server contract suite (test/server/contract.test.ts), unchanged, against a server whose
+ * The server contract suite (test/server/contract-suite.ts via contract.test.ts) against a server whose
  * keys, balances, holds, ledger, idempotency records and rate-limit counters are in a real
  * redis-server: the Redis backends must be indistinguishable over HTTP.
  */

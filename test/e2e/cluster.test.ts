@@ -1,11 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { verifyRedisLedger } from '../../src/server/ledger-verify.js';
 import { RedisAccountStore } from '../../src/server/redis-accounts.js';
 import { haveRedis, type RedisServer, startRedis } from '../cluster/redis.js';
 import { fixture, tempDir } from '../helpers.js';
 import { smallImage } from '../server/harness.js';
-import { BIN, builtCliAvailable, type ChildServer, startChildServer } from './support.js';
+import { type ChildWorker, startApiNode, startWorker } from './cluster-support.js';
+import { builtCliAvailable, type ChildServer } from './support.js';
 
 /**
  * The cluster end to end: a real redis-server, 2 API nodes (`imgtool serve --redis --workers 0`)
@@ -14,40 +14,6 @@ import { BIN, builtCliAvailable, type ChildServer, startChildServer } from './su
 
 const PREFIX = 'e2e:';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-interface ChildWorker {
-  child: ChildProcess;
-  output: () => string;
-  stop: (signal?: NodeJS.Signals) => Promise<void>;
-}
-
-async function startWorker(redisUrl: string, dataDir: string): Promise<ChildWorker> {
-  // A 3 s stall timeout so a killed worker's job moves on quickly in the test (production: 30 s).
-  const child = spawn(process.execPath, [BIN, 'worker', '--redis', redisUrl, '--redis-prefix', PREFIX, '--data-dir', dataDir, '--stall-timeout', '3'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  await new Promise<void>((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error(`imgtool worker did not start:\n${out}`)), 30_000);
-    child.stdout!.on('data', () => {
-      if (!/ready/.test(out)) return;
-      clearTimeout(timer);
-      ok();
-    });
-    child.once('exit', (code) => fail(new Error(`imgtool worker exited with ${code}:\n${out}`)));
-  });
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  return {
-    child,
-    output: () => out,
-    stop: async (signal = 'SIGTERM') => {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      await exited;
-    },
-  };
-}
 
 describe.skipIf(!haveRedis || !builtCliAvailable())('cluster: 2 API nodes, 2 workers, one Redis', () => {
   let redis: RedisServer;
@@ -67,23 +33,7 @@ describe.skipIf(!haveRedis || !builtCliAvailable())('cluster: 2 API nodes, 2 wor
     });
   const credits = async (url: string) => ((await (await call(url, 'GET', '/v1/credits')).json()) as { credits_remaining: number }).credits_remaining;
   const api = (i: number) => apis[i]!.url;
-  const startApi = (name: string) =>
-    startChildServer(dataDir, [
-      '--redis',
-      redis.url,
-      '--redis-prefix',
-      PREFIX,
-      '--workers',
-      '0',
-      '--node-id',
-      name,
-      '--rate-limit',
-      '0',
-      '--hold-lease',
-      '1',
-      '--log',
-      'warn',
-    ]);
+  const startApi = (name: string) => startApiNode(redis.url, dataDir, PREFIX, name);
   const charges = async (ref: string) => (await store.snapshot()).ledger.filter((e) => e.ref === ref && e.reason === 'charge').length;
   async function waitJob(url: string, path: string, until: (b: { status: string; progress?: number }) => boolean, ms = 120_000) {
     const deadline = Date.now() + ms;
@@ -103,7 +53,7 @@ describe.skipIf(!haveRedis || !builtCliAvailable())('cluster: 2 API nodes, 2 wor
       record: { id: keyId },
     } = await store.createKey({ scopes: ['imaging:read', 'imaging:write'], credits: 1000 }));
     apis.push(await startApi('api1'), await startApi('api2'));
-    workers.push(await startWorker(redis.url, dataDir));
+    workers.push(await startWorker(redis.url, dataDir, PREFIX));
     jpeg = await smallImage(fixture('images/fruits.jpg'), 128);
   }, 120_000);
   afterAll(async () => {
@@ -130,7 +80,7 @@ describe.skipIf(!haveRedis || !builtCliAvailable())('cluster: 2 API nodes, 2 wor
     // Only the first worker exists: once progress shows, it is the one running the job.
     const running = await waitJob(api(0), path, (b) => (b.progress ?? 0) > 0 || b.status === 'completed' || b.status === 'failed');
     expect(running.status).toBe('running');
-    workers.push(await startWorker(redis.url, dataDir));
+    workers.push(await startWorker(redis.url, dataDir, PREFIX));
     await workers[0]!.stop('SIGKILL');
     // Polled through the other API node: any node answers for any job.
     const done = await waitJob(api(1), path, (b) => b.status === 'completed' || b.status === 'failed', 180_000);
@@ -157,6 +107,33 @@ describe.skipIf(!haveRedis || !builtCliAvailable())('cluster: 2 API nodes, 2 wor
     expect(await charges(job_id)).toBe(0);
     expect(await (await call(api(1), 'GET', path)).json()).toMatchObject({ status: 'failed', error: { code: 'job_cancelled' } });
   }, 120_000);
+
+  test('an async job whose accepting API node is SIGKILLed for good: the other node reports it completed and serves the result, one charge', async () => {
+    // A third node, killed right after it answers 202 and never restarted: nothing about the job lived in it.
+    const doomed = await startApi('api3');
+    apis.push(doomed); // (afterAll kills it should an assertion fail before it is killed here)
+    const before = await credits(api(1));
+    const r = await call(doomed.url, 'POST', '/v1/video/loop', { json: { image: jpeg.toString('base64'), resolution: '480p', duration: 5 } });
+    expect(r.status, await r.clone().text()).toBe(202);
+    const { job_id } = (await r.json()) as { job_id: string };
+    await doomed.stop('SIGKILL');
+    const path = `/v1/video/loop/job/${job_id}`;
+    const done = await waitJob(api(1), path, (b) => b.status === 'completed' || b.status === 'failed', 180_000);
+    expect(done, workers[1]!.output()).toMatchObject({ status: 'completed' });
+    const { result_url } = (await (await call(api(0), 'GET', path)).json()) as { result_url: string };
+    const video = await fetch(result_url);
+    expect(video.status).toBe(200);
+    expect(video.headers.get('content-type')).toBe('video/mp4');
+    const bytes = Buffer.from(await video.arrayBuffer());
+    expect(bytes.subarray(4, 8).toString('latin1')).toBe('ftyp');
+    expect(await charges(job_id)).toBe(1);
+    const outcome = await store.outcome(job_id);
+    expect(outcome.state).toBe('charged');
+    expect(await credits(api(0))).toBe(before - (outcome as { charged: number }).charged);
+    // Its books are closed: nothing is left for a reconcile to do, and no hold is open.
+    expect(await redis.client().sismember(`${PREFIX}jobs:open`, job_id)).toBe(0);
+    expect(await store.hasHold(job_id)).toBe(false);
+  }, 240_000);
 
   test('SIGKILL of an API node during a synchronous request: the retry with the same Idempotency-Key on the other node gets one result, one charge', async () => {
     const before = await credits(api(1));
@@ -186,7 +163,7 @@ describe.skipIf(!haveRedis || !builtCliAvailable())('cluster: 2 API nodes, 2 wor
   test('a job whose worker is killed twice fails with service_unavailable and is refunded', async () => {
     for (const w of workers) await w.stop('SIGKILL');
     const before = await credits(api(1));
-    const wA = await startWorker(redis.url, dataDir);
+    const wA = await startWorker(redis.url, dataDir, PREFIX);
     workers.push(wA);
     const r = await call(api(1), 'POST', '/v1/video/loop', { json: { image: jpeg.toString('base64'), resolution: '480p', duration: 5 } });
     const { job_id } = (await r.json()) as { job_id: string };
@@ -198,12 +175,12 @@ describe.skipIf(!haveRedis || !builtCliAvailable())('cluster: 2 API nodes, 2 wor
     };
     await waitStarted(wA);
     await wA.stop('SIGKILL');
-    const wB = await startWorker(redis.url, dataDir);
+    const wB = await startWorker(redis.url, dataDir, PREFIX);
     workers.push(wB);
     await waitStarted(wB);
     await wB.stop('SIGKILL');
     // A third worker finds the job stalled a second time: BullMQ fails it, the API node refunds.
-    workers.push(await startWorker(redis.url, dataDir));
+    workers.push(await startWorker(redis.url, dataDir, PREFIX));
     const done = await waitJob(api(0), path, (b) => b.status === 'completed' || b.status === 'failed', 120_000);
     expect(done).toMatchObject({ status: 'failed', error: { code: 'service_unavailable' } });
     expect(await credits(api(0))).toBe(before);
@@ -212,7 +189,7 @@ describe.skipIf(!haveRedis || !builtCliAvailable())('cluster: 2 API nodes, 2 wor
 
   test('a worker given SIGTERM mid-job drains: it finishes the job, then exits', async () => {
     for (const w of workers) await w.stop('SIGKILL');
-    const w = await startWorker(redis.url, dataDir);
+    const w = await startWorker(redis.url, dataDir, PREFIX);
     workers.push(w);
     const r = await call(api(0), 'POST', '/v1/video/loop', { json: { image: jpeg.toString('base64'), resolution: '480p', duration: 5 } });
     const { job_id } = (await r.json()) as { job_id: string };
@@ -225,7 +202,7 @@ describe.skipIf(!haveRedis || !builtCliAvailable())('cluster: 2 API nodes, 2 wor
     const done = await waitJob(api(1), `/v1/video/loop/job/${job_id}`, (b) => b.status === 'completed' || b.status === 'failed', 30_000);
     expect(done).toMatchObject({ status: 'completed' });
     expect(await charges(job_id)).toBe(1);
-    workers.push(await startWorker(redis.url, dataDir));
+    workers.push(await startWorker(redis.url, dataDir, PREFIX));
   }, 180_000);
 
   test('redis-server restarted mid-run (AOF): requests resume and ledger verify passes', async () => {

@@ -180,10 +180,7 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
     )
     .option('--redis-prefix <prefix>', 'prefix of every Redis key (default imgtool:), to share one Redis between deployments')
     .option('--workers <n>', 'with --redis: pipelines this node runs for the cluster (default: cores - 1); 0 = API only, work goes to `imgtool worker`')
-    .option(
-      '--node-id <name>',
-      "with --redis: this API node's name, unique in the cluster (default the host name); its async job records live under <data-dir>/nodes/<name>",
-    )
+    .option('--node-id <name>', "with --redis: this API node's name in its log lines (job records live in Redis, so any node answers for any job)")
     .action(async (flags: ServeFlags) => {
       const cfg = readConfig(flags.config);
       const jwtIssuer = flags.jwtIssuer ?? cfg.jwt?.issuer;
@@ -349,6 +346,8 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
       out.stdout.write(`queues (waiting / active):\n`);
       for (const [op, c] of Object.entries(st.queues)) out.stdout.write(`  ${op.padEnd(26)} ${String(c.waiting ?? 0).padStart(5)} / ${c.active ?? 0}\n`);
       out.stdout.write(`jobs in flight: ${st.inFlight}\n`);
+      const j = st.asyncJobs;
+      out.stdout.write(`async jobs: ${j.pending} pending, ${j.running} running; ${j.completed} completed and ${j.failed} failed so far\n`);
     });
 
   serve

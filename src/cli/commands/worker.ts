@@ -39,51 +39,70 @@ export function registerWorkerCommand(program: Command, io?: Partial<Out>): void
     .option('--data-dir <dir>', `the shared data dir (default ${defaultDataDir(out.env)})`)
     .option('--ops <list>', 'comma-separated operations to serve (default all), e.g. remove-background,upscale')
     .option('--concurrency <n>', 'pipelines running at once (default 1)', '1')
+    .option(
+      '--threads <n>',
+      'onnxruntime threads per pipeline (default: cores / concurrency); with several workers on one machine give each its share of the cores',
+    )
     .option('--stall-timeout <seconds>', 'a job whose worker stops renewing its lock this long is given to another worker (default 30)', '30')
     .option('--log <level>', 'log level: info, warn, error, silent (default info)', 'info')
-    .action(async (flags: { redis: string; redisPrefix?: string; dataDir?: string; ops?: string; concurrency: string; stallTimeout: string; log: string }) => {
-      if (!/^rediss?:\/\//.test(flags.redis))
-        throw new ImgtoolError('invalid_parameter', `--redis must be a redis:// or rediss:// URL, got ${JSON.stringify(flags.redis)}`);
-      const concurrency = Number(flags.concurrency);
-      if (!Number.isInteger(concurrency) || concurrency < 1)
-        throw new ImgtoolError('invalid_parameter', `--concurrency must be a whole number >= 1, got ${JSON.stringify(flags.concurrency)}`);
-      const stall = Number(flags.stallTimeout);
-      if (!Number.isFinite(stall) || stall < 1 || stall > 3600)
-        throw new ImgtoolError('invalid_parameter', `--stall-timeout must be seconds from 1 to 3600, got ${JSON.stringify(flags.stallTimeout)}`);
-      const { resolve } = await import('node:path');
-      const { connectRedis } = await import('../../server/redis-accounts.js');
-      const { connectionFromUrl } = await import('../../server/cluster/queues.js');
-      const { startWorkerNode } = await import('../../server/cluster/worker-node.js');
-      const dataDir = resolve(flags.dataDir ?? defaultDataDir(out.env));
-      const prefix = flags.redisPrefix ?? 'imgtool:';
-      const redis = await connectRedis(flags.redis);
-      const log = lineLogger(out.stderr ?? process.stderr, flags.log);
-      const node = await startWorkerNode({
-        connection: connectionFromUrl(flags.redis),
-        prefix,
-        dataDir,
-        redis,
-        concurrency,
-        operations: flags.ops
-          ?.split(',')
-          .map((s) => s.trim())
-          .filter(Boolean),
-        lockMs: Math.round(stall * 1000),
-        log,
-      });
-      out.stdout.write(`imgtool worker ${node.id} ready (data in ${dataDir})\n`);
-      let stopping: Promise<void> | undefined;
-      const stop = () =>
-        (stopping ??= (async () => {
-          log.info({ worker: node.id }, 'draining: finishing running jobs');
-          await node.close();
-          await redis.quit().catch(() => redis.disconnect());
-          log.info({ worker: node.id }, 'stopped');
-        })());
-      if (out.signal) out.signal.addEventListener('abort', () => void stop(), { once: true });
-      else {
-        process.once('SIGTERM', () => void stop().then(() => process.exit(0)));
-        process.once('SIGINT', () => void stop().then(() => process.exit(0)));
-      }
-    });
+    .action(
+      async (flags: {
+        redis: string;
+        redisPrefix?: string;
+        dataDir?: string;
+        ops?: string;
+        concurrency: string;
+        threads?: string;
+        stallTimeout: string;
+        log: string;
+      }) => {
+        if (!/^rediss?:\/\//.test(flags.redis))
+          throw new ImgtoolError('invalid_parameter', `--redis must be a redis:// or rediss:// URL, got ${JSON.stringify(flags.redis)}`);
+        const concurrency = Number(flags.concurrency);
+        if (!Number.isInteger(concurrency) || concurrency < 1)
+          throw new ImgtoolError('invalid_parameter', `--concurrency must be a whole number >= 1, got ${JSON.stringify(flags.concurrency)}`);
+        const threads = flags.threads === undefined ? undefined : Number(flags.threads);
+        if (threads !== undefined && (!Number.isInteger(threads) || threads < 1))
+          throw new ImgtoolError('invalid_parameter', `--threads must be a whole number >= 1, got ${JSON.stringify(flags.threads)}`);
+        const stall = Number(flags.stallTimeout);
+        if (!Number.isFinite(stall) || stall < 1 || stall > 3600)
+          throw new ImgtoolError('invalid_parameter', `--stall-timeout must be seconds from 1 to 3600, got ${JSON.stringify(flags.stallTimeout)}`);
+        const { resolve } = await import('node:path');
+        const { connectRedis } = await import('../../server/redis-accounts.js');
+        const { connectionFromUrl } = await import('../../server/cluster/queues.js');
+        const { startWorkerNode } = await import('../../server/cluster/worker-node.js');
+        const dataDir = resolve(flags.dataDir ?? defaultDataDir(out.env));
+        const prefix = flags.redisPrefix ?? 'imgtool:';
+        const redis = await connectRedis(flags.redis);
+        const log = lineLogger(out.stderr ?? process.stderr, flags.log);
+        const node = await startWorkerNode({
+          connection: connectionFromUrl(flags.redis),
+          prefix,
+          dataDir,
+          redis,
+          concurrency,
+          threads,
+          operations: flags.ops
+            ?.split(',')
+            .map((s) => s.trim())
+            .filter(Boolean),
+          lockMs: Math.round(stall * 1000),
+          log,
+        });
+        out.stdout.write(`imgtool worker ${node.id} ready (data in ${dataDir})\n`);
+        let stopping: Promise<void> | undefined;
+        const stop = () =>
+          (stopping ??= (async () => {
+            log.info({ worker: node.id }, 'draining: finishing running jobs');
+            await node.close();
+            await redis.quit().catch(() => redis.disconnect());
+            log.info({ worker: node.id }, 'stopped');
+          })());
+        if (out.signal) out.signal.addEventListener('abort', () => void stop(), { once: true });
+        else {
+          process.once('SIGTERM', () => void stop().then(() => process.exit(0)));
+          process.once('SIGINT', () => void stop().then(() => process.exit(0)));
+        }
+      },
+    );
 }

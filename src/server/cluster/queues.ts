@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ImgtoolError, type ErrorCode } from '../../errors.js';
+import { decodeFailure } from './job-records.js';
 import type { Job, OpResult, RunContext } from '../../ops/define.js';
 
 /**
@@ -28,6 +29,13 @@ export interface QueuedRun {
   options: Record<string, unknown>;
   inputs: Record<string, { name: string; path: string; size: number }>;
   workDir: string;
+  /**
+   * Set for an asynchronous job: the worker keeps its record in Redis (status, progress,
+   * result), stores the result in the shared results dir and closes its books itself, so the
+   * job does not depend on the API node that accepted it. `leaseMs` is its hold's lease, which
+   * the worker renews while it runs.
+   */
+  job?: { id: string; leaseMs: number };
 }
 
 /** A worker's answer: the output file in workDir. */
@@ -62,19 +70,6 @@ export function encodeFailure(code: ErrorCode, message: string): string {
   return JSON.stringify({ imgtool: true, code, message });
 }
 
-function decodeFailure(reason: string): ImgtoolError {
-  try {
-    const f = JSON.parse(reason) as { imgtool?: boolean; code: ErrorCode; message: string };
-    if (f.imgtool) return new ImgtoolError(f.code, f.message);
-  } catch {
-    // not one of ours
-  }
-  if (/stalled/i.test(reason)) {
-    return new ImgtoolError('service_unavailable', 'the workers running this request stopped twice (machine lost); nothing was charged, retry');
-  }
-  return new ImgtoolError('internal_error', `worker failure: ${reason}`);
-}
-
 export class QueueDispatcher {
   private readonly queues = new Map<string, Queue>();
   private readonly events = new Map<string, QueueEvents>();
@@ -85,7 +80,7 @@ export class QueueDispatcher {
     private readonly redis: Redis,
   ) {}
 
-  private queue(op: string): Queue {
+  queue(op: string): Queue {
     let q = this.queues.get(op);
     if (!q) {
       q = new Queue(queueName(op), { connection: this.s.connection, prefix: bullPrefix(this.s.prefix) });
@@ -95,7 +90,7 @@ export class QueueDispatcher {
     return q;
   }
 
-  private async queueEvents(op: string): Promise<QueueEvents> {
+  async queueEvents(op: string): Promise<QueueEvents> {
     let e = this.events.get(op);
     if (!e) {
       e = new QueueEvents(queueName(op), { connection: this.s.connection, prefix: bullPrefix(this.s.prefix) });
@@ -162,6 +157,16 @@ export class QueueDispatcher {
       await rm(workDir, { recursive: true, force: true });
     }
   };
+
+  /** Queues an asynchronous job under its own id (adding an id that is queued already does nothing). */
+  async enqueue(run: QueuedRun & { job: { id: string } }): Promise<void> {
+    await this.queue(run.operation).add(run.operation, run, {
+      jobId: run.job.id,
+      attempts: 1,
+      removeOnComplete: { age: 3600 },
+      removeOnFail: { age: 24 * 3600 },
+    });
+  }
 
   /** Waiting/active/delayed counts per operation queue (for `serve status`). */
   async depths(operations: readonly string[]): Promise<Record<string, Record<string, number>>> {

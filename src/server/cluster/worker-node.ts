@@ -8,7 +8,10 @@ import { ImgtoolError, toImgtoolError } from '../../errors.js';
 import type { Job, LoadedInput, OpResult, RunContext } from '../../ops/define.js';
 import { getOperation, OPERATIONS } from '../../ops/registry.js';
 import { WorkerPool } from '../pool.js';
+import { RedisAccountStore } from '../redis-accounts.js';
+import { loadSecret, ResultStore } from '../results.js';
 import { ThreadRunner } from '../threads.js';
+import { JobBooks, RedisJobRecords } from './job-records.js';
 import { bullPrefix, cancelChannel, encodeFailure, type QueuedResult, type QueuedRun, type QueueSettings, queueName } from './queues.js';
 
 /**
@@ -22,6 +25,11 @@ import { bullPrefix, cancelChannel, encodeFailure, type QueuedResult, type Queue
  * - Cancel: the API node publishes the job id on `<prefix>cancel`; the worker running it aborts
  *   the pipeline's signal, which kills ffmpeg and stops the model loop.
  * - SIGTERM: `close()` stops taking jobs and waits for the running ones to finish (drain).
+ * - An asynchronous job (`QueuedRun.job`) is finished here, not on the API node that accepted
+ *   it: the worker keeps its Redis record (running, progress, completed), renews its credit
+ *   hold's lease while it runs, stores the result in the shared results dir and charges it
+ *   (job-records.ts). Killed half-way, the job's next attempt (or an API node's reconcile)
+ *   picks up where it stopped, and every step is exactly-once.
  * - Every 10 s it writes a heartbeat in the hash `<prefix>workers` (live = seen in the last 30 s) for
  *   `serve status` and `/ready`; a hash, not one key per worker, so nobody needs KEYS/SCAN.
  */
@@ -38,6 +46,14 @@ export interface WorkerNodeOptions extends QueueSettings {
   /** How often stalled jobs are looked for. Default lockMs / 2. */
   stalledCheckMs?: number;
   isolation?: 'threads' | 'inline';
+  /**
+   * onnxruntime intra-op threads per pipeline. Default: the machine's cores / concurrency. Give
+   * each of several workers on one machine its share (2 workers on 2 cores: 1), or their
+   * threads oversubscribe the cores and throughput falls.
+   */
+  threads?: number;
+  /** How long finished async job records are kept (default 24 h). */
+  jobRetentionMs?: number;
 }
 
 export interface WorkerNode {
@@ -81,9 +97,16 @@ export async function startWorkerNode(o: WorkerNodeOptions): Promise<WorkerNode>
   const tmpDir = join(o.dataDir, 'cluster', 'tmp', id);
   await mkdir(tmpDir, { recursive: true, mode: 0o700 });
   const isolation = o.isolation ?? (import.meta.url.endsWith('.js') ? 'threads' : 'inline');
-  const threads = isolation === 'threads' ? new ThreadRunner(new URL('../worker.js', import.meta.url), tmpDir) : undefined;
+  const threads =
+    isolation === 'threads'
+      ? new ThreadRunner(new URL('../worker.js', import.meta.url), tmpDir, undefined, { concurrency: o.concurrency, threads: o.threads })
+      : undefined;
   const pool = new WorkerPool(o.concurrency, 1_000_000);
   const controllers = new Map<string, AbortController>();
+  const holds = new RedisAccountStore(o.redis, { prefix: o.prefix });
+  const results = await new ResultStore(o.dataDir, await loadSecret(o.dataDir), Date.now).init();
+  const records = new RedisJobRecords(o.redis, { prefix: o.prefix, retentionMs: o.jobRetentionMs });
+  const books = new JobBooks(records, holds, { dataDir: o.dataDir, resultsDir: results.dir, log: o.log });
 
   const sub = o.redis.duplicate();
   sub.on('error', () => {});
@@ -101,48 +124,112 @@ export async function startWorkerNode(o: WorkerNodeOptions): Promise<WorkerNode>
     return (await op.load())(job, ctx);
   };
 
-  const processor = async (bj: BullJob<QueuedRun>): Promise<QueuedResult> => {
+  /** Loads the inputs and runs the pipeline under the pool's limit. */
+  const runPipeline = (bj: BullJob<QueuedRun>, controller: AbortController, onProgress: (fraction: number) => void): Promise<OpResult> => {
     const d = bj.data;
-    const op = getOperation(d.operation);
-    if (!op) throw new Error(encodeFailure('internal_error', `unknown operation ${d.operation}`));
-    const controller = new AbortController();
-    controllers.set(bj.id!, controller);
-    o.log?.info({ job: bj.id, operation: op.name, attempt: bj.attemptsStarted, stalled: bj.stalledCounter }, 'job started');
+    const op = getOperation(d.operation)!;
     let lastProgress = 0;
-    try {
-      const result = await pool.run(async () => {
-        const inputs: Record<string, LoadedInput> = {};
-        for (const [key, i] of Object.entries(d.inputs)) {
-          const spec = op.inputs.find((s) => s.key === key);
-          inputs[key] = spec?.kind === 'image' ? { name: i.name, data: await readFile(i.path), size: i.size } : { name: i.name, path: i.path, size: i.size };
-        }
-        return run(
-          { operation: op.name, inputs, options: d.options },
-          {
-            signal: controller.signal,
-            onProgress: (e) => {
-              if (Date.now() - lastProgress < 250) return;
-              lastProgress = Date.now();
-              void bj.updateProgress(Math.max(0, Math.min(1, e.fraction))).catch(() => {});
-            },
-            warn: (message) => o.log?.warn({ job: bj.id, operation: op.name }, message),
-            tempPath: (ext) => join(tmpDir, `${randomUUID()}.${ext}`),
+    return pool.run(async () => {
+      const inputs: Record<string, LoadedInput> = {};
+      for (const [key, i] of Object.entries(d.inputs)) {
+        const spec = op.inputs.find((s) => s.key === key);
+        inputs[key] = spec?.kind === 'image' ? { name: i.name, data: await readFile(i.path), size: i.size } : { name: i.name, path: i.path, size: i.size };
+      }
+      return run(
+        { operation: op.name, inputs, options: d.options },
+        {
+          signal: controller.signal,
+          onProgress: (e) => {
+            if (Date.now() - lastProgress < 250) return;
+            lastProgress = Date.now();
+            onProgress(Math.max(0, Math.min(1, e.fraction)));
           },
-        );
-      }, controller.signal);
+          warn: (message) => o.log?.warn({ job: bj.id, operation: op.name }, message),
+          tempPath: (ext) => join(tmpDir, `${randomUUID()}.${ext}`),
+        },
+      );
+    }, controller.signal);
+  };
+
+  const failure = (err: unknown, bj: BullJob<QueuedRun>) => {
+    const e = toImgtoolError(err);
+    if (e.code === 'internal_error') o.log?.error({ err, job: bj.id, operation: bj.data.operation }, 'pipeline failed with an internal error');
+    return new ImgtoolError(e.code, e.code === 'internal_error' ? `internal error (job ${bj.id}); the worker log has the details` : e.message);
+  };
+
+  /** A synchronous request's run: the output goes into the work dir for the waiting API node to take. */
+  const processRun = async (bj: BullJob<QueuedRun>, controller: AbortController): Promise<QueuedResult> => {
+    const d = bj.data;
+    try {
+      const result = await runPipeline(bj, controller, (f) => void bj.updateProgress(f).catch(() => {}));
       if (controller.signal.aborted) {
         if (result.file) await rm(result.file, { force: true });
         throw new ImgtoolError('job_cancelled', 'cancelled');
       }
-      // The output goes into the job's work dir on the shared file system, for the API node to take.
       const file = join(d.workDir, `result.${result.ext}`);
       if (result.data) await writeFile(file, result.data, { mode: 0o600 });
       else await rename(result.file!, file);
       return { ext: result.ext, contentType: result.contentType, file, credits: result.credits, meta: result.meta };
     } catch (err) {
-      const e = toImgtoolError(err);
-      if (e.code === 'internal_error') o.log?.error({ err, job: bj.id, operation: op.name }, 'pipeline failed with an internal error');
-      throw new Error(encodeFailure(e.code, e.code === 'internal_error' ? `internal error (job ${bj.id}); the worker log has the details` : e.message));
+      const e = failure(err, bj);
+      throw new Error(encodeFailure(e.code, e.message));
+    }
+  };
+
+  /** An asynchronous job: this worker records, stores and charges it (see the header). */
+  const processJob = async (bj: BullJob<QueuedRun>, controller: AbortController, job: { id: string; leaseMs: number }): Promise<QueuedResult> => {
+    const ended = async (): Promise<QueuedResult> => {
+      // Ended before this attempt (cancelled, or a previous attempt died before closing the books): finish the books only.
+      const rec = await records.get(job.id);
+      if (rec?.status === 'completed') await books.settleCompleted(rec);
+      else if (rec?.status === 'failed') await books.refundFailed(rec);
+      if (rec?.status === 'completed' && rec.result)
+        return {
+          ext: rec.result.name.split('.').pop()!,
+          contentType: rec.result.contentType,
+          file: join(results.dir, rec.result.name),
+          credits: rec.credits ?? 0,
+        };
+      throw new Error(encodeFailure(rec?.error?.code ?? 'job_cancelled', rec?.error?.message ?? 'the job had already ended'));
+    };
+    if ((await records.transition(job.id, ['pending', 'running'], 'running', { progress: 0 })) !== 'ok') return ended();
+    // The hold's lease is renewed while the pipeline runs; a killed worker lets it lapse only if no API node renews it.
+    const renew = setInterval(() => void holds.renew([job.id], job.leaseMs).catch(() => {}), Math.max(100, Math.floor(job.leaseMs / 3)));
+    let result: OpResult;
+    try {
+      result = await runPipeline(bj, controller, (f) => void records.progress(job.id, f).catch(() => {}));
+    } catch (err) {
+      const e = failure(err, bj);
+      // A cancel has already failed the job and refunded it; anything else is failed and refunded here.
+      if (!controller.signal.aborted) await books.fail(job.id, e);
+      throw new Error(encodeFailure(e.code, e.message));
+    } finally {
+      clearInterval(renew);
+    }
+    if (controller.signal.aborted) {
+      if (result.file) await rm(result.file, { force: true });
+      return ended();
+    }
+    const stored = await results.save(result);
+    const done = await books.complete(job.id, stored, result.credits);
+    if (!done) {
+      // Cancelled while the result was being stored.
+      await rm(join(results.dir, stored.name), { force: true });
+      await rm(join(results.dir, `${stored.name}.json`), { force: true });
+      return ended();
+    }
+    await books.settleCompleted(done);
+    return { ext: result.ext, contentType: stored.contentType, file: join(results.dir, stored.name), credits: result.credits, meta: result.meta };
+  };
+
+  const processor = async (bj: BullJob<QueuedRun>): Promise<QueuedResult> => {
+    const op = getOperation(bj.data.operation);
+    if (!op) throw new Error(encodeFailure('internal_error', `unknown operation ${bj.data.operation}`));
+    const controller = new AbortController();
+    controllers.set(bj.id!, controller);
+    o.log?.info({ job: bj.id, operation: op.name, attempt: bj.attemptsStarted, stalled: bj.stalledCounter }, 'job started');
+    try {
+      return bj.data.job ? await processJob(bj, controller, bj.data.job) : await processRun(bj, controller);
     } finally {
       controllers.delete(bj.id!);
     }
