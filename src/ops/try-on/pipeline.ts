@@ -12,7 +12,8 @@ import { prepareGarment } from './garment.js';
 import { EXTRACTION_CREDITS, tryOn, type TryOnOptions } from './index.js';
 import { blurPlane, plane, resizePlane, type Plane } from './raster.js';
 import { shadingPlane } from './shade.js';
-import { warpGarment } from './warp.js';
+import { warpSleevesOnArms } from './sleeves.js';
+import { type WarpedLayer, warpGarment } from './warp.js';
 
 /** Body analysis runs at this long side at most; the warp and composite run at full size. */
 const BODY_SIDE = 768;
@@ -97,10 +98,16 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
   const shouldersSeen = subject.landmarks[11]!.visibility > 0.5 && subject.landmarks[12]!.visibility > 0.5;
   const fit = garment.kind !== 'bottom' && shouldersSeen ? fitGarmentToPose(garment, subject, person.width, person.height) : fitGarment(garment, body, k);
   const layer = warpGarment(garment, fit, person.width, person.height, signal);
+  // Sleeves follow the arms they dress (bent at the elbow) wherever BlazePose saw the arm; the
+  // torso warp's copy of such a sleeve is left out.
+  const armSleeves = garment.kind !== 'bottom' && shouldersSeen ? warpSleevesOnArms(garment, subject, fit.scale, person.width, person.height, signal) : [];
+  const replaced = new Set(armSleeves.map((a) => (a.side === 'L' ? 1 : 2)));
 
   progress(0.8, 'shade');
-  // The person's mask, feathered, for clipping sleeves to the arms.
-  const subjectSoft = await blurPlane(plane(person.width, person.height, subject.mask), Math.max(0.5, person.width / 400));
+  // Where the garment may lie: the dressed person's mask, its edge sharpened (a narrow ramp
+  // around the mask's own 50% line) so the garment follows the outline without a translucent
+  // fringe over the background.
+  const inPerson = personEdge(subject.mask, person.width, person.height);
   const [shade, occ, occSleeve] = await Promise.all([
     shadingPlane(workRgb, body).then((p) => resizePlane(p, person.width, person.height)),
     softMask(body.occluder, person.width, person.height),
@@ -110,29 +117,27 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
 
   progress(0.9, 'composite');
   const out = baseImage(person, cut.rgba.data, cut.mask, opts.remove_background);
-  let region: { x: number; y: number; width: number; height: number } | null = null;
-  if (layer) {
-    let rx0 = Infinity,
-      ry0 = Infinity,
-      rx1 = -1,
-      ry1 = -1;
-    for (let y = 0; y < layer.height; y++) {
-      const py = y + layer.y0;
-      for (let x = 0; x < layer.width; x++) {
-        const li = y * layer.width + x;
-        const ga = layer.alpha[li]!;
-        if (!ga) continue;
-        const px = x + layer.x0,
+  let rx0 = Infinity,
+    ry0 = Infinity,
+    rx1 = -1,
+    ry1 = -1;
+  const draw = (l: WarpedLayer, skip: Set<number>) => {
+    for (let y = 0; y < l.height; y++) {
+      const py = y + l.y0;
+      for (let x = 0; x < l.width; x++) {
+        const li = y * l.width + x;
+        const ga = l.alpha[li]!;
+        if (!ga || skip.has(l.sleeve[li]!)) continue;
+        const px = x + l.x0,
           pi = py * person.width + px;
-        const o = (layer.sleeve[li] ? occSleeve : occ).data[pi]!;
-        // Sleeves end at the person's outline: a sleeve cut flat sticks out into the air where
-        // the arm hangs down; worn, it lies on the arm.
-        const inPerson = layer.sleeve[li] ? subjectSoft.data[pi]! / 255 : 1;
-        const a = ((ga * (255 - o)) / (255 * 255)) * inPerson;
+        const o = (l.sleeve[li] ? occSleeve : occ).data[pi]!;
+        // Worn, the garment lies on the body: it ends at the person's outline (a sleeve cut
+        // flat would stick out into the air where the arm hangs down).
+        const a = ((ga * (255 - o)) / (255 * 255)) * inPerson[pi]!;
         if (a <= 0) continue;
         const r = shade.data[pi]! / 128;
         for (let c = 0; c < 3; c++) {
-          const gv = Math.min(255, layer.rgb[li * 3 + c]! * r);
+          const gv = Math.min(255, l.rgb[li * 3 + c]! * r);
           out[pi * 3 + c] = Math.round(out[pi * 3 + c]! * (1 - a) + gv * a);
         }
         if (px < rx0) rx0 = px;
@@ -141,8 +146,10 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
         if (py > ry1) ry1 = py;
       }
     }
-    if (rx1 >= 0) region = { x: rx0, y: ry0, width: rx1 - rx0 + 1, height: ry1 - ry0 + 1 };
-  }
+  };
+  if (layer) draw(layer, replaced);
+  for (const a of armSleeves) draw(a.layer, new Set());
+  const region = rx1 >= 0 ? { x: rx0, y: ry0, width: rx1 - rx0 + 1, height: ry1 - ry0 + 1 } : null;
   if (!region) ctx.warn(`${garmentIn.name}: the fitted garment falls outside the person image; the output shows the person unchanged`);
 
   progress(0.95, 'encode');
@@ -218,6 +225,16 @@ function sleeveOccluder(body: BodyGeometry): Plane {
     out[i] = (body.occluder.data[i] && !(y >= neckRow && body.skin.data[i])) || body.hands?.data[i] ? 1 : 0;
   }
   return plane(w, h, out);
+}
+
+/** 0..1 per pixel: a smoothstep of the person mask between 35% and 65%. */
+function personEdge(mask: Uint8Array, width: number, height: number): Float32Array {
+  const out = new Float32Array(width * height);
+  for (let i = 0; i < out.length; i++) {
+    const t = Math.min(1, Math.max(0, (mask[i]! - 90) / 75));
+    out[i] = t * t * (3 - 2 * t);
+  }
+  return out;
 }
 
 /** 0/1 working-scale mask to a feathered 0..255 full-size mask. */
