@@ -144,7 +144,7 @@ const tiles = [];
 for (const [pname, pbuf] of persons) {
   const pr = await rgb(pbuf);
   const cut = await cutoutSubject({ data: pr.data, width: pr.width, height: pr.height, channels: 3 });
-  const [subject] = await detectPeople({ data: pr.data, width: pr.width, height: pr.height, channels: 3 });
+  const found = await detectPeople({ data: pr.data, width: pr.width, height: pr.height, channels: 3 });
   // The person photo merely re-encoded as try-on encodes its output: the face box's JPEG noise.
   const jpegRef = await sharp(pr.data, { raw: { width: pr.width, height: pr.height, channels: 3 } })
     .jpeg({ quality: 92, chromaSubsampling: '4:4:4', mozjpeg: false })
@@ -165,6 +165,8 @@ for (const [pname, pbuf] of persons) {
     const ms = performance.now() - t0;
     const out = await rgb(res.data);
     const ours = score(out, pr, cut.mask, res.meta.body, hue);
+    // Measured on the person try-on dressed (the largest facing the camera).
+    const subject = found[res.meta.dressed_person];
     const lms = subject.landmarks.map((l) => [l.x, l.y, l.visibility]);
     const m = tryOnMeasures(pr.data, out.data, pr.width, pr.height, subject.mask, lms, res.meta.face, jpegRef);
     rows.push({

@@ -151,6 +151,64 @@ function nearArmsOrHead(
   return plane(w, h, out);
 }
 
+/**
+ * Bare arms in front of a sleeveless garment (a dress over a body with its arms down): 0/1
+ * capsules along each seen arm from a third of the way down the upper arm (the shoulder stays
+ * under the straps) through the elbow to the wrist, clipped to the person's mask and kept
+ * outside the shoulder-hip quadrilateral.
+ * Full-resolution person pixels.
+ */
+export function armsInFront(person: Person, width: number, height: number): Plane {
+  const L = person.landmarks;
+  const out = new Uint8Array(width * height);
+  const sw = Math.hypot(L[POSE.leftShoulder]!.x - L[POSE.rightShoulder]!.x, L[POSE.leftShoulder]!.y - L[POSE.rightShoulder]!.y);
+  const r = 0.14 * sw;
+  // Only beside the torso: inside the shoulder-hip quadrilateral the arm's width is a guess
+  // and the dress's bodice is what a viewer looks at.
+  const quad = [L[POSE.leftShoulder]!, L[POSE.rightShoulder]!, L[POSE.rightHip]!, L[POSE.leftHip]!];
+  const inTorso = (x: number, y: number) => {
+    let sign = 0;
+    for (let k = 0; k < 4; k++) {
+      const a = quad[k]!,
+        b = quad[(k + 1) % 4]!;
+      const c = Math.sign((b.x - a.x) * (y - a.y) - (b.y - a.y) * (x - a.x));
+      if (!c) continue;
+      if (sign && c !== sign) return false;
+      sign = c;
+    }
+    return true;
+  };
+  for (const [s, e, wr] of [
+    [POSE.leftShoulder, POSE.leftElbow, POSE.leftWrist],
+    [POSE.rightShoulder, POSE.rightElbow, POSE.rightWrist],
+  ] as const) {
+    const S = L[s]!,
+      E = L[e]!,
+      W = L[wr]!;
+    if (S.visibility < 0.5 || E.visibility < 0.5 || E.y >= height) continue;
+    const start = { x: S.x + (E.x - S.x) / 3, y: S.y + (E.y - S.y) / 3 };
+    const segs: Array<[{ x: number; y: number }, { x: number; y: number }]> = [[start, E]];
+    if (W.visibility > 0.5 && W.y < height) segs.push([E, W]);
+    for (const [p, q] of segs) {
+      const x0 = Math.max(0, Math.floor(Math.min(p.x, q.x) - r)),
+        x1 = Math.min(width - 1, Math.ceil(Math.max(p.x, q.x) + r));
+      const y0 = Math.max(0, Math.floor(Math.min(p.y, q.y) - r)),
+        y1 = Math.min(height - 1, Math.ceil(Math.max(p.y, q.y) + r));
+      const dx = q.x - p.x,
+        dy = q.y - p.y,
+        len2 = Math.max(1e-6, dx * dx + dy * dy);
+      for (let y = y0; y <= y1; y++) {
+        for (let x = x0; x <= x1; x++) {
+          const t = clamp(((x - p.x) * dx + (y - p.y) * dy) / len2, 0, 1);
+          const i = y * width + x;
+          if (Math.hypot(x - p.x - t * dx, y - p.y - t * dy) <= r && person.mask[i]! >= 128 && !inTorso(x + 0.5, y + 0.5)) out[i] = 1;
+        }
+      }
+    }
+  }
+  return plane(width, height, out);
+}
+
 function faceBox(L: Array<{ x: number; y: number; v: number }>, w: number, h: number): BodyGeometry['face'] {
   const pts = L.slice(0, 11).filter((p) => p.v > 0.5);
   if (pts.length < 5) return null;

@@ -70,7 +70,8 @@ export function warpSleevesOnArms(g: Garment, p: Person, scale: number, width: n
     const sleeve = side === 'L' ? lm.sleeveL : lm.sleeveR;
     if (!sleeve) continue;
     const [S, E, W] = joints(side === 'L');
-    if (S!.visibility < 0.5 || E!.visibility < 0.5) continue;
+    // An elbow outside the image is BlazePose's guess (a bust's arms): the torso warp's sleeve stays.
+    if (S!.visibility < 0.5 || E!.visibility < 0.5 || E!.x < 0 || E!.y < 0 || E!.x >= width || E!.y >= height) continue;
     // Garment sleeve axis: armhole middle (shoulder seam and armpit) -> cuff middle.
     const seam = side === 'L' ? lm.shoulderL : lm.shoulderR;
     const pit = { x: side === 'L' ? lm.chestL : lm.chestR, y: lm.chestY };
@@ -82,7 +83,7 @@ export function warpSleevesOnArms(g: Garment, p: Person, scale: number, width: n
     const gNorm = { x: -gDir.y, y: gDir.x };
     // Person arm polyline, cut at the sleeve's length; the wrist only counts when seen.
     const pts: Point[] = [S!, E!];
-    if (W!.visibility > 0.3) pts.push(W!);
+    if (W!.visibility > 0.3 && W!.x >= 0 && W!.y >= 0 && W!.x < width && W!.y < height) pts.push(W!);
     const segs: Seg[] = [];
     let acc = 0;
     for (let k = 0; k + 1 < pts.length; k++) {
