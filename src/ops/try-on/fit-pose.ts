@@ -115,7 +115,9 @@ export function fitGarmentToPose(g: Garment, p: Person, width: number, height: n
       [lm.sleeveR, lm.shoulderR, pSR, er, 1],
     ] as const;
     for (const [sleeve, gS, pS, elbow, dir] of sleeves) {
-      if (!sleeve) continue;
+      // A sleeve hanging against the garment's body moves with the body here (pinning it apart
+      // folds the spline); sleeves.ts lays it along the arm.
+      if (!sleeve || sleeve.inner !== undefined) continue;
       const vTip = { x: (sleeve.tip.x - gS.x) * s, y: (sleeve.tip.y - gS.y) * s };
       const vCuff = { x: (sleeve.cuff.x - gS.x) * s, y: (sleeve.cuff.y - gS.y) * s };
       let rot = 0;

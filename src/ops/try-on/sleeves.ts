@@ -97,7 +97,6 @@ export function warpSleevesOnArms(g: Garment, p: Person, scale: number, width: n
     // Fabric half-width at the person's scale, for the bounding box.
     const halfW = (Math.hypot(sleeve.tip.x - sleeve.cuff.x, sleeve.tip.y - sleeve.cuff.y) / 2 + Math.hypot(seam.x - pit.x, seam.y - pit.y) / 2) * scale;
     const back = 0.15 * sleeveLen; // into the garment's body, under the armhole seam
-    const rootHalf = Math.hypot(seam.x - pit.x, seam.y - pit.y) / 2;
     let x0 = Infinity,
       y0 = Infinity,
       x1 = -Infinity,
@@ -142,11 +141,12 @@ export function warpSleevesOnArms(g: Garment, p: Person, scale: number, width: n
           sy = gRoot.y + gDir.y * u + gNorm.y * v - 0.5;
         if (sx < -1 || sy < -1 || sx > gw || sy > gh) continue;
         // Only sleeve fabric: beside the arm the garment's axis frame reaches into the body of
-        // the garment (below the armhole), which must not be drawn along the arm. Before the
-        // armhole (s < 0) the sleeve overlaps the torso warp by the armhole's half-width.
+        // the garment (below the armhole, or the lapels at the shoulder), which must not be
+        // drawn along the arm. The torso warp's own copy of the sleeve, drawn underneath, fills
+        // the armhole.
         const nx = Math.min(gw - 1, Math.max(0, Math.round(sx))),
           ny = Math.min(gh - 1, Math.max(0, Math.round(sy)));
-        if (s >= 0 ? !g.sleeves.data[ny * gw + nx] : Math.abs(v) > rootHalf) continue;
+        if (!g.sleeves.data[ny * gw + nx]) continue;
         const ix = Math.floor(sx),
           iy = Math.floor(sy),
           ax = sx - ix,
