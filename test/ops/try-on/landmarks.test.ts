@@ -12,10 +12,10 @@ import { bufferInput, fixture, runOp } from '../../helpers.js';
 const PEOPLE = ['images/astronaut.png', 'images/grace_hopper.jpg', 'images/camera.png', 'images/messi5.jpg', 'images/basketball1.png'];
 const GARMENTS = ['cutouts/tshirt.png', 'cutouts/coat.png', 'cutouts/dress.png'];
 const SLOW = 900_000;
-/** Known shortfalls on quadOriginal (issue: <= 0.05): the side view keeps its raised forearm and
- * hand in front of the garment inside the quadrilateral; on basketball1 the dress's bodice is
- * narrower than the shoulder line of a man half turned away. */
-const QUAD_ORIGINAL_EXCEPTIONS: Record<string, number> = { 'images/camera.png': 0.15, 'images/basketball1.png': 0.12 };
+/** Known shortfall on quadOriginal (issue: <= 0.05; measured 0.13-0.14): on the side view the
+ * raised forearm and hand stay in front of the garment inside the quadrilateral, and the garment,
+ * fitted face-on, does not reach the far shoulder of a torso seen from the side. */
+const QUAD_ORIGINAL_EXCEPTIONS: Record<string, number> = { 'images/camera.png': 0.15 };
 
 async function rgb(src: string | Buffer) {
   const { data, info } = await sharp(src).flatten({ background: '#ffffff' }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
@@ -60,10 +60,10 @@ describe('try-on on landmarks: fixture people x (t-shirt, coat, dress)', () => {
     for (const c of cases) expect(c.m.quadCover, `${c.person} + ${c.garment}`).toBeGreaterThanOrEqual(0.75);
   });
 
-  it('at most 5% of the quadrilateral keeps the original clothing (issue: <= 5%; two named exceptions)', () => {
+  it('at most 5% of the quadrilateral keeps the original clothing (issue: <= 5%; one named exception)', () => {
     for (const c of cases) expect(c.m.quadOriginal, `${c.person} + ${c.garment}`).toBeLessThanOrEqual(QUAD_ORIGINAL_EXCEPTIONS[c.person] ?? 0.05);
     // The exceptions are exceptions: every other person meets the issue's bound.
-    expect(cases.filter((c) => !(c.person in QUAD_ORIGINAL_EXCEPTIONS)).length).toBe(9);
+    expect(cases.filter((c) => !(c.person in QUAD_ORIGINAL_EXCEPTIONS)).length).toBe(12);
   });
 
   it('the face box from landmarks is unchanged within JPEG noise (mean |diff| within 0.5 level of a plain re-encode, no face pixel changed)', () => {
