@@ -3,7 +3,7 @@
 // shoulder line; no warp, no occlusion, no shading), placed with our own body measurements.
 // Usage: npx tsc -p tsconfig.json && node bench/try-on.mjs
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { getOperation } from '../dist/ops/registry.js';
@@ -28,6 +28,8 @@ const persons = [
   ['astronaut-mirrored', await sharp(astronaut).flop().png().toBuffer()],
   ['grace_hopper', await sharp(join(FIX, 'images/grace_hopper.jpg')).png().toBuffer()],
   ['camera (side view)', await sharp(join(FIX, 'images/camera.png')).toColourspace('srgb').png().toBuffer()],
+  ['messi5 (mid-kick)', await sharp(join(FIX, 'images/messi5.jpg')).png().toBuffer()],
+  ['basketball1 (two people)', await sharp(join(FIX, 'images/basketball1.png')).toColourspace('srgb').png().toBuffer()],
 ];
 const tshirt = await sharp(join(FIX, 'cutouts/tshirt.png')).png().toBuffer();
 const garments = [
@@ -142,7 +144,12 @@ const tiles = [];
 for (const [pname, pbuf] of persons) {
   const pr = await rgb(pbuf);
   const cut = await cutoutSubject({ data: pr.data, width: pr.width, height: pr.height, channels: 3 });
-  const [subject] = await detectPeople({ data: pr.data, width: pr.width, height: pr.height, channels: 3 });
+  const found = await detectPeople({ data: pr.data, width: pr.width, height: pr.height, channels: 3 });
+  // The person photo merely re-encoded as try-on encodes its output: the face box's JPEG noise.
+  const jpegRef = await sharp(pr.data, { raw: { width: pr.width, height: pr.height, channels: 3 } })
+    .jpeg({ quality: 92, chromaSubsampling: '4:4:4', mozjpeg: false })
+    .toBuffer()
+    .then((j) => sharp(j).removeAlpha().raw().toBuffer());
   const rowTiles = [pbuf];
   const baseTiles = [
     await sharp({ create: { width: pr.width, height: pr.height, channels: 3, background: '#fff' } })
@@ -158,8 +165,10 @@ for (const [pname, pbuf] of persons) {
     const ms = performance.now() - t0;
     const out = await rgb(res.data);
     const ours = score(out, pr, cut.mask, res.meta.body, hue);
+    // Measured on the person try-on dressed (the largest facing the camera).
+    const subject = found[res.meta.dressed_person];
     const lms = subject.landmarks.map((l) => [l.x, l.y, l.visibility]);
-    const m = tryOnMeasures(pr.data, out.data, pr.width, pr.height, subject.mask, lms, res.meta.face);
+    const m = tryOnMeasures(pr.data, out.data, pr.width, pr.height, subject.mask, lms, res.meta.face, jpegRef);
     rows.push({
       person: pname,
       garment: gname,
@@ -186,6 +195,7 @@ for (const [pname, pbuf] of persons) {
       subject.mask,
       subject.landmarks.map((l) => [l.x, l.y, l.visibility]),
       res.meta.face,
+      jpegRef,
     );
     rows.push({ person: pname, garment: gname, method: 'paste baseline', ms: Math.round(bms), credits: '-', kind: '-', extracted: '-', ...b, ...bm });
     baseTiles.push(base);
@@ -209,6 +219,8 @@ const cols = [
   'quadCover',
   'quadOriginal',
   'faceDiff',
+  'faceNoise',
+  'faceChanged',
 ];
 const widths = cols.map((c) => Math.max(c.length, ...rows.map((r) => fmt(r[c]).length)));
 console.log(cols.map((c, i) => c.padEnd(widths[i])).join('  '));
@@ -217,7 +229,7 @@ console.log(
   'coverage: share of the central torso in the garment hue (higher is better); spill: share of changed pixels on the background (lower); outside: share of pixels away from the torso that changed (lower).',
 );
 console.log(
-  'inMask: share of changed pixels inside the BlazePose person mask (>= 0.95); quadCover: share of the shoulder-hip quadrilateral (landmarks 11, 12, 24, 23) the garment covers (>= 0.75); quadOriginal: share of it left as it was (<= 0.05); faceDiff: mean |diff| in the landmark face box, levels (JPEG noise).',
+  'inMask: share of changed pixels inside the BlazePose person mask (>= 0.95); quadCover: share of the shoulder-hip quadrilateral (landmarks 11, 12, 24, 23) the garment covers (>= 0.75); quadOriginal: share of it left as it was (<= 0.05); faceDiff: mean |diff| in the landmark face box, levels; faceNoise: the same for the photo only re-encoded as JPEG q92 (the noise floor); faceChanged: share of face-box pixels changed by > 24 levels.',
 );
 
 // Contact sheet: per person a row of results (imgtool) and a row of the paste baseline;

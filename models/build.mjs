@@ -160,8 +160,14 @@ export async function assemble(entry, { skipFp16ToFp32 = false, skipDynamicSize 
     case 'tflite-to-onnx': {
       // MediaPipe's float TFLite models (fp16 weights), converted to an fp32 NCHW ONNX graph.
       const { convertTflite } = await import('./convert/tflite-to-onnx.mjs');
+      let tflite = fs.readFileSync(path.join(pkgDir, entry.source.files[0]));
+      if (a.packed) {
+        // The .tflite lives inside a MediaPipe packed-assets blob (files[0]); files[1] is its loader.
+        const { extractPacked } = await import('./convert/mediapipe-packed.mjs');
+        tflite = extractPacked(tflite, fs.readFileSync(path.join(pkgDir, entry.source.files[1]), 'utf8'), a.packed);
+      }
       return Buffer.from(
-        convertTflite(fs.readFileSync(path.join(pkgDir, entry.source.files[0])), {
+        convertTflite(tflite, {
           name: entry.id,
           docString: `${entry.description}; converted from ${entry.source.package}@${entry.source.version} ${entry.source.files[0]}`,
           outputs: a.outputs,

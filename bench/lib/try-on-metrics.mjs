@@ -30,9 +30,13 @@ function inQuad(q, x, y) {
  *   changed (>= 0.75);
  * quadOriginal: share of that quadrilateral left as it was (<= 0.05), i.e. still showing the
  *   original clothing, or whatever is in front of it (hands, forearms);
- * faceDiff: mean absolute difference inside the face box, in levels (JPEG noise is 1-3).
+ * faceDiff: mean absolute difference inside the face box, in levels;
+ * faceNoise: the same for the person photo merely re-encoded as the output's JPEG (`jpegRef`):
+ *   what "unchanged within JPEG noise" allows on this photo (1.1 on grace_hopper.jpg, 3.5 on
+ *   the noisy, small-faced messi5.jpg, so one fixed bound cannot serve both);
+ * faceChanged: share of the face box's pixels changed by more than CHANGED (garment drawn there).
  */
-export function tryOnMeasures(ref, out, width, height, mask, landmarks, face) {
+export function tryOnMeasures(ref, out, width, height, mask, landmarks, face, jpegRef = null) {
   const L = (k) => landmarks[k];
   const quad = [L(11), L(12), L(24), L(23)].map(([x, y]) => [x, y]);
   let changed = 0,
@@ -54,12 +58,16 @@ export function tryOnMeasures(ref, out, width, height, mask, landmarks, face) {
     }
   }
   let faceSum = 0,
-    faceN = 0;
+    faceN = 0,
+    noiseSum = 0,
+    faceChanged = 0;
   if (face) {
     for (let y = face.y; y < face.y + face.height; y++) {
       for (let x = face.x; x < face.x + face.width; x++) {
         const i = (y * width + x) * 3;
         for (let c = 0; c < 3; c++) faceSum += Math.abs(ref[i + c] - out[i + c]);
+        if (jpegRef) for (let c = 0; c < 3; c++) noiseSum += Math.abs(ref[i + c] - jpegRef[i + c]);
+        if (diff(ref, out, i) > CHANGED) faceChanged++;
         faceN += 3;
       }
     }
@@ -69,5 +77,7 @@ export function tryOnMeasures(ref, out, width, height, mask, landmarks, face) {
     quadCover: quadN ? quadChanged / quadN : 0,
     quadOriginal: quadN ? 1 - quadChanged / quadN : 1,
     faceDiff: faceN ? faceSum / faceN : 0,
+    faceNoise: faceN && jpegRef ? noiseSum / faceN : null,
+    faceChanged: faceN ? (3 * faceChanged) / faceN : 0,
   };
 }

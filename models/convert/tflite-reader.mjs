@@ -39,6 +39,7 @@ export const BUILTIN = {
   97: 'RESIZE_NEAREST_NEIGHBOR',
   98: 'LEAKY_RELU',
   117: 'HARD_SWISH',
+  124: 'DENSIFY',
 };
 
 /** TensorType enum. */
@@ -117,6 +118,84 @@ class Table {
     }
     return out;
   }
+}
+
+/** SparseIndexVector union member -> element reader (schema.fbs: Int32Vector, Uint16Vector, Uint8Vector). */
+function indexVector(t, typeField) {
+  const kind = t.ubyte(typeField);
+  const v = t.table(typeField + 1);
+  if (!kind || !v) return null;
+  const [s, n] = v.vec(0);
+  const out = new Int32Array(n);
+  for (let k = 0; k < n; k++) out[k] = kind === 1 ? v.buf.readInt32LE(s + 4 * k) : kind === 2 ? v.buf.readUInt16LE(s + 2 * k) : v.buf.readUInt8(s + k);
+  return out;
+}
+
+/**
+ * A tensor's SparsityParameters (schema.fbs): traversal order, block map and one
+ * DimensionMetadata per traversed dimension (DENSE with its size, or SPARSE_CSR with segments
+ * and indices). MediaPipe's pose detector stores its weights this way behind DENSIFY ops.
+ */
+function readSparsity(t) {
+  if (!t) return null;
+  return {
+    traversalOrder: t.ints(0),
+    blockMap: t.ints(1),
+    dimMetadata: t.tables(2).map((d) => ({
+      format: d.byte(0) === 1 ? 'SPARSE_CSR' : 'DENSE',
+      denseSize: d.int(1),
+      segments: indexVector(d, 2),
+      indices: indexVector(d, 4),
+    })),
+  };
+}
+
+/**
+ * Expands a sparse constant into its dense shape (TFLite's FormatConverter, sparse -> dense):
+ * walks the traversal order level by level, DENSE levels over their full size and SPARSE_CSR
+ * levels over the indices of the parent's segment, writing the stored values in order. Blocked
+ * dimensions (block_map) recombine as outer * blockSize + inner. Returns an array of the
+ * tensor's own element type (float16 stays as raw uint16), zeros where nothing is stored.
+ */
+export function densify(tensor) {
+  const { shape, data, sparsity } = tensor;
+  if (!sparsity) return data;
+  const { traversalOrder: order, blockMap, dimMetadata: dims } = sparsity;
+  const rank = shape.length;
+  const blockSize = blockMap.map((_, k) => dims[rank + k].denseSize);
+  const strides = shape.map((_, i) => shape.slice(i + 1).reduce((p, d) => p * d, 1));
+  const out = new data.constructor(shape.reduce((p, d) => p * d, 1));
+  const idx = new Int32Array(order.length);
+  let src = 0;
+  const place = () => {
+    const orig = new Array(rank).fill(0);
+    for (let l = 0; l < rank; l++) orig[order[l]] = idx[l];
+    for (let l = rank; l < order.length; l++) {
+      const b = order[l] - rank;
+      orig[blockMap[b]] = orig[blockMap[b]] * blockSize[b] + idx[l];
+    }
+    let flat = 0;
+    for (let i = 0; i < rank; i++) flat += orig[i] * strides[i];
+    out[flat] = data[src++];
+  };
+  const walk = (level, parent) => {
+    if (level === order.length) return place();
+    const d = dims[level];
+    if (d.format === 'DENSE') {
+      for (let i = 0; i < d.denseSize; i++) {
+        idx[level] = i;
+        walk(level + 1, parent * d.denseSize + i);
+      }
+    } else {
+      for (let k = d.segments[parent]; k < d.segments[parent + 1]; k++) {
+        idx[level] = d.indices[k];
+        walk(level + 1, k);
+      }
+    }
+  };
+  walk(0, 0);
+  if (src !== data.length) throw new Error(`densify ${tensor.name}: used ${src} of ${data.length} stored values`);
+  return out;
 }
 
 const PADDING = { 0: 'SAME', 1: 'VALID' };
@@ -205,7 +284,7 @@ export function readTflite(buf) {
       else if (type === 'int64') data = new BigInt64Array(ab);
       else data = new Uint8Array(ab);
     }
-    return { name: t.string(3), shape: t.ints(0), type, data };
+    return { name: t.string(3), shape: t.ints(0), type, data, sparsity: readSparsity(t.table(6)) };
   });
   const operators = sub.tables(3).map((o) => {
     const code = codes[o.uint(0)];

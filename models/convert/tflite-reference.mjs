@@ -154,6 +154,44 @@ function broadcast(a, as, b, bs, fn) {
 }
 
 /**
+ * TFLite's DENSIFY written breadth-first from schema.fbs's SparsityParameters comment, apart
+ * from the reader's depth-first densify(): each traversal level turns every node of the level
+ * above into its children (all `dense_size` positions of a DENSE level; for SPARSE_CSR the
+ * indices between array_segments[p] and array_segments[p + 1] of parent p), and the i-th leaf
+ * in that order receives the i-th stored value. Block dimensions multiply back into their
+ * original dimension.
+ */
+export function densifyReference(t) {
+  const { traversalOrder, blockMap, dimMetadata } = t.sparsity;
+  const rank = t.shape.length;
+  let nodes = [{ parent: 0, coords: [] }];
+  for (const dm of dimMetadata) {
+    const next = [];
+    nodes.forEach((nd, p) => {
+      if (dm.format === 'DENSE') for (let i = 0; i < dm.denseSize; i++) next.push({ coords: [...nd.coords, i], parent: p * dm.denseSize + i });
+      else for (let k = dm.segments[nd.parent]; k < dm.segments[nd.parent + 1]; k++) next.push({ coords: [...nd.coords, dm.indices[k]], parent: k });
+    });
+    nodes = next;
+  }
+  const out = new Float32Array(t.shape.reduce((a, d) => a * d, 1));
+  const values = floatData({ ...t, sparsity: null }); // stored values, widened from fp16
+  nodes.forEach((nd, n) => {
+    const pos = new Array(rank).fill(0);
+    traversalOrder.forEach((dim, level) => {
+      if (dim < rank) pos[dim] += nd.coords[level];
+      else {
+        const b = dim - rank;
+        pos[blockMap[b]] = pos[blockMap[b]] * dimMetadata[level].denseSize + nd.coords[level];
+      }
+    });
+    let flat = 0;
+    for (let i = 0; i < rank; i++) flat = flat * t.shape[i] + pos[i];
+    out[flat] = values[n];
+  });
+  return out;
+}
+
+/**
  * Runs a .tflite buffer on NHWC float inputs; returns name -> {data, shape} for every output.
  * @param {Buffer} buf
  * @param {Float32Array[]} inputs one NHWC array per model input
@@ -175,8 +213,11 @@ export function runTfliteReference(buf, inputs) {
     const [a, b, c] = op.inputs.map((i) => (i >= 0 ? get(i) : null));
     let r;
     switch (op.op) {
+      case 'DENSIFY':
+        r = { data: densifyReference(m.tensors[op.inputs[0]]), shape: m.tensors[out].shape };
+        break;
       case 'DEQUANTIZE':
-        r = { data: floatData(m.tensors[op.inputs[0]]), shape: a.shape };
+        r = { data: vals.has(op.inputs[0]) ? a.data : floatData(m.tensors[op.inputs[0]]), shape: a.shape };
         break;
       case 'CONV_2D':
         r = conv(a.data, a.shape, b.data, b.shape, c?.data, o, false);
@@ -217,6 +258,23 @@ export function runTfliteReference(buf, inputs) {
       case 'RESIZE_BILINEAR': {
         const [, h, w] = m.tensors[out].shape;
         r = resizeBilinear(a.data, a.shape, h, w, o);
+        break;
+      }
+      case 'DEPTH_TO_SPACE': {
+        // reference_ops::DepthToSpace: out[b][y][x][c] = in[b][y/bs][x/bs][((y%bs)*bs + x%bs)*oc + c].
+        const bs = o.blockSize;
+        const [n, h, w, ic] = a.shape;
+        const oc = ic / (bs * bs);
+        const os = [n, h * bs, w * bs, oc];
+        const data = new Float32Array(a.data.length);
+        for (let b2 = 0; b2 < n; b2++)
+          for (let y = 0; y < os[1]; y++)
+            for (let x = 0; x < os[2]; x++)
+              for (let ch = 0; ch < oc; ch++) {
+                const from = ((b2 * h + Math.floor(y / bs)) * w + Math.floor(x / bs)) * ic + ((y % bs) * bs + (x % bs)) * oc + ch;
+                data[((b2 * os[1] + y) * os[2] + x) * oc + ch] = a.data[from];
+              }
+        r = { data, shape: os };
         break;
       }
       case 'CONCATENATION': {

@@ -8,7 +8,7 @@
 // Supported: the op set of MediaPipe's selfie segmentation, BlazePose landmark and detector
 // models (see SUPPORTED below); anything else fails the conversion with the op's name.
 import { encodeModel, floatTensor, int64Tensor, node, valueInfo } from './onnx-proto.mjs';
-import { readTflite } from './tflite-reader.mjs';
+import { densify, readTflite } from './tflite-reader.mjs';
 
 const OPSET = 17;
 const IR_VERSION = 8;
@@ -136,6 +136,11 @@ export function convertTflite(buf, opts = {}) {
     const [x, w, b] = op.inputs;
     const out = op.outputs[0];
     switch (op.op) {
+      case 'DENSIFY':
+        // Sparse constant weights (the pose detector's): expanded once here, then folded by
+        // the DEQUANTIZE that follows like any fp16 weight.
+        m.tensors[out].data = densify(T(x));
+        break;
       case 'DEQUANTIZE': {
         const d = floatData(T(x));
         if (!d) throw new Error(`DEQUANTIZE of non-constant ${T(x).name}`);
@@ -254,6 +259,10 @@ export function convertTflite(buf, opts = {}) {
         });
         break;
       }
+      case 'DEPTH_TO_SPACE':
+        // TFLite's channel order (block row, block column, channel) is ONNX's DCR mode.
+        emit('DepthToSpace', [nameOf(x)], out, { blocksize: o.blockSize, mode: 'DCR' });
+        break;
       case 'CONCATENATION': {
         const rank = T(out).shape.length;
         const axis = o.axis < 0 ? o.axis + rank : o.axis;

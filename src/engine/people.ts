@@ -1,18 +1,20 @@
 /**
  * People in a photo, from MediaPipe's models converted to ONNX (models/convert/tflite-to-onnx.mjs):
- * selfie segmentation finds where people are, BlazePose GHUM (pose-landmark-*) gives each
- * person's 33 body landmarks and mask.
+ * the BlazePose person detector (pose-detection) finds people, BlazePose GHUM (pose-landmark-*)
+ * gives each person's 33 body landmarks and mask, selfie segmentation finds those the detector
+ * misses.
  *
- * BlazePose expects an upright, square, person-centred crop. MediaPipe gets it from a person
- * detector; imgtool takes the first crop from the person mask (each connected region of the
- * selfie-segmentation mask, the "person cut-out" route the issue allows), runs the landmark
- * model once, then re-crops exactly as MediaPipe's tracking does from the model's own two
- * alignment keypoints (33: body centre, 34: a point whose distance sets the scale and whose
- * direction sets the rotation, hips-to-shoulders axis upright) and runs it again. The second
- * crop is the one whose landmarks are returned.
+ * BlazePose expects an upright, square, person-centred crop. As in MediaPipe, the detector's
+ * alignment keypoints give it (hip centre, body radius, rotation from the body's up); the
+ * landmark model runs once there, then again on the crop MediaPipe's tracking derives from the
+ * model's own two alignment keypoints (33: body centre, 34: scale and rotation), whose
+ * landmarks are returned. The detector finds people by the face, so a person seen from behind
+ * comes from the selfie-segmentation mask instead (each connected region no detected person
+ * explains, the "person cut-out" route), cropped from the region's box.
  */
 import { throwIfAborted } from '../errors.js';
 import { getSession } from './models.js';
+import { detectPoses, type PoseDetection, roiFromAlignment, roiFromDetection } from './pose-detector.js';
 
 export interface PeopleInput {
   /** Interleaved RGB or RGBA bytes; alpha is ignored. */
@@ -40,6 +42,8 @@ export interface Person {
   score: number;
   /** Share of the image this person's mask covers, 0..1; people are sorted by it. */
   area: number;
+  /** The BlazePose detector's find (face box, alignment keypoints), when the detector found this person. */
+  detection?: PoseDetection;
 }
 
 export interface DetectPeopleOptions {
@@ -169,7 +173,17 @@ function cropStretched(img: PeopleInput): Float32Array {
 }
 
 /** 4-connected regions of a 256x256 probability map above 0.5, as image-pixel boxes. */
-function regions(mask: Float32Array, img: PeopleInput, minArea: number): Array<{ x0: number; y0: number; x1: number; y1: number; area: number }> {
+interface Region {
+  x0: number;
+  y0: number;
+  x1: number;
+  y1: number;
+  area: number;
+  /** Its 256x256 grid cells. */
+  cells: number[];
+}
+
+function regions(mask: Float32Array, img: PeopleInput, minArea: number): Region[] {
   const labels = new Int32Array(SIZE * SIZE);
   const found = [];
   let next = 1;
@@ -181,6 +195,7 @@ function regions(mask: Float32Array, img: PeopleInput, minArea: number): Array<{
       x1 = -1,
       y1 = -1,
       n = 0;
+    const cells: number[] = [];
     labels[i] = next;
     stack.push(i);
     while (stack.length) {
@@ -188,6 +203,7 @@ function regions(mask: Float32Array, img: PeopleInput, minArea: number): Array<{
       const x = p % SIZE,
         y = (p / SIZE) | 0;
       n++;
+      cells.push(p);
       if (x < x0) x0 = x;
       if (x > x1) x1 = x;
       if (y < y0) y0 = y;
@@ -203,7 +219,7 @@ function regions(mask: Float32Array, img: PeopleInput, minArea: number): Array<{
     if (n / (SIZE * SIZE) < minArea) continue;
     const sx = img.width / SIZE,
       sy = img.height / SIZE;
-    found.push({ x0: x0 * sx, y0: y0 * sy, x1: (x1 + 1) * sx, y1: (y1 + 1) * sy, area: n / (SIZE * SIZE) });
+    found.push({ x0: x0 * sx, y0: y0 * sy, x1: (x1 + 1) * sx, y1: (y1 + 1) * sy, area: n / (SIZE * SIZE), cells });
   }
   return found.sort((a, b) => b.area - a.area);
 }
@@ -224,18 +240,37 @@ async function landmarkPass(img: PeopleInput, roi: Roi, model: string): Promise<
 function roiFromPass(p: Pass): Roi {
   const [cx, cy] = toImage(p.roi, p.raw[33 * 5]!, p.raw[33 * 5 + 1]!);
   const [sx, sy] = toImage(p.roi, p.raw[34 * 5]!, p.raw[34 * 5 + 1]!);
-  const r = Math.hypot(sx - cx, sy - cy);
-  // Rotation that brings the centre->scale vector to "up" (90 degrees in MediaPipe's y-up terms).
-  const angle = Math.PI / 2 - Math.atan2(-(sy - cy), sx - cx);
-  return { cx, cy, side: 2 * r * 1.25, angle: -angle };
+  return roiFromAlignment(cx, cy, sx, sy);
+}
+
+/** Landmarks in a first crop, then again in the crop MediaPipe's tracking derives from them. */
+async function refine(img: PeopleInput, roi: Roi, model: string, signal?: AbortSignal): Promise<Pass | null> {
+  const first = await landmarkPass(img, roi, model);
+  throwIfAborted(signal);
+  if (first.score < 0.5) return null;
+  const second = await landmarkPass(img, roiFromPass(first), model);
+  throwIfAborted(signal);
+  return second.score >= 0.5 ? second : first;
 }
 
 export async function detectPeople(img: PeopleInput, opts: DetectPeopleOptions = {}): Promise<Person[]> {
   const model = `pose-landmark-${opts.model ?? 'full'}`;
-  const mask = await personMask256(img);
+  // MediaPipe's route: the person detector's alignment keypoints give each person's crop, so
+  // people standing close together are still separate people.
+  const detections = await detectPoses(img);
   throwIfAborted(opts.signal);
   const people: Person[] = [];
+  for (const d of detections) {
+    const pass = await refine(img, roiFromDetection(d), model, opts.signal);
+    if (pass) people.push({ ...toPerson(img, pass), detection: d });
+  }
+  // The detector finds people by the face; a person seen from behind or with the face cut off
+  // is still found from the selfie-segmentation mask: each region of it that the detected
+  // people's masks do not already explain goes through the cut-out route.
+  const mask = await personMask256(img);
+  throwIfAborted(opts.signal);
   for (const r of regions(mask, img, opts.minArea ?? 0.01)) {
+    if (explained(r, people, img) >= 0.5) continue;
     // BlazePose wants the whole body centred in its crop. A region cut by the bottom edge is a
     // person who continues below the frame (a bust): its box is extended down by `extendBelow`
     // region heights (a crop of the bust alone gives confident but wrong, crouching poses).
@@ -251,12 +286,10 @@ export async function detectPeople(img: PeopleInput, opts: DetectPeopleOptions =
       if (!first || pass.score > first.score) first = pass;
       throwIfAborted(opts.signal);
     }
-    if (!first) continue;
-    if (first.score < 0.5) continue;
+    if (!first || first.score < 0.5) continue;
     const second = await landmarkPass(img, roiFromPass(first), model);
     throwIfAborted(opts.signal);
-    const best = second.score >= 0.5 ? second : first;
-    people.push(toPerson(img, best));
+    people.push(toPerson(img, second.score >= 0.5 ? second : first));
   }
   return dedupe(people).sort((a, b) => b.area - a.area);
 }
@@ -312,6 +345,18 @@ function toPerson(img: PeopleInput, p: Pass): Person {
   }
   const box = x1 >= 0 ? { x: x0, y: y0, width: x1 - x0 + 1, height: y1 - y0 + 1 } : { x: 0, y: 0, width: 0, height: 0 };
   return { box, landmarks, mask: out, score: p.score, area: n / (w * h) };
+}
+
+/** Share of a region's cells that some already found person's mask covers. */
+function explained(r: Region, people: Person[], img: PeopleInput): number {
+  if (!people.length) return 0;
+  let hit = 0;
+  for (const p of r.cells) {
+    const x = Math.min(img.width - 1, Math.floor((((p % SIZE) + 0.5) * img.width) / SIZE));
+    const y = Math.min(img.height - 1, Math.floor(((((p / SIZE) | 0) + 0.5) * img.height) / SIZE));
+    if (people.some((q) => q.mask[y * img.width + x]! >= 128)) hit++;
+  }
+  return hit / r.cells.length;
 }
 
 /** Two mask regions can lead to the same person (a body split by an object): keep one. */

@@ -88,4 +88,59 @@ describe('detectPeople', () => {
     expect(people[0]!.landmarks[POSE.nose]!.x).toBeLessThan(512);
     expect(people[1]!.landmarks[POSE.nose]!.x).toBeGreaterThan(600);
   }, 120_000);
+
+  it('two people touching (shoulders overlap): two people, not one merged silhouette', async () => {
+    // The astronaut's left 370 px and its mirror image, overlapping by 30 px: one connected
+    // region of the person mask, two faces for the detector.
+    const src = path.join(FIXTURES, 'images/astronaut.png');
+    const a = await sharp(src).removeAlpha().extract({ left: 0, top: 0, width: 370, height: 512 }).raw().toBuffer();
+    const m = await sharp(src).removeAlpha().flop().extract({ left: 142, top: 0, width: 370, height: 512 }).raw().toBuffer();
+    const both = await sharp({ create: { width: 710, height: 512, channels: 3, background: '#ffffff' } })
+      .composite([
+        { input: m, raw: { width: 370, height: 512, channels: 3 }, left: 340, top: 0 },
+        { input: a, raw: { width: 370, height: 512, channels: 3 }, left: 0, top: 0 },
+      ])
+      .removeAlpha()
+      .raw()
+      .toBuffer();
+    const people = await detectPeople({ data: new Uint8Array(both), width: 710, height: 512, channels: 3 });
+    expect(people.length).toBe(2);
+    const noses = people.map((p) => p.landmarks[POSE.nose]!.x).sort((x, y) => x - y);
+    expect(noses[0]).toBeLessThan(300);
+    expect(noses[1]).toBeGreaterThan(420);
+    for (const p of people) expect(p.detection?.score).toBeGreaterThan(0.2);
+    // Each mask is one person: the left one does not reach the right one's face.
+    const left = people.find((p) => p.landmarks[POSE.nose]!.x < 355)!;
+    expect(left.mask[128 * 710 + Math.round(noses[1]!)]!).toBeLessThan(128);
+  }, 120_000);
+
+  it('messi5.jpg (footballer mid-kick): the detector finds him; legs apart, kicking foot right of the hips, arms spread', async () => {
+    const img = await load('images/messi5.jpg');
+    const people = await detectPeople(img);
+    expect(people.length).toBeGreaterThanOrEqual(1);
+    const p = people[0]!;
+    expect(p.detection).toBeDefined();
+    const L = p.landmarks;
+    const hipX = (L[POSE.leftHip]!.x + L[POSE.rightHip]!.x) / 2;
+    const hipY = (L[POSE.leftHip]!.y + L[POSE.rightHip]!.y) / 2;
+    const shoulderY = (L[POSE.leftShoulder]!.y + L[POSE.rightShoulder]!.y) / 2;
+    expect(hipY).toBeGreaterThan(shoulderY + 50);
+    // The ball is kicked by the foot far to the right (x ~ 430 of 548), the other knee is down at the left.
+    const ankles = [L[POSE.leftAnkle]!, L[POSE.rightAnkle]!].sort((a, b) => a.x - b.x);
+    expect(ankles[1]!.x).toBeGreaterThan(hipX + 80);
+    expect(ankles[1]!.x - ankles[0]!.x).toBeGreaterThan(120);
+    // Arms out: the wrists are wider apart than the shoulders by far.
+    expect(Math.abs(L[POSE.leftWrist]!.x - L[POSE.rightWrist]!.x)).toBeGreaterThan(2 * Math.abs(L[POSE.leftShoulder]!.x - L[POSE.rightShoulder]!.x));
+    const at = (x: number, y: number) => p.mask[Math.round(y) * img.width + Math.round(x)]!;
+    expect(at((L[11]!.x + L[12]!.x + L[23]!.x + L[24]!.x) / 4, (shoulderY + hipY) / 2)).toBeGreaterThan(200);
+  }, 120_000);
+
+  it('basketball1.png (two men, one turned away): both found, the nearer, bigger one first', async () => {
+    const img = await load('images/basketball1.png');
+    const people = await detectPeople(img);
+    expect(people.length).toBe(2);
+    expect(people[0]!.landmarks[POSE.nose]!.x).toBeGreaterThan(400);
+    expect(people[1]!.landmarks[POSE.nose]!.x).toBeLessThan(200);
+    expect(people[0]!.area).toBeGreaterThan(people[1]!.area);
+  }, 120_000);
 });

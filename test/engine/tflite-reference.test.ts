@@ -14,7 +14,11 @@ import { runTfliteReference } from '../../models/convert/tflite-reference.mjs';
 // @ts-expect-error plain ESM build scripts without type declarations
 import { convertTflite } from '../../models/convert/tflite-to-onnx.mjs';
 // @ts-expect-error plain ESM build scripts without type declarations
-import { readTflite } from '../../models/convert/tflite-reader.mjs';
+import { densify, readTflite } from '../../models/convert/tflite-reader.mjs';
+// @ts-expect-error plain ESM build scripts without type declarations
+import { extractPacked } from '../../models/convert/mediapipe-packed.mjs';
+// @ts-expect-error plain ESM build scripts without type declarations
+import { densifyReference } from '../../models/convert/tflite-reference.mjs';
 import { getSession, modelPath } from '../../src/engine/models.js';
 import { FIXTURES } from './fixtures.js';
 
@@ -30,7 +34,24 @@ async function input256(file: string): Promise<{ nhwc: Float32Array; nchw: Float
 
 function tfliteOf(id: string): Buffer {
   const entry = readManifest().models.find((m: { id: string }) => m.id === id);
-  return fs.readFileSync(path.join(packageDir(entry.source.package), entry.source.files[0]));
+  const dir = packageDir(entry.source.package);
+  const buf = fs.readFileSync(path.join(dir, entry.source.files[0]));
+  if (!entry.assembly.packed) return buf;
+  return extractPacked(buf, fs.readFileSync(path.join(dir, entry.source.files[1]), 'utf8'), entry.assembly.packed);
+}
+
+/** The detector's input: the fixture letterboxed to 224x224 (black border), -1..1. */
+async function input224(file: string): Promise<{ nhwc: Float32Array; nchw: Float32Array }> {
+  const data = await sharp(path.join(FIXTURES, file))
+    .removeAlpha()
+    .toColourspace('srgb')
+    .resize(224, 224, { fit: 'contain', background: '#000000' })
+    .raw()
+    .toBuffer();
+  const nhwc = Float32Array.from(data, (v) => v / 127.5 - 1);
+  const nchw = new Float32Array(nhwc.length);
+  for (let i = 0; i < 224 * 224; i++) for (let c = 0; c < 3; c++) nchw[c * 224 * 224 + i] = nhwc[i * 3 + c];
+  return { nhwc, nchw };
 }
 
 /** IoU of two probability maps thresholded at 0.5 (logits at 0). */
@@ -65,7 +86,7 @@ describe('TFLite reader', () => {
   });
 
   it('the built models are exactly what the converter produces from the npm files', () => {
-    for (const id of ['selfie-segmentation', 'pose-landmark-lite']) {
+    for (const id of ['selfie-segmentation', 'pose-landmark-lite', 'pose-detection']) {
       const entry = readManifest().models.find((m: { id: string }) => m.id === id);
       const bytes = convertTflite(tfliteOf(id), {
         name: id,
@@ -75,6 +96,33 @@ describe('TFLite reader', () => {
       expect(sha256(Buffer.from(bytes))).toBe(entry.sha256);
       expect(sha256(fs.readFileSync(modelPath(id)))).toBe(entry.sha256);
     }
+  });
+});
+
+describe('the pose detector inside @mediapipe/pose packed assets', () => {
+  it('is a TFLite model with sparse (DENSIFY) weights, a 224x224 input and 2254 anchors', () => {
+    const m = readTflite(tfliteOf('pose-detection'));
+    expect(m.tensors[m.inputs[0]].shape).toEqual([1, 224, 224, 3]);
+    expect(m.tensors[m.outputs[0]].shape).toEqual([1, 2254, 12]);
+    const sparse = m.tensors.filter((t: { sparsity: unknown }) => t.sparsity);
+    expect(sparse.length).toBeGreaterThan(10);
+    expect(m.operators.filter((o: { op: string }) => o.op === 'DENSIFY')).toHaveLength(sparse.length);
+  });
+
+  it('reader and reference densify every sparse weight identically, and the weights are really sparse', () => {
+    const m = readTflite(tfliteOf('pose-detection'));
+    let stored = 0;
+    let total = 0;
+    for (const t of m.tensors.filter((x: { sparsity: unknown }) => x.sparsity)) {
+      const a = densify(t) as Uint16Array;
+      const b = densifyReference(t) as Float32Array;
+      expect(a.length).toBe(b.length);
+      // fp16 bit patterns vs widened floats: the same zero pattern and values.
+      for (let i = 0; i < a.length; i++) if ((a[i] === 0) !== (b[i] === 0)) throw new Error(`${t.name}[${i}] differs`);
+      stored += t.data.length;
+      total += a.length;
+    }
+    expect(stored / total).toBeLessThan(0.5);
   });
 });
 
@@ -93,6 +141,22 @@ describe('converted MediaPipe models match the TFLite reference on fixture peopl
       expect(fg).toBeGreaterThan(0.15);
       expect(fg).toBeLessThan(0.9);
     }, 120_000);
+
+    it(`pose-detection on ${path.basename(file)}: scores within 1e-3, best box and keypoints within 0.5 px`, async () => {
+      const { nhwc, nchw } = await input224(file);
+      const ref = runTfliteReference(tfliteOf('pose-detection'), [nhwc]);
+      const ort = await import('onnxruntime-node');
+      const out = await (await getSession('pose-detection')).run({ input: new ort.Tensor('float32', nchw, [1, 3, 224, 224]) });
+      const scores = out.Identity_1.data as Float32Array;
+      expect(maxAbsDiff(ref.Identity_1.data, scores)).toBeLessThan(1e-3);
+      let best = 0;
+      for (let i = 1; i < scores.length; i++) if (scores[i]! > scores[best]!) best = i;
+      // A person is found (sigmoid > 0.5) and her regression values match the reference.
+      expect(scores[best]).toBeGreaterThan(0);
+      const boxes = out.Identity.data as Float32Array;
+      for (let k = 0; k < 12; k++) expect(Math.abs(boxes[best * 12 + k]! - ref.Identity.data[best * 12 + k])).toBeLessThan(0.5);
+      expect(maxAbsDiff(ref.Identity.data, boxes)).toBeLessThan(0.01);
+    }, 180_000);
 
     it(`pose-landmark-lite on ${path.basename(file)}: 33 landmarks within 1.5 px, mask IoU >= 0.98`, async () => {
       const { nhwc, nchw } = await input256(file);

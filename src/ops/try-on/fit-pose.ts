@@ -32,6 +32,25 @@ export function fitGarmentToPose(g: Garment, p: Person, width: number, height: n
   const neck = { x: top.x, y: top.y - 0.16 * sw };
   // Along the torso axis (shoulder middle -> hip middle), t = 0 at the shoulders, 1 at the hips.
   const axis = (t: number) => ({ x: top.x + (hip.x - top.x) * t, y: top.y + torso * t });
+  // x of the arm's bone (shoulder -> elbow -> wrist) on row y on the image-left (-1) or right
+  // (1) side, when the arm passes that row beside the torso; null otherwise.
+  const armX = (dir: -1 | 1, y: number): number | null => {
+    // Only for a dress without sleeves (the arms stay in front of it, beside the torso); tops
+    // cover the arms (the coat fixture's sleeves hang against its body, undetected as sleeves),
+    // so under them the torso is as wide as the mask.
+    if (g.kind !== 'full' || g.landmarks.sleeveL || g.landmarks.sleeveR) return null;
+    const chain = dir < 0 ? [sl, el, leftIsA ? L[POSE.leftWrist]! : L[POSE.rightWrist]!] : [sr, er, leftIsA ? L[POSE.rightWrist]! : L[POSE.leftWrist]!];
+    for (let k = 0; k + 1 < chain.length; k++) {
+      const p0 = chain[k]!,
+        p1 = chain[k + 1]!;
+      // BlazePose extrapolates joints below the frame (a bust's elbows): only joints in the image count.
+      if (p1.visibility < 0.5 || p0.visibility < 0.5 || p1.y >= height || p1.x < 0 || p1.x >= width) return null;
+      if ((y - p0.y) * (y - p1.y) > 0 || Math.abs(p1.y - p0.y) < 1) continue;
+      const x = p0.x + ((p1.x - p0.x) * (y - p0.y)) / (p1.y - p0.y);
+      return (x - (sl.x + sr.x) / 2) * dir > 0 ? x : null;
+    }
+    return null;
+  };
   const halfAt = (t: number) => {
     // Torso half-width: from the landmarks (shoulders to hips, widened to the hips' flesh, as
     // joints sit inside), or wider where the person's mask is (bulky clothes), up to 0.7
@@ -43,7 +62,10 @@ export function fitGarmentToPose(g: Garment, p: Person, width: number, height: n
     if (y < 0 || y >= height) return fromJoints;
     const run = (dir: -1 | 1) => {
       let x = Math.round(c.x);
-      const limit = 0.7 * sw;
+      // Arms hanging beside the body are not torso: the run stops at the inner edge of the arm
+      // on that side (a bulky suit with its arms down is otherwise one wide box).
+      const arm = armX(dir, y);
+      const limit = arm === null ? 0.7 * sw : Math.min(0.7 * sw, Math.max(0.3 * sw, Math.abs(arm - c.x) - 0.1 * sw));
       while (Math.abs(x - c.x) < limit && x >= 0 && x < width && p.mask[y * width + x]! >= 128) x += dir;
       return Math.abs(x - c.x);
     };
@@ -93,7 +115,9 @@ export function fitGarmentToPose(g: Garment, p: Person, width: number, height: n
       [lm.sleeveR, lm.shoulderR, pSR, er, 1],
     ] as const;
     for (const [sleeve, gS, pS, elbow, dir] of sleeves) {
-      if (!sleeve) continue;
+      // A sleeve hanging against the garment's body moves with the body here (pinning it apart
+      // folds the spline); sleeves.ts lays it along the arm.
+      if (!sleeve || sleeve.inner !== undefined) continue;
       const vTip = { x: (sleeve.tip.x - gS.x) * s, y: (sleeve.tip.y - gS.y) * s };
       const vCuff = { x: (sleeve.cuff.x - gS.x) * s, y: (sleeve.cuff.y - gS.y) * s };
       let rot = 0;

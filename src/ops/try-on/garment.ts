@@ -27,8 +27,20 @@ export interface GarmentLandmarks {
   hemY: number;
   hemL: number;
   hemR: number;
-  sleeveL: { tip: Point; cuff: Point } | null;
-  sleeveR: { tip: Point; cuff: Point } | null;
+  sleeveL: Sleeve | null;
+  sleeveR: Sleeve | null;
+}
+
+/**
+ * A sleeve: its outermost point (tip) and the cuff's inner end. A sleeve hanging down against
+ * the garment's body (a coat laid flat) also has `inner`, the body's edge it hangs beside (its
+ * pixels are those beyond it), and `bottom`, the cuff's lowest row.
+ */
+export interface Sleeve {
+  tip: Point;
+  cuff: Point;
+  inner?: number;
+  bottom?: number;
 }
 
 export interface Garment {
@@ -494,6 +506,41 @@ function findLandmarks(mask: Plane, kind: GarmentKind): GarmentLandmarks {
     return cuff ? { tip, cuff } : null;
   };
 
+  // Sleeves hanging against the body (a coat laid flat): low rows where the garment splits into
+  // three runs, a sleeve either side of the body. Only sought when no sleeve stands out above
+  // the armpits.
+  const hanging = (side: -1 | 1): Sleeve | null => {
+    if (kind !== 'top') return null;
+    let inner = side < 0 ? Infinity : -Infinity,
+      rows = 0,
+      bottom = -1;
+    let tip: Point | null = null,
+      cuff: Point | null = null;
+    for (let y = chestY + 1; y <= p.bottom; y++) {
+      const body = runAt(mask, y, cx);
+      if (!body) continue;
+      const [bl, br] = body;
+      const edge = side < 0 ? bl : br;
+      // The sleeve's run: the next opaque run outside the body on this side.
+      let x = edge + 2 * side;
+      while (x >= 0 && x < mask.width && !mask.data[y * mask.width + x]) x += side;
+      if (x < 0 || x >= mask.width) continue;
+      const run = runAt(mask, y, x);
+      if (!run) continue;
+      rows++;
+      inner = side < 0 ? Math.min(inner, bl) : Math.max(inner, br);
+      bottom = y;
+      const out = side < 0 ? run[0] : run[1];
+      const inn = side < 0 ? run[1] : run[0];
+      if (!tip || (side < 0 ? out <= tip.x : out >= tip.x)) tip = { x: out, y };
+      cuff = { x: inn, y };
+    }
+    if (rows < 0.04 * H || !tip || !cuff || !Number.isFinite(inner)) return null;
+    return { tip, cuff, inner: inner - side, bottom };
+  };
+  const sleeveL = sleeve(-1) ?? hanging(-1);
+  const sleeveR = sleeve(1) ?? hanging(1);
+
   return {
     cx,
     top: p.top,
@@ -510,8 +557,8 @@ function findLandmarks(mask: Plane, kind: GarmentKind): GarmentLandmarks {
     hemY,
     hemL,
     hemR,
-    sleeveL: sleeve(-1),
-    sleeveR: sleeve(1),
+    sleeveL,
+    sleeveR,
   };
 }
 
@@ -522,7 +569,11 @@ function sleeveMask(mask: Plane, lm: GarmentLandmarks): Plane {
   for (let y = 0; y < mask.height; y++) {
     for (let x = 0; x < mask.width; x++) {
       const i = y * mask.width + x;
-      if (mask.data[i] && (x < lm.chestL || x > lm.chestR) && y <= lm.chestY + 2) out[i] = 1;
+      if (!mask.data[i]) continue;
+      if ((x < lm.chestL || x > lm.chestR) && y <= lm.chestY + 2) out[i] = 1;
+      // A hanging sleeve: everything beyond the body's edge down to its cuff.
+      else if (lm.sleeveL?.inner !== undefined && x < lm.sleeveL.inner && y <= lm.sleeveL.bottom!) out[i] = 1;
+      else if (lm.sleeveR?.inner !== undefined && x > lm.sleeveR.inner && y <= lm.sleeveR.bottom!) out[i] = 1;
     }
   }
   return plane(mask.width, mask.height, out);

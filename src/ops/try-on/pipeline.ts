@@ -7,12 +7,13 @@ import { cutoutSubject } from '../remove-background/cutout.js';
 import { analyseBody, type BodyGeometry } from './body.js';
 import { fitGarment } from './fit.js';
 import { fitGarmentToPose } from './fit-pose.js';
-import { applyLandmarks } from './pose.js';
+import { applyLandmarks, armsInFront } from './pose.js';
 import { prepareGarment } from './garment.js';
 import { EXTRACTION_CREDITS, tryOn, type TryOnOptions } from './index.js';
 import { blurPlane, plane, resizePlane, type Plane } from './raster.js';
 import { shadingPlane } from './shade.js';
-import { warpGarment } from './warp.js';
+import { warpSleevesOnArms } from './sleeves.js';
+import { type WarpedLayer, warpGarment } from './warp.js';
 
 /** Body analysis runs at this long side at most; the warp and composite run at full size. */
 const BODY_SIDE = 768;
@@ -49,14 +50,19 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
   progress(0.05, 'find people');
   const people = await detectPeople(person, { signal });
   throwIfAborted(signal);
-  const subject = people[0];
+  // The most prominent person facing the camera: a front-view garment cannot dress a person
+  // seen from the side or behind (shoulders foreshortened to under 0.3 torso lengths), so the
+  // largest person who faces the camera is dressed, or the largest when none does.
+  const dressedIndex = Math.max(0, people.findIndex(facesCamera));
+  const subject = people[dressedIndex];
   if (!subject) {
     throw new ImgtoolError('invalid_parameter', `no person found in ${personIn.name}; use a photo showing a person's head and shoulders at least`, {
       field: 'person_image',
     });
   }
   if (people.length > 1) {
-    ctx.warn(`${personIn.name}: ${people.length} people found; dressing the most prominent one (the largest, at x=${subject.box.x}, y=${subject.box.y})`);
+    const which = dressedIndex === 0 ? 'the largest' : `the largest facing the camera, number ${dressedIndex + 1} by size`;
+    ctx.warn(`${personIn.name}: ${people.length} people found; dressing the most prominent one (${which}, at x=${subject.box.x}, y=${subject.box.y})`);
   }
 
   progress(0.15, 'segment person');
@@ -97,42 +103,58 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
   const shouldersSeen = subject.landmarks[11]!.visibility > 0.5 && subject.landmarks[12]!.visibility > 0.5;
   const fit = garment.kind !== 'bottom' && shouldersSeen ? fitGarmentToPose(garment, subject, person.width, person.height) : fitGarment(garment, body, k);
   const layer = warpGarment(garment, fit, person.width, person.height, signal);
+  // Sleeves follow the arms they dress (bent at the elbow) wherever BlazePose saw the arm. They
+  // are drawn over the torso warp's copy of the sleeve, which is kept: where the garment's body
+  // is narrower than the person it fills the side between torso and arm (cut to the person's
+  // outline), which otherwise showed the old clothing.
+  const armSleeves = garment.kind !== 'bottom' && shouldersSeen ? warpSleevesOnArms(garment, subject, fit.scale, person.width, person.height, signal) : [];
 
   progress(0.8, 'shade');
-  // The person's mask, feathered, for clipping sleeves to the arms.
-  const subjectSoft = await blurPlane(plane(person.width, person.height, subject.mask), Math.max(0.5, person.width / 400));
+  // Where the garment may lie: the dressed person's mask, its edge sharpened (a narrow ramp
+  // around the mask's own 50% line) so the garment follows the outline without a translucent
+  // fringe over the background.
+  const inPerson = personEdge(subject.mask, person.width, person.height);
   const [shade, occ, occSleeve] = await Promise.all([
     shadingPlane(workRgb, body).then((p) => resizePlane(p, person.width, person.height)),
-    softMask(body.occluder, person.width, person.height),
+    // A dress without sleeves leaves the arms bare, in front of it where they hang down. (Tops
+    // are not judged by their sleeve landmarks: the coat fixture's sleeves hang against its
+    // body and are not found as sleeves.)
+    garment.kind === 'full' && !garment.landmarks.sleeveL && !garment.landmarks.sleeveR && shouldersSeen
+      ? Promise.all([softMask(body.occluder, person.width, person.height), featherFull(armsInFront(subject, person.width, person.height))]).then(([a, b]) =>
+          plane(
+            a.width,
+            a.height,
+            a.data.map((v, i) => Math.max(v, b.data[i]!)),
+          ),
+        )
+      : softMask(body.occluder, person.width, person.height),
     softMask(sleeveOccluder(body), person.width, person.height),
   ]);
   throwIfAborted(signal);
 
   progress(0.9, 'composite');
   const out = baseImage(person, cut.rgba.data, cut.mask, opts.remove_background);
-  let region: { x: number; y: number; width: number; height: number } | null = null;
-  if (layer) {
-    let rx0 = Infinity,
-      ry0 = Infinity,
-      rx1 = -1,
-      ry1 = -1;
-    for (let y = 0; y < layer.height; y++) {
-      const py = y + layer.y0;
-      for (let x = 0; x < layer.width; x++) {
-        const li = y * layer.width + x;
-        const ga = layer.alpha[li]!;
+  let rx0 = Infinity,
+    ry0 = Infinity,
+    rx1 = -1,
+    ry1 = -1;
+  const draw = (l: WarpedLayer) => {
+    for (let y = 0; y < l.height; y++) {
+      const py = y + l.y0;
+      for (let x = 0; x < l.width; x++) {
+        const li = y * l.width + x;
+        const ga = l.alpha[li]!;
         if (!ga) continue;
-        const px = x + layer.x0,
+        const px = x + l.x0,
           pi = py * person.width + px;
-        const o = (layer.sleeve[li] ? occSleeve : occ).data[pi]!;
-        // Sleeves end at the person's outline: a sleeve cut flat sticks out into the air where
-        // the arm hangs down; worn, it lies on the arm.
-        const inPerson = layer.sleeve[li] ? subjectSoft.data[pi]! / 255 : 1;
-        const a = ((ga * (255 - o)) / (255 * 255)) * inPerson;
+        const o = (l.sleeve[li] ? occSleeve : occ).data[pi]!;
+        // Worn, the garment lies on the body: it ends at the person's outline (a sleeve cut
+        // flat would stick out into the air where the arm hangs down).
+        const a = ((ga * (255 - o)) / (255 * 255)) * inPerson[pi]!;
         if (a <= 0) continue;
         const r = shade.data[pi]! / 128;
         for (let c = 0; c < 3; c++) {
-          const gv = Math.min(255, layer.rgb[li * 3 + c]! * r);
+          const gv = Math.min(255, l.rgb[li * 3 + c]! * r);
           out[pi * 3 + c] = Math.round(out[pi * 3 + c]! * (1 - a) + gv * a);
         }
         if (px < rx0) rx0 = px;
@@ -141,8 +163,10 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
         if (py > ry1) ry1 = py;
       }
     }
-    if (rx1 >= 0) region = { x: rx0, y: ry0, width: rx1 - rx0 + 1, height: ry1 - ry0 + 1 };
-  }
+  };
+  if (layer) draw(layer);
+  for (const a of armSleeves) draw(a.layer);
+  const region = rx1 >= 0 ? { x: rx0, y: ry0, width: rx1 - rx0 + 1, height: ry1 - ry0 + 1 } : null;
   if (!region) ctx.warn(`${garmentIn.name}: the fitted garment falls outside the person image; the output shows the person unchanged`);
 
   progress(0.95, 'encode');
@@ -153,12 +177,14 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
   );
   const credits = tryOn.cost(opts, {}) + (garment.extracted ? EXTRACTION_CREDITS : 0);
   ctx.onProgress({ fraction: 1, stage: 'done' });
+  // The box the occluder keeps in front (rows and columns round(y0)..round(y1) at working
+  // scale), so meta.face never claims a row the garment may cover.
   const face = body.face
     ? {
-        x: Math.round(body.face.x0 * k),
-        y: Math.round(body.face.y0 * k),
-        width: Math.round((body.face.x1 - body.face.x0 + 1) * k),
-        height: Math.round((body.face.y1 - body.face.y0 + 1) * k),
+        x: Math.round(Math.round(body.face.x0) * k),
+        y: Math.round(Math.round(body.face.y0) * k),
+        width: Math.max(1, Math.round((Math.round(body.face.x1) - Math.round(body.face.x0) + 1) * k)),
+        height: Math.max(1, Math.round((Math.round(body.face.y1) - Math.round(body.face.y0) + 1) * k)),
       }
     : null;
   return {
@@ -175,6 +201,7 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
       region,
       face,
       people: people.length,
+      dressed_person: dressedIndex,
       landmarks: landmarkMeta(subject),
       body: {
         center_x: Math.round(body.cx * k),
@@ -203,6 +230,14 @@ async function workScale(person: DecodedImage, mask: Uint8Array) {
   return { W, H, k: person.width / W, rgb: new Uint8Array(rgbBuf.buffer, rgbBuf.byteOffset, rgbBuf.byteLength), alpha };
 }
 
+/** Shoulders at least 0.3 torso lengths apart: the torso faces the camera (or its back does). */
+function facesCamera(p: Person): boolean {
+  const L = p.landmarks;
+  const sw = Math.hypot(L[11]!.x - L[12]!.x, L[11]!.y - L[12]!.y);
+  const torso = Math.hypot((L[11]!.x + L[12]!.x - L[23]!.x - L[24]!.x) / 2, (L[11]!.y + L[12]!.y - L[23]!.y - L[24]!.y) / 2);
+  return L[11]!.visibility > 0.5 && L[12]!.visibility > 0.5 && sw >= 0.3 * torso;
+}
+
 /** The dressed person's BlazePose landmarks for callers: image pixels, visibility to 2 decimals. */
 function landmarkMeta(p: Person): Array<[number, number, number]> {
   return p.landmarks.map((l) => [Math.round(l.x), Math.round(l.y), Math.round(l.visibility * 100) / 100]);
@@ -218,6 +253,23 @@ function sleeveOccluder(body: BodyGeometry): Plane {
     out[i] = (body.occluder.data[i] && !(y >= neckRow && body.skin.data[i])) || body.hands?.data[i] ? 1 : 0;
   }
   return plane(w, h, out);
+}
+
+/** 0..1 per pixel: a smoothstep of the person mask between 35% and 65%. */
+function personEdge(mask: Uint8Array, width: number, height: number): Float32Array {
+  const out = new Float32Array(width * height);
+  for (let i = 0; i < out.length; i++) {
+    const t = Math.min(1, Math.max(0, (mask[i]! - 90) / 75));
+    out[i] = t * t * (3 - 2 * t);
+  }
+  return out;
+}
+
+/** 0/1 full-size mask to a lightly feathered 0..255 mask. */
+function featherFull(p: Plane): Promise<Plane> {
+  const bytes = new Uint8Array(p.data.length);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = p.data[i] ? 255 : 0;
+  return blurPlane(plane(p.width, p.height, bytes), Math.max(0.5, p.width / 1500));
 }
 
 /** 0/1 working-scale mask to a feathered 0..255 full-size mask. */

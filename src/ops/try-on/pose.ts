@@ -52,7 +52,14 @@ export function applyLandmarks(body: BodyGeometry, person: Person, k: number): B
   // Face box from eyes, ears, nose and mouth.
   const face = faceBox(L, body.width, body.height);
 
-  const occluder = withLimbs(withFace(moveNeck(body, neckY, face), body.silhouette, face), body.silhouette, body.skin, L, sw, true);
+  const occluder = withLimbs(
+    withFace(moveNeck({ ...body, occluder: nearArmsOrHead(body.occluder, L, sw, face, neckY, shoulderY) }, neckY, face), body.silhouette, face),
+    body.silhouette,
+    body.skin,
+    L,
+    sw,
+    true,
+  );
   const skin = body.skin;
   return {
     ...body,
@@ -74,6 +81,132 @@ export function applyLandmarks(body: BodyGeometry, person: Person, k: number): B
     skin,
     hands: withLimbs(plane(body.width, body.height), body.silhouette, body.skin, L, sw, false),
   };
+}
+
+/**
+ * The silhouette analysis puts skin-coloured blobs below the neck in front of the garment as
+ * arms and hands, and grows hair down from the head by colour; on a red or brown shirt both
+ * take the shirt itself (a football jersey's stripes). With landmarks, below the neck only
+ * what lies near an arm (within 0.15 shoulder widths of shoulder-elbow-wrist-fingers) or
+ * hangs beside the face above the shoulder line (hair) stays in front.
+ */
+function nearArmsOrHead(
+  occ: Plane,
+  L: Array<{ x: number; y: number; v: number }>,
+  sw: number,
+  face: BodyGeometry['face'],
+  neckY: number,
+  hairEnd: number,
+): Plane {
+  const { width: w, height: h } = occ;
+  const out = new Uint8Array(occ.data);
+  const bones: Array<[number, number]> = [];
+  for (const side of [0, 1]) {
+    const [s, e, wr] = side ? [POSE.rightShoulder, POSE.rightElbow, POSE.rightWrist] : [POSE.leftShoulder, POSE.leftElbow, POSE.leftWrist];
+    const fingers = side ? [POSE.rightIndex, POSE.rightPinky, POSE.rightThumb] : [POSE.leftIndex, POSE.leftPinky, POSE.leftThumb];
+    bones.push([s, e], [e, wr], ...fingers.map((f) => [wr, f] as [number, number]));
+  }
+  const r = 0.15 * sw;
+  const nearBone = (x: number, y: number) =>
+    bones.some(([a, b]) => {
+      const p = L[a]!,
+        q = L[b]!;
+      if (p.v < 0.3 || q.v < 0.3) return false;
+      const dx = q.x - p.x,
+        dy = q.y - p.y;
+      const t = clamp(((x - p.x) * dx + (y - p.y) * dy) / Math.max(1e-6, dx * dx + dy * dy), 0, 1);
+      return Math.hypot(x - p.x - t * dx, y - p.y - t * dy) <= r;
+    });
+  const fw = face ? face.x1 - face.x0 : 0;
+  const y0 = Math.max(0, Math.ceil(neckY));
+  // Hair: within the zone beside and below the face down to the shoulder line, and connected
+  // to the head (a flood from the neck row down), so a dark print or the stripes of a shirt
+  // are not taken for hair. Long hair hanging further down goes behind the garment.
+  const hairZone = (x: number, y: number) => !!face && y < hairEnd && x >= face.x0 - 0.35 * fw && x <= face.x1 + 0.35 * fw;
+  const hair = new Uint8Array(w * h);
+  const stack: number[] = [];
+  for (let x = 0; x < w && y0 > 0 && y0 < h; x++) {
+    const i = y0 * w + x;
+    if (out[i] && out[i - w] && hairZone(x, y0)) {
+      hair[i] = 1;
+      stack.push(i);
+    }
+  }
+  while (stack.length) {
+    const i = stack.pop()!;
+    const x = i % w,
+      y = (i - x) / w;
+    for (const j of [x > 0 ? i - 1 : -1, x < w - 1 ? i + 1 : -1, i + w < w * h ? i + w : -1, y > y0 ? i - w : -1]) {
+      if (j < 0 || hair[j] || !out[j] || !hairZone(j % w, (j / w) | 0)) continue;
+      hair[j] = 1;
+      stack.push(j);
+    }
+  }
+  for (let y = y0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const i = y * w + x;
+      if (out[i] && !hair[i] && !nearBone(x, y)) out[i] = 0;
+    }
+  }
+  return plane(w, h, out);
+}
+
+/**
+ * Bare arms in front of a sleeveless garment (a dress over a body with its arms down): 0/1
+ * capsules along each seen arm from a third of the way down the upper arm (the shoulder stays
+ * under the straps) through the elbow to the wrist, clipped to the person's mask and kept
+ * outside the shoulder-hip quadrilateral.
+ * Full-resolution person pixels.
+ */
+export function armsInFront(person: Person, width: number, height: number): Plane {
+  const L = person.landmarks;
+  const out = new Uint8Array(width * height);
+  const sw = Math.hypot(L[POSE.leftShoulder]!.x - L[POSE.rightShoulder]!.x, L[POSE.leftShoulder]!.y - L[POSE.rightShoulder]!.y);
+  const r = 0.14 * sw;
+  // Only beside the torso: inside the shoulder-hip quadrilateral the arm's width is a guess
+  // and the dress's bodice is what a viewer looks at.
+  const quad = [L[POSE.leftShoulder]!, L[POSE.rightShoulder]!, L[POSE.rightHip]!, L[POSE.leftHip]!];
+  const inTorso = (x: number, y: number) => {
+    let sign = 0;
+    for (let k = 0; k < 4; k++) {
+      const a = quad[k]!,
+        b = quad[(k + 1) % 4]!;
+      const c = Math.sign((b.x - a.x) * (y - a.y) - (b.y - a.y) * (x - a.x));
+      if (!c) continue;
+      if (sign && c !== sign) return false;
+      sign = c;
+    }
+    return true;
+  };
+  for (const [s, e, wr] of [
+    [POSE.leftShoulder, POSE.leftElbow, POSE.leftWrist],
+    [POSE.rightShoulder, POSE.rightElbow, POSE.rightWrist],
+  ] as const) {
+    const S = L[s]!,
+      E = L[e]!,
+      W = L[wr]!;
+    if (S.visibility < 0.5 || E.visibility < 0.5 || E.y >= height) continue;
+    const start = { x: S.x + (E.x - S.x) / 3, y: S.y + (E.y - S.y) / 3 };
+    const segs: Array<[{ x: number; y: number }, { x: number; y: number }]> = [[start, E]];
+    if (W.visibility > 0.5 && W.y < height) segs.push([E, W]);
+    for (const [p, q] of segs) {
+      const x0 = Math.max(0, Math.floor(Math.min(p.x, q.x) - r)),
+        x1 = Math.min(width - 1, Math.ceil(Math.max(p.x, q.x) + r));
+      const y0 = Math.max(0, Math.floor(Math.min(p.y, q.y) - r)),
+        y1 = Math.min(height - 1, Math.ceil(Math.max(p.y, q.y) + r));
+      const dx = q.x - p.x,
+        dy = q.y - p.y,
+        len2 = Math.max(1e-6, dx * dx + dy * dy);
+      for (let y = y0; y <= y1; y++) {
+        for (let x = x0; x <= x1; x++) {
+          const t = clamp(((x - p.x) * dx + (y - p.y) * dy) / len2, 0, 1);
+          const i = y * width + x;
+          if (Math.hypot(x - p.x - t * dx, y - p.y - t * dy) <= r && person.mask[i]! >= 128 && !inTorso(x + 0.5, y + 0.5)) out[i] = 1;
+        }
+      }
+    }
+  }
+  return plane(width, height, out);
 }
 
 function faceBox(L: Array<{ x: number; y: number; v: number }>, w: number, h: number): BodyGeometry['face'] {

@@ -11,7 +11,7 @@ export interface WarpedLayer {
   /** Straight RGB of the garment where alpha > 0. */
   rgb: Uint8Array;
   alpha: Uint8Array;
-  /** 1 where the pixel comes from a sleeve. */
+  /** Non-zero where the pixel comes from a sleeve: 1 the garment's image-left sleeve, 2 the right. */
   sleeve: Uint8Array;
 }
 
@@ -108,7 +108,7 @@ export function warpGarment(g: Garment, fit: Fit, width: number, height: number,
       rgb[o * 3 + 2] = Math.round(pb / pa);
       const nx = Math.min(gw - 1, Math.max(0, Math.round(sx))),
         ny = Math.min(gh - 1, Math.max(0, Math.round(sy)));
-      sleeve[o] = g.sleeves.data[ny * gw + nx]!;
+      sleeve[o] = g.sleeves.data[ny * gw + nx]! ? (nx < g.landmarks.cx ? 1 : 2) : 0;
     }
   }
   return { x0, y0, width: w, height: h, rgb, alpha, sleeve };

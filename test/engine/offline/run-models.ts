@@ -13,7 +13,7 @@ const sharp = (await import('sharp')).default;
 const rgb = new Uint8Array(64 * 48 * 3).map((_, i) => (i * 31) % 256);
 const mask = await segment({ data: rgb, width: 64, height: 48, channels: 3 }, 'u2netp');
 const up = await upscaleRgb({ data: rgb, width: 64, height: 48 }, { model: 'slim', scale: 2 });
-// The people models (selfie segmentation, then BlazePose) on a fixture person.
+// The people models (BlazePose detector and landmarks, selfie segmentation) on a fixture person.
 const photo = await sharp(new URL('../../fixtures/images/astronaut.png', import.meta.url).pathname)
   .removeAlpha()
   .raw()

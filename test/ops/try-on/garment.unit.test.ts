@@ -30,6 +30,35 @@ describe('garment analysis', () => {
     expect(classify(plane(w, h, m))).toBe('bottom');
   });
 
+  it('finds a coat laid flat with its sleeves hanging against its body: both sleeves, down to the cuffs, beside the body', async () => {
+    const coat = await prepareGarment(await decoded(await sharp(fixture('cutouts/coat.png')).toBuffer()), { preprocess: true });
+    expect(coat.kind).toBe('top');
+    const { sleeveL, sleeveR, cx, hemY } = coat.landmarks;
+    expect(sleeveL?.inner).toBeDefined();
+    expect(sleeveR?.inner).toBeDefined();
+    // The sleeves hang: their cuffs are far below the shoulders, outside the body's edges.
+    for (const s of [sleeveL!, sleeveR!]) expect(s.cuff.y).toBeGreaterThan(0.6 * hemY);
+    expect(sleeveL!.tip.x).toBeLessThan(sleeveL!.inner!);
+    expect(sleeveR!.tip.x).toBeGreaterThan(sleeveR!.inner!);
+    expect(sleeveL!.inner!).toBeLessThan(cx);
+    expect(sleeveR!.inner!).toBeGreaterThan(cx);
+    // Sleeve pixels lie on both sides and none in the body's middle column.
+    const { width, data } = coat.sleeves;
+    let left = 0,
+      right = 0,
+      middle = 0;
+    for (let i = 0; i < data.length; i++) {
+      if (!data[i]) continue;
+      const x = i % width;
+      if (x < sleeveL!.inner!) left++;
+      else if (x > sleeveR!.inner!) right++;
+      if (Math.abs(x - cx) < 10) middle++;
+    }
+    expect(left).toBeGreaterThan(200);
+    expect(right).toBeGreaterThan(200);
+    expect(middle).toBe(0);
+  });
+
   it('uses a cut-out garment as is: no extraction, no surcharge', async () => {
     const g = await prepareGarment(await decoded(await sharp(fixture('cutouts/tshirt.png')).toBuffer()), { preprocess: true });
     expect(g.extracted).toBe(false);

@@ -1,0 +1,183 @@
+import { throwIfAborted } from '../../errors.js';
+import { POSE, type Person } from '../../engine/people.js';
+import type { Point } from './body.js';
+import type { Garment } from './garment.js';
+import type { WarpedLayer } from './warp.js';
+
+/**
+ * Sleeves laid along the arm they dress, bending at the elbow. A single thin-plate spline can
+ * only turn a sleeve as a whole; here each sleeve is its own skeletal warp: the garment
+ * sleeve's centre line (from the middle of its armhole to the middle of its cuff) is stretched
+ * along the person's arm polyline (shoulder joint -> elbow -> wrist) and every output pixel is
+ * mapped back by its arc length along that polyline and its signed distance from it, so the
+ * fabric follows the upper arm, turns at the elbow and follows the forearm. A short sleeve ends
+ * where its own length (at the garment's scale) ends; a long sleeve longer than the arm ends
+ * at the wrist. On the outer side of a bent elbow the nearest point is the elbow itself and the
+ * fabric fans around it, as cloth does.
+ */
+export interface ArmSleeve {
+  side: 'L' | 'R';
+  layer: WarpedLayer;
+}
+
+interface Seg {
+  a: Point;
+  b: Point;
+  len: number;
+  /** Arc length where the segment starts. */
+  s0: number;
+}
+
+/** Nearest point on a polyline: arc length and signed distance (positive on the left normal (-dy, dx)). */
+function project(segs: Seg[], x: number, y: number): { s: number; d: number } {
+  let best = { s: 0, d: 0, dist: Infinity };
+  for (const [k, g] of segs.entries()) {
+    const dx = g.b.x - g.a.x,
+      dy = g.b.y - g.a.y;
+    let t = ((x - g.a.x) * dx + (y - g.a.y) * dy) / (g.len * g.len);
+    // The first segment extends backwards (into the garment's body) and the last forwards,
+    // so the armhole seam and the cuff are not cut round.
+    if (k > 0) t = Math.max(0, t);
+    if (k < segs.length - 1) t = Math.min(1, t);
+    const px = g.a.x + dx * t,
+      py = g.a.y + dy * t;
+    const dist = Math.hypot(x - px, y - py);
+    if (dist < best.dist) {
+      const nx = -dy / g.len,
+        ny = dx / g.len;
+      best = { s: g.s0 + t * g.len, d: (x - px) * nx + (y - py) * ny, dist };
+    }
+  }
+  return { s: best.s, d: best.d };
+}
+
+/**
+ * Warps each garment sleeve onto its arm. `scale` is garment pixels -> person pixels (the
+ * torso fit's). Returns only the sleeves whose arm BlazePose saw (shoulder and elbow visible);
+ * the caller keeps the torso warp's sleeve for the others.
+ */
+export function warpSleevesOnArms(g: Garment, p: Person, scale: number, width: number, height: number, signal?: AbortSignal): ArmSleeve[] {
+  const lm = g.landmarks;
+  const L = p.landmarks;
+  const [a, b] = [L[POSE.leftShoulder]!, L[POSE.rightShoulder]!];
+  const leftIsA = a.x < b.x;
+  const joints = (imageLeft: boolean) => {
+    const isA = imageLeft === leftIsA;
+    return isA ? [L[POSE.leftShoulder]!, L[POSE.leftElbow]!, L[POSE.leftWrist]!] : [L[POSE.rightShoulder]!, L[POSE.rightElbow]!, L[POSE.rightWrist]!];
+  };
+  const out: ArmSleeve[] = [];
+  for (const side of ['L', 'R'] as const) {
+    const sleeve = side === 'L' ? lm.sleeveL : lm.sleeveR;
+    if (!sleeve) continue;
+    const [S, E, W] = joints(side === 'L');
+    // An elbow outside the image is BlazePose's guess (a bust's arms): the torso warp's sleeve stays.
+    if (S!.visibility < 0.5 || E!.visibility < 0.5 || E!.x < 0 || E!.y < 0 || E!.x >= width || E!.y >= height) continue;
+    // Garment sleeve axis: armhole middle (shoulder seam and armpit) -> cuff middle.
+    const seam = side === 'L' ? lm.shoulderL : lm.shoulderR;
+    const pit = { x: side === 'L' ? lm.chestL : lm.chestR, y: lm.chestY };
+    const gRoot = { x: (seam.x + pit.x) / 2, y: (seam.y + pit.y) / 2 };
+    const gEnd = { x: (sleeve.tip.x + sleeve.cuff.x) / 2, y: (sleeve.tip.y + sleeve.cuff.y) / 2 };
+    const gLen = Math.hypot(gEnd.x - gRoot.x, gEnd.y - gRoot.y);
+    if (gLen < 2) continue;
+    const gDir = { x: (gEnd.x - gRoot.x) / gLen, y: (gEnd.y - gRoot.y) / gLen };
+    const gNorm = { x: -gDir.y, y: gDir.x };
+    // Person arm polyline, cut at the sleeve's length; the wrist only counts when seen.
+    const pts: Point[] = [S!, E!];
+    if (W!.visibility > 0.3 && W!.x >= 0 && W!.y >= 0 && W!.x < width && W!.y < height) pts.push(W!);
+    const segs: Seg[] = [];
+    let acc = 0;
+    for (let k = 0; k + 1 < pts.length; k++) {
+      const len = Math.hypot(pts[k + 1]!.x - pts[k]!.x, pts[k + 1]!.y - pts[k]!.y);
+      if (len < 1) continue;
+      segs.push({ a: pts[k]!, b: pts[k + 1]!, len, s0: acc });
+      acc += len;
+    }
+    if (!segs.length) continue;
+    const sleeveLen = Math.min(gLen * scale, acc);
+    // Fabric half-width at the person's scale, for the bounding box.
+    const halfW = (Math.hypot(sleeve.tip.x - sleeve.cuff.x, sleeve.tip.y - sleeve.cuff.y) / 2 + Math.hypot(seam.x - pit.x, seam.y - pit.y) / 2) * scale;
+    const back = 0.15 * sleeveLen; // into the garment's body, under the armhole seam
+    let x0 = Infinity,
+      y0 = Infinity,
+      x1 = -Infinity,
+      y1 = -Infinity;
+    const grow = (q: Point) => {
+      x0 = Math.min(x0, q.x - halfW);
+      x1 = Math.max(x1, q.x + halfW);
+      y0 = Math.min(y0, q.y - halfW);
+      y1 = Math.max(y1, q.y + halfW);
+    };
+    const first = segs[0]!;
+    grow({ x: first.a.x - ((first.b.x - first.a.x) / first.len) * back, y: first.a.y - ((first.b.y - first.a.y) / first.len) * back });
+    for (const sg of segs) {
+      grow(sg.a);
+      if (sg.s0 < sleeveLen) grow(sg.b);
+    }
+    const bx0 = Math.max(0, Math.floor(x0)),
+      by0 = Math.max(0, Math.floor(y0));
+    const bx1 = Math.min(width - 1, Math.ceil(x1)),
+      by1 = Math.min(height - 1, Math.ceil(y1));
+    if (bx1 < bx0 || by1 < by0) continue;
+    const w = bx1 - bx0 + 1,
+      h = by1 - by0 + 1;
+    const rgb = new Uint8Array(w * h * 3),
+      alpha = new Uint8Array(w * h),
+      flag = new Uint8Array(w * h);
+    const gw = g.rgba.width,
+      gh = g.rgba.height,
+      gd = g.rgba.data;
+    // Arc length in the person -> along the garment axis: the sleeve's own length maps onto
+    // sleeveLen (compressed when the arm is shorter than the sleeve).
+    const along = gLen / sleeveLen;
+    let any = false;
+    for (let y = 0; y < h; y++) {
+      if ((y & 63) === 0) throwIfAborted(signal);
+      for (let x = 0; x < w; x++) {
+        const { s, d } = project(segs, bx0 + x + 0.5, by0 + y + 0.5);
+        if (s < -back || s > sleeveLen + 2) continue;
+        const u = s * along,
+          v = d / scale;
+        const sx = gRoot.x + gDir.x * u + gNorm.x * v - 0.5,
+          sy = gRoot.y + gDir.y * u + gNorm.y * v - 0.5;
+        if (sx < -1 || sy < -1 || sx > gw || sy > gh) continue;
+        // Only sleeve fabric: beside the arm the garment's axis frame reaches into the body of
+        // the garment (below the armhole, or the lapels at the shoulder), which must not be
+        // drawn along the arm. The torso warp's own copy of the sleeve, drawn underneath, fills
+        // the armhole.
+        const nx = Math.min(gw - 1, Math.max(0, Math.round(sx))),
+          ny = Math.min(gh - 1, Math.max(0, Math.round(sy)));
+        if (!g.sleeves.data[ny * gw + nx]) continue;
+        const ix = Math.floor(sx),
+          iy = Math.floor(sy),
+          ax = sx - ix,
+          ay = sy - iy;
+        let pr = 0,
+          pg = 0,
+          pb = 0,
+          pa = 0;
+        for (let k = 0; k < 4; k++) {
+          const xx = ix + (k & 1),
+            yy = iy + (k >> 1);
+          if (xx < 0 || yy < 0 || xx >= gw || yy >= gh) continue;
+          const wgt = (k & 1 ? ax : 1 - ax) * (k >> 1 ? ay : 1 - ay);
+          const j = (yy * gw + xx) * 4;
+          const aa = gd[j + 3]! * wgt;
+          pr += gd[j]! * aa;
+          pg += gd[j + 1]! * aa;
+          pb += gd[j + 2]! * aa;
+          pa += aa;
+        }
+        if (pa < 0.5) continue;
+        const o = y * w + x;
+        alpha[o] = Math.min(255, Math.round(pa));
+        rgb[o * 3] = Math.round(pr / pa);
+        rgb[o * 3 + 1] = Math.round(pg / pa);
+        rgb[o * 3 + 2] = Math.round(pb / pa);
+        flag[o] = 1;
+        any = true;
+      }
+    }
+    if (any) out.push({ side, layer: { x0: bx0, y0: by0, width: w, height: h, rgb, alpha, sleeve: flag } });
+  }
+  return out;
+}
