@@ -346,6 +346,9 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
 
   app.addHook('onClose', async () => {
     if (interval) clearInterval(interval);
+    // Stopped while Redis is unreachable: fail the commands ioredis holds for it at once instead of
+    // retrying each for minutes; leases and the other nodes' reconcile recover what this node leaves.
+    if (backends.redis && backends.redis.status !== 'ready') backends.redis.disconnect();
     await jobs.shutdown();
     pool.close();
     await threads?.close();

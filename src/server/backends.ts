@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { closeRedis } from './cluster/closing.js';
 import { FileIdempotencyStore } from './idempotency-store.js';
 import { KeyStore } from './keys.js';
 import type { AccountStore, IdempotencyStore } from './stores.js';
@@ -49,7 +50,7 @@ export async function openBackends(o: {
     redis,
     prefix,
     close: async () => {
-      await redis.quit().catch(() => redis.disconnect());
+      await closeRedis(redis);
     },
   };
 }

@@ -194,6 +194,7 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
         throw new ImgtoolError('invalid_parameter', '--workers needs --redis (a cluster); without it use --concurrency');
       const { startServer } = await import('../../server/listen.js');
       const level = flags.log ?? 'info';
+      const redis = redisFrom(flags);
       const { url, close } = await startServer({
         port: int(flags.port ?? cfg.port, '--port', 0) ?? SERVE_DEFAULTS.port,
         host: flags.host ?? cfg.host ?? SERVE_DEFAULTS.host,
@@ -225,13 +226,20 @@ export function registerServeCommand(program: Command, io?: Partial<Out>): void 
         },
         logger: level === 'silent' ? false : { level },
         handleSignals: !out.signal,
-        redis: redisFrom(flags),
+        redis,
         workers: int(flags.workers, '--workers', 0),
         nodeId: flags.nodeId,
       });
 
       // Graceful stop: in-flight requests finish, running jobs go back to pending for the next start.
-      out.signal?.addEventListener('abort', () => void close(), { once: true });
+      out.signal?.addEventListener(
+        'abort',
+        () =>
+          void close().then(async () => {
+            if (redis) (await import('../../server/cluster/closing.js')).exitWhenStuck();
+          }),
+        { once: true },
+      );
       out.stdout.write(`imgtool serve listening on ${url} (data in ${dataDirFrom(flags, out.env)})\n`);
     });
 

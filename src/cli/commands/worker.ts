@@ -71,6 +71,7 @@ export function registerWorkerCommand(program: Command, io?: Partial<Out>): void
         const { connectRedis } = await import('../../server/redis-accounts.js');
         const { connectionFromUrl } = await import('../../server/cluster/queues.js');
         const { startWorkerNode } = await import('../../server/cluster/worker-node.js');
+        const { closeRedis, exitWhenStuck } = await import('../../server/cluster/closing.js');
         const dataDir = resolve(flags.dataDir ?? defaultDataDir(out.env));
         const prefix = flags.redisPrefix ?? 'imgtool:';
         const redis = await connectRedis(flags.redis);
@@ -95,10 +96,10 @@ export function registerWorkerCommand(program: Command, io?: Partial<Out>): void
           (stopping ??= (async () => {
             log.info({ worker: node.id }, 'draining: finishing running jobs');
             await node.close();
-            await redis.quit().catch(() => redis.disconnect());
+            await closeRedis(redis);
             log.info({ worker: node.id }, 'stopped');
           })());
-        if (out.signal) out.signal.addEventListener('abort', () => void stop(), { once: true });
+        if (out.signal) out.signal.addEventListener('abort', () => void stop().then(exitWhenStuck), { once: true });
         else {
           process.once('SIGTERM', () => void stop().then(() => process.exit(0)));
           process.once('SIGINT', () => void stop().then(() => process.exit(0)));

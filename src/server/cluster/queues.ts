@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ImgtoolError, type ErrorCode } from '../../errors.js';
+import { closeOrDrop } from './closing.js';
 import { decodeFailure } from './job-records.js';
 import type { Job, OpResult, RunContext } from '../../ops/define.js';
 
@@ -176,7 +177,9 @@ export class QueueDispatcher {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.events.values()].map((e) => e.close()));
-    await Promise.all([...this.queues.values()].map((q) => q.close()));
+    const all = [...this.events.values(), ...this.queues.values()];
+    // Nothing of this node's waits on these connections any more: a short grace, then drop them
+    // (a graceful close against an unreachable Redis never returns; closing.ts).
+    await closeOrDrop(Promise.all(all.map((c) => c.close())), () => Promise.all(all.map((c) => c.disconnect())), 2_000);
   }
 }

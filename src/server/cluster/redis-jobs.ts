@@ -9,6 +9,7 @@ import type { CreateJobArgs, JobRecord, Jobs, JobStatus } from '../jobs.js';
 import type { HoldStore } from '../stores.js';
 import { clusterJobDir, decodeFailure, type JobBooks, type RedisJobRecords } from './job-records.js';
 import { cancelChannel, type QueueDispatcher, type QueuedRun } from './queues.js';
+import { closeOrDrop } from './closing.js';
 
 /**
  * The job store of an API node in a cluster. Nothing about a job lives in this process: the
@@ -156,7 +157,9 @@ export class RedisJobStore implements Jobs {
   async shutdown(): Promise<void> {
     this.closing = true;
     clearInterval(this.timer);
-    await this.reconciling;
+    // A reconcile round waits on Redis; with Redis gone it would never end. Its steps are each
+    // exactly-once and its lock expires, so a round cut short is finished by the next node's.
+    if (this.reconciling) await closeOrDrop(this.reconciling, () => {}, 5_000);
   }
 
   /** BullMQ failed a job: usually its worker already recorded that; after a double stall nobody did. */

@@ -11,6 +11,7 @@ import { WorkerPool } from '../pool.js';
 import { RedisAccountStore } from '../redis-accounts.js';
 import { loadSecret, ResultStore } from '../results.js';
 import { ThreadRunner } from '../threads.js';
+import { closeOrDrop, closeRedis } from './closing.js';
 import { JobBooks, RedisJobRecords } from './job-records.js';
 import { bullPrefix, cancelChannel, encodeFailure, type QueuedResult, type QueuedRun, type QueueSettings, queueName } from './queues.js';
 
@@ -33,6 +34,9 @@ import { bullPrefix, cancelChannel, encodeFailure, type QueuedResult, type Queue
  * - Every 10 s it writes a heartbeat in the hash `<prefix>workers` (live = seen in the last 30 s) for
  *   `serve status` and `/ready`; a hash, not one key per worker, so nobody needs KEYS/SCAN.
  */
+
+/** How long BullMQ may take to close once this node's running jobs are done (longer means Redis is gone). */
+const CLOSE_GRACE_MS = 5_000;
 
 export interface WorkerNodeOptions extends QueueSettings {
   /** Operations served (default all). */
@@ -266,10 +270,14 @@ export async function startWorkerNode(o: WorkerNodeOptions): Promise<WorkerNode>
     running: () => controllers.size,
     close: async () => {
       clearInterval(timer);
-      // Drain: stop taking jobs, let the running ones finish.
-      await Promise.all(workers.map((w) => w.close()));
-      await o.redis.hdel(`${o.prefix}workers`, id).catch(() => {});
-      await sub.quit().catch(() => sub.disconnect());
+      // Drain: stop taking jobs, let the running ones finish. With Redis unreachable BullMQ's
+      // close would wait for it forever; once our jobs are done it gets CLOSE_GRACE_MS.
+      const drained = (async () => {
+        while (controllers.size > 0) await new Promise((r) => setTimeout(r, 100));
+      })();
+      await closeOrDrop(Promise.all(workers.map((w) => w.close())), () => Promise.all(workers.map((w) => w.disconnect())), CLOSE_GRACE_MS, drained);
+      if (o.redis.status === 'ready') await o.redis.hdel(`${o.prefix}workers`, id).catch(() => {});
+      await closeRedis(sub);
       pool.close();
       await threads?.close();
       await rm(tmpDir, { recursive: true, force: true });
