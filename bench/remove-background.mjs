@@ -9,7 +9,8 @@
  *   npm run build && node bench/remove-background.mjs [--n 42] [--size 640x480] [--engines a,b,...] [--rounds 2] [--turn N] [--only name,name]
  *
  * Engines: imgtool-isnet, imgtool-u2netp (the two modes), imgly; imgtool-isnet-fp32 is the default
- * mode with ISNet's float graph instead of the int8 build; "-shared" runs one ISNet session on
+ * mode with ISNet's float graph instead of the int8 build; "-noflip" without ISNet's mirrored
+ * second pass; "-shared" runs one ISNet session on
  * all cores for all inputs in flight, "-arena" keeps onnxruntime's memory arena (both for
  * comparison); "@768" runs imgtool's ISNet at another input side (U2-Net-p's for imgtool-u2netp),
  * ":c3" runs up to three images at once, as imgtool's CLI batch does by default on 2 cores
@@ -97,6 +98,8 @@ async function child(engine, listFile) {
     if (side) configureCutout(name === 'imgtool-u2netp' ? { u2netpSide: Number(side) } : { isnetSide: Number(side) });
     // "imgtool-isnet-fp32": the default mode with ISNet's float graph instead of the int8 build.
     if (name.includes('-fp32')) configureCutout({ isnetModel: 'isnet' });
+    // "-noflip": ISNet sees only the image, not also its mirror (the default before round 5).
+    if (name.includes('-noflip')) configureCutout({ isnetFlip: false });
     // "-shared": one ISNet session on all cores shared by the inputs in flight; "-arena": the
     // sessions keep onnxruntime's memory arena (the default before round 4); to compare in one run.
     const { configureSegment } = await import('../dist/engine/segment.js');
@@ -112,7 +115,7 @@ async function child(engine, listFile) {
         shadow: false,
         crop: false,
         keep: 'auto',
-        model: name.replace('imgtool-', '').replace('-fp32', '').replace('-shared', '').replace('-arena', ''),
+        model: name.replace('imgtool-', '').replace('-fp32', '').replace('-shared', '').replace('-arena', '').replace('-noflip', ''),
         mask_only: false,
       };
       return (await run({ operation: 'remove-background', inputs: { image: { name: file, data, size: data.length } }, options }, ctx)).data;
