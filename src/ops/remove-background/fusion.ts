@@ -389,8 +389,11 @@ function keepBlobs(
     const supported = support[l] / areas[l] >= p.partSupport * 255;
     // One model sure of a whole object the other misses (the left shoe of a pair on a plant of its
     // colour): a body-sized region, near certain in that model, closed by a strong image edge.
+    // On the bench set only true objects pass (the other one-model regions of that size are
+    // backdrop the other model rejects, with weaker outlines or lower confidence).
     const sure = areas[l] >= p.sureShare * mainArea && confidence[l] / areas[l] >= p.sureConfidence * 255 && rim[l] / Math.max(1, rimCount[l]) >= p.sureEdge;
-    keep[l] = part && (supported || sure) ? 1 : 0;
+    // Body-sized, it is judged like a core of comparable size: wherever it is.
+    keep[l] = (part && supported) || (sure && areas[l] >= p.partThickness * outline[l]) ? 1 : 0;
   }
   for (let i = 0; i < labels.length; i++) {
     if (keep[labels[i]]) {
