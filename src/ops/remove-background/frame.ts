@@ -27,12 +27,13 @@ export interface FrameParams {
   minCutShare: number;
   /** The enclosed part must be at least this share of the mask (else the subject is what runs out of the frame). */
   minKeepShare: number;
+  colourRatio?: number;
 }
 
-export const DEFAULT_FRAME: FrameParams = { reach: 10, step: 0.05, minCutShare: 0.2, minKeepShare: 0.05 };
+export const DEFAULT_FRAME: FrameParams = { reach: 10, step: 0.05, minCutShare: 0.2, minKeepShare: 0.05, colourRatio: 1 };
 
-/** Colour gradient magnitude at analysis resolution (block means of f x f, then central differences), divided by its mean. */
-export function colourEdges(image: { data: Uint8Array; channels: number }, w: number, h: number, f: number, lw: number, lh: number): Float32Array {
+/** The image at analysis resolution: means of f x f blocks, RGB interleaved. */
+export function blockMeans(image: { data: Uint8Array; channels: number }, w: number, h: number, f: number, lw: number, lh: number): Float32Array {
   const c = image.channels;
   const n = lw * lh;
   const rgb = new Float32Array(n * 3);
@@ -54,6 +55,13 @@ export function colourEdges(image: { data: Uint8Array; channels: number }, w: nu
     rgb[k * 3 + 1] /= s;
     rgb[k * 3 + 2] /= s;
   }
+  return rgb;
+}
+
+/** Colour gradient magnitude at analysis resolution (block means of f x f, then central differences), divided by its mean. */
+export function colourEdges(image: { data: Uint8Array; channels: number }, w: number, h: number, f: number, lw: number, lh: number): Float32Array {
+  const n = lw * lh;
+  const rgb = blockMeans(image, w, h, f, lw, lh);
   const g = new Float32Array(n);
   let sum = 0;
   for (let y = 1; y < lh - 1; y++) {
@@ -151,7 +159,14 @@ export function frameDistance(inside: Uint8Array, edges: Float32Array, w: number
  * The part of the mask (`inside`, analysis resolution) that is backdrop cut by the frame, as 1s,
  * or undefined when there is none worth removing (see the module comment).
  */
-export function frameCut(inside: Uint8Array, edges: Float32Array, w: number, h: number, p: FrameParams = DEFAULT_FRAME): Uint8Array | undefined {
+export function frameCut(
+  inside: Uint8Array,
+  edges: Float32Array,
+  w: number,
+  h: number,
+  p: FrameParams = DEFAULT_FRAME,
+  colours?: Float32Array,
+): Uint8Array | undefined {
   let area = 0;
   let onFrame = 0;
   for (let y = 0, i = 0; y < h; y++) {
@@ -172,5 +187,36 @@ export function frameCut(inside: Uint8Array, edges: Float32Array, w: number, h: 
     }
   }
   if (cutArea < p.minCutShare * area || area - cutArea < p.minKeepShare * area) return undefined;
+  if (p.colourRatio && colours) {
+    // Pieces of the backdrop object walled off by its own edges (an orange's segments) share its
+    // colours; the product's colours are rare in it.
+    const bin = (k: number) => ((colours[k * 3] >> 4) << 8) | ((colours[k * 3 + 1] >> 4) << 4) | (colours[k * 3 + 2] >> 4);
+    const hc = new Float64Array(4096);
+    const he = new Float64Array(4096);
+    for (let i = 0; i < cut.length; i++) {
+      if (!inside[i]) continue;
+      if (cut[i]) hc[bin(i)]++;
+      else he[bin(i)]++;
+    }
+    const keepArea = area - cutArea;
+    const ratio = p.colourRatio;
+    const likeCut = (i: number) => {
+      const b = bin(i);
+      return hc[b] / cutArea > ratio * (he[b] / keepArea);
+    };
+    // Grown from the cut through such pixels only, so a product's own patches of a similar colour
+    // (an orange crown's faces) that the cut does not reach stay.
+    const stack: number[] = [];
+    for (let i = 0; i < cut.length; i++) if (cut[i]) stack.push(i);
+    while (stack.length) {
+      const i = stack.pop()!;
+      const x = i % w;
+      for (const j of [x > 0 ? i - 1 : -1, x < w - 1 ? i + 1 : -1, i - w, i + w]) {
+        if (j < 0 || j >= cut.length || cut[j] || !inside[j] || !likeCut(j)) continue;
+        cut[j] = 1;
+        stack.push(j);
+      }
+    }
+  }
   return cut;
 }

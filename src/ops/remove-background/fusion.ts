@@ -23,7 +23,7 @@
  * one connected object), `all` (every region either model is confident about, minus specks).
  */
 import { distanceToSeeds, labelRegions } from './cleanup.js';
-import { colourEdges, DEFAULT_FRAME, frameCut, type FrameParams } from './frame.js';
+import { blockMeans, colourEdges, DEFAULT_FRAME, frameCut, type FrameParams } from './frame.js';
 
 export type Keep = 'auto' | 'largest' | 'all';
 
@@ -153,7 +153,7 @@ export function fuseMasks(input: FusionInput, keep: Keep = 'auto', params: Fusio
   // `all` keeps every salient region, so it keeps those too.
   if (params.frame && keep !== 'all') {
     const inside = nearestDown(hi, w, h, f).map((v) => (v >= 128 ? 1 : 0));
-    const cut = frameCut(inside, edges(), lw, lh, params.frame);
+    const cut = frameCut(inside, edges(), lw, lh, params.frame, blockMeans(image, w, h, f, lw, lh));
     if (cut) {
       backdrop = new Uint8Array(n);
       for (let y = 0, i = 0; y < h; y++) {
