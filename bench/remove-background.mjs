@@ -31,7 +31,7 @@ import { spawn } from 'node:child_process';
 import { cpus } from 'node:os';
 import { createInterface } from 'node:readline';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { FIXTURES } from './fixtures.mjs';
@@ -143,11 +143,11 @@ async function child(engine, listFile) {
     );
     const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
     for (const [j, item] of items.entries()) writeFileSync(join(dir, `${item.name}.png`), pngs[j]);
-    process.stdout.write('@@' + JSON.stringify({ seconds }) + '\n');
+    process.stdout.write(`@@${JSON.stringify({ seconds })}\n`);
   }
   // VmHWM, not getrusage: ru_maxrss survives exec and would include the parent's footprint.
   const hwm = Number(/VmHWM:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 0);
-  process.stdout.write('@@' + JSON.stringify({ maxRssMB: hwm / 1024 }) + '\n');
+  process.stdout.write(`@@${JSON.stringify({ maxRssMB: hwm / 1024 })}\n`);
   lines.close();
 }
 
