@@ -105,6 +105,8 @@ async function child(engine, listFile) {
     const { configureSegment } = await import('../dist/engine/segment.js');
     if (name.includes('-shared')) configureSegment({ isnetSessions: 'shared' });
     if (name.includes('-arena')) configureSegment({ arena: true });
+    // "-nocache": libvips' operation cache off (sharp.cache(false)), to see what it holds.
+    if (name.includes('-nocache')) sharp.cache(false);
     // What the CLI does for a batch at --concurrency K: each input's sessions get cores / K threads.
     (await import('../dist/engine/models.js')).configureEngine({ concurrency: k });
     const ctx = { signal: new AbortController().signal, onProgress: () => {}, warn: () => {}, tempPath: (e) => join(dir, `tmp.${e}`) };
@@ -115,7 +117,7 @@ async function child(engine, listFile) {
         shadow: false,
         crop: false,
         keep: 'auto',
-        model: name.replace('imgtool-', '').replace('-fp32', '').replace('-shared', '').replace('-arena', '').replace('-noflip', ''),
+        model: name.replace('imgtool-', '').replace('-fp32', '').replace('-shared', '').replace('-arena', '').replace('-noflip', '').replace('-nocache', ''),
         mask_only: false,
       };
       return (await run({ operation: 'remove-background', inputs: { image: { name: file, data, size: data.length } }, options }, ctx)).data;
