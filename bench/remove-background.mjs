@@ -9,7 +9,8 @@
  *   npm run build && node bench/remove-background.mjs [--n 42] [--size 640x480] [--engines a,b,...] [--rounds 2] [--turn N] [--only name,name]
  *
  * Engines: imgtool-isnet, imgtool-u2netp (the two modes), imgly; imgtool-isnet-fp32 is the default
- * mode with ISNet's float graph instead of the int8 build; "-shared" runs one ISNet session on
+ * mode with ISNet's float graph instead of the int8 build; "-noflip" without ISNet's mirrored
+ * second pass; "-shared" runs one ISNet session on
  * all cores for all inputs in flight, "-arena" keeps onnxruntime's memory arena (both for
  * comparison); "@768" runs imgtool's ISNet at another input side (U2-Net-p's for imgtool-u2netp),
  * ":c3" runs up to three images at once, as imgtool's CLI batch does by default on 2 cores
@@ -30,7 +31,7 @@ import { spawn } from 'node:child_process';
 import { cpus } from 'node:os';
 import { createInterface } from 'node:readline';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { FIXTURES } from './fixtures.mjs';
@@ -97,11 +98,15 @@ async function child(engine, listFile) {
     if (side) configureCutout(name === 'imgtool-u2netp' ? { u2netpSide: Number(side) } : { isnetSide: Number(side) });
     // "imgtool-isnet-fp32": the default mode with ISNet's float graph instead of the int8 build.
     if (name.includes('-fp32')) configureCutout({ isnetModel: 'isnet' });
+    // "-noflip": ISNet sees only the image, not also its mirror (the default before round 5).
+    if (name.includes('-noflip')) configureCutout({ isnetFlip: false });
     // "-shared": one ISNet session on all cores shared by the inputs in flight; "-arena": the
     // sessions keep onnxruntime's memory arena (the default before round 4); to compare in one run.
     const { configureSegment } = await import('../dist/engine/segment.js');
     if (name.includes('-shared')) configureSegment({ isnetSessions: 'shared' });
     if (name.includes('-arena')) configureSegment({ arena: true });
+    // "-nocache": libvips' operation cache off (sharp.cache(false)), to see what it holds.
+    if (name.includes('-nocache')) sharp.cache(false);
     // What the CLI does for a batch at --concurrency K: each input's sessions get cores / K threads.
     (await import('../dist/engine/models.js')).configureEngine({ concurrency: k });
     const ctx = { signal: new AbortController().signal, onProgress: () => {}, warn: () => {}, tempPath: (e) => join(dir, `tmp.${e}`) };
@@ -112,7 +117,7 @@ async function child(engine, listFile) {
         shadow: false,
         crop: false,
         keep: 'auto',
-        model: name.replace('imgtool-', '').replace('-fp32', '').replace('-shared', '').replace('-arena', ''),
+        model: name.replace('imgtool-', '').replace('-fp32', '').replace('-shared', '').replace('-arena', '').replace('-noflip', '').replace('-nocache', ''),
         mask_only: false,
       };
       return (await run({ operation: 'remove-background', inputs: { image: { name: file, data, size: data.length } }, options }, ctx)).data;
@@ -140,11 +145,11 @@ async function child(engine, listFile) {
     );
     const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
     for (const [j, item] of items.entries()) writeFileSync(join(dir, `${item.name}.png`), pngs[j]);
-    process.stdout.write('@@' + JSON.stringify({ seconds }) + '\n');
+    process.stdout.write(`@@${JSON.stringify({ seconds })}\n`);
   }
   // VmHWM, not getrusage: ru_maxrss survives exec and would include the parent's footprint.
   const hwm = Number(/VmHWM:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 0);
-  process.stdout.write('@@' + JSON.stringify({ maxRssMB: hwm / 1024 }) + '\n');
+  process.stdout.write(`@@${JSON.stringify({ maxRssMB: hwm / 1024 })}\n`);
   lines.close();
 }
 

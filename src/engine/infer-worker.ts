@@ -40,7 +40,7 @@ export class InferenceWorker {
   /** Resolves once the session is created; rejects with onnxruntime's message. */
   readonly ready: Promise<void>;
 
-  constructor(model: Uint8Array, options: InferenceSession.SessionOptions) {
+  constructor(model: Uint8Array | string, options: InferenceSession.SessionOptions) {
     const ortPath = createRequire(import.meta.url).resolve('onnxruntime-node');
     this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { ortPath, model, options } });
     let settle!: { resolve: () => void; reject: (e: Error) => void };

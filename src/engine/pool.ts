@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import type { InferenceSession } from 'onnxruntime-node';
 import { throwIfAborted } from '../errors.js';
 import { ensureModel, modelMissingError } from './models.js';
@@ -27,8 +26,10 @@ const SINGLE_THREAD: InferenceSession.SessionOptions = {
 };
 
 async function createPool(model: string, size: number, extra: InferenceSession.SessionOptions): Promise<SessionPool> {
-  const bytes = new Uint8Array(await readFile(ensureModel(model)));
-  const workers = Array.from({ length: size }, () => new InferenceWorker(bytes, { ...SINGLE_THREAD, ...extra }));
+  // Each worker gets the file's path, not its bytes: workerData is copied into every worker and
+  // stayed referenced there, so a 44 MB graph cost 44 MB per session plus the main thread's copy.
+  const file = ensureModel(model);
+  const workers = Array.from({ length: size }, () => new InferenceWorker(file, { ...SINGLE_THREAD, ...extra }));
   try {
     await Promise.all(workers.map((w) => w.ready));
   } catch (err) {

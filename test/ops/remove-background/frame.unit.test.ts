@@ -1,0 +1,125 @@
+import { describe, expect, it } from 'vitest';
+import { colourEdges, DEFAULT_FRAME, frameCut, frameDistance } from '../../../src/ops/remove-background/frame.js';
+import { fuseMasks } from '../../../src/ops/remove-background/fusion.js';
+
+const W = 200,
+  H = 150;
+const blank = () => new Uint8Array(W * H);
+const inDisc = (x: number, y: number, cx: number, cy: number, r: number) => (x - cx) ** 2 + (y - cy) ** 2 <= r * r;
+
+/**
+ * A photo with a large backdrop object running out of the frame (a band from the top edge to the
+ * bottom edge, orange) and a product in front of it (a blue disc inside the band), over grey.
+ */
+function scene() {
+  const data = new Uint8Array(W * H * 3).fill(90);
+  const both = blank();
+  for (let y = 0; y < H; y++) {
+    for (let x = 0; x < W; x++) {
+      const i = y * W + x;
+      const band = x >= 40 && x < 160;
+      const disc = inDisc(x, y, 100, 75, 30);
+      if (disc) data.set([40, 80, 230], i * 3);
+      else if (band) data.set([240, 150, 40], i * 3);
+      if (band || disc) both[i] = 255;
+    }
+  }
+  return { data, both };
+}
+
+describe('remove-background: backdrop objects cut by the frame', () => {
+  it('the geodesic distance from the frame is small across a flat surface and jumps at a strong edge', () => {
+    const { data, both } = scene();
+    const inside = both.map((v) => (v ? 1 : 0));
+    const d = frameDistance(inside, colourEdges({ data, channels: 3 }, W, H, 1, W, H), W, H, DEFAULT_FRAME.step);
+    expect(d[0 * W + 60]).toBe(0); // on the frame
+    expect(d[75 * W + 50]!).toBeLessThan(DEFAULT_FRAME.reach); // the band, far from the frame but flat
+    expect(d[75 * W + 100]!).toBeGreaterThan(DEFAULT_FRAME.reach); // inside the disc: behind its outline
+    expect(d[75 * W + 10]).toBe(Infinity); // outside the mask
+  });
+
+  it('cuts the band and keeps the product in front of it', () => {
+    const { data, both } = scene();
+    const inside = both.map((v) => (v ? 1 : 0));
+    const cut = frameCut(inside, colourEdges({ data, channels: 3 }, W, H, 1, W, H), W, H);
+    expect(cut).toBeDefined();
+    expect(cut![75 * W + 100]).toBe(0);
+    expect(cut![75 * W + 50]).toBe(1);
+    expect(cut![5 * W + 100]).toBe(1);
+  });
+
+  it('fusion: both models taking the band and the product leaves only the product', () => {
+    const { data, both } = scene();
+    const { mask, parts, backdrop } = fuseMasks({ primary: both, second: both, image: { data, channels: 3 }, width: W, height: H });
+    expect(backdrop).toBeDefined();
+    expect(mask[75 * W + 100]).toBe(255);
+    expect(mask[75 * W + 50]).toBe(0);
+    expect(mask[10 * W + 100]).toBe(0);
+    expect(parts).toHaveLength(1);
+    expect(Math.abs(parts[0]!.area - Math.PI * 30 * 30) / (Math.PI * 30 * 30)).toBeLessThan(0.1);
+    // keep=all keeps every salient region, the band too.
+    expect(fuseMasks({ primary: both, second: both, image: { data, channels: 3 }, width: W, height: H }, 'all').mask[75 * W + 50]).toBe(255);
+  });
+
+  it('leaves a subject that itself runs out of the frame alone (a dress cut at the hem)', () => {
+    const data = new Uint8Array(W * H * 3).fill(90);
+    const m = blank();
+    for (let y = 40; y < H; y++) {
+      for (let x = 60; x < 140; x++) {
+        m[y * W + x] = 255;
+        data.set([200, 40, 60], (y * W + x) * 3);
+      }
+    }
+    const inside = m.map((v) => (v ? 1 : 0));
+    expect(frameCut(inside, colourEdges({ data, channels: 3 }, W, H, 1, W, H), W, H)).toBeUndefined();
+    const { mask } = fuseMasks({ primary: m, second: m, image: { data, channels: 3 }, width: W, height: H });
+    expect(mask[100 * W + 100]).toBe(255);
+    expect(mask[145 * W + 100]).toBe(255);
+  });
+
+  it('leaves a mask that does not reach the frame alone', () => {
+    const { data } = scene();
+    const m = blank();
+    for (let y = 0; y < H; y++) for (let x = 0; x < W; x++) if (inDisc(x, y, 100, 75, 30)) m[y * W + x] = 1;
+    expect(frameCut(m, colourEdges({ data, channels: 3 }, W, H, 1, W, H), W, H)).toBeUndefined();
+  });
+});
+
+describe('remove-background fusion: one model sure of a whole object', () => {
+  // Two shoes side by side; ISNet is sure of both, U2-Net-p sees only the right one.
+  function pair(edges: boolean) {
+    const data = new Uint8Array(W * H * 3).fill(90);
+    const a = blank();
+    const b = blank();
+    for (let y = 0; y < H; y++) {
+      for (let x = 0; x < W; x++) {
+        const i = y * W + x;
+        const left = inDisc(x, y, 55, 75, 28);
+        const right = inDisc(x, y, 145, 75, 28);
+        if (left || right) {
+          a[i] = 250;
+          if (edges) data.set([235, 235, 250], i * 3);
+        }
+        if (right) b[i] = 255;
+        else if (left) b[i] = 5; // the other model gives it nothing
+      }
+    }
+    return { a, b, image: { data, channels: 3 } };
+  }
+
+  it('keeps it when its outline follows a strong image edge', () => {
+    const { a, b, image } = pair(true);
+    const { mask, parts } = fuseMasks({ primary: a, second: b, image, width: W, height: H });
+    expect(mask[75 * W + 55]).toBeGreaterThanOrEqual(128);
+    expect(mask[75 * W + 145]).toBeGreaterThanOrEqual(128);
+    expect(parts).toHaveLength(2);
+  });
+
+  it('drops it when nothing in the image outlines it (a hallucinated region)', () => {
+    const { a, b, image } = pair(false);
+    const { mask, parts } = fuseMasks({ primary: a, second: b, image, width: W, height: H });
+    expect(mask[75 * W + 55]).toBeLessThan(128);
+    expect(mask[75 * W + 145]).toBeGreaterThanOrEqual(128);
+    expect(parts).toHaveLength(1);
+  });
+});
