@@ -2,7 +2,7 @@ import { throwIfAborted } from '../../errors.js';
 import { POSE, type Person } from '../../engine/people.js';
 import type { Point } from './body.js';
 import type { Garment } from './garment.js';
-import type { WarpedLayer } from './warp.js';
+import { samplePremultiplied, type WarpedLayer } from './warp.js';
 
 /**
  * Sleeves laid along the arm they dress, bending at the elbow. A single thin-plate spline can
@@ -147,32 +147,8 @@ export function warpSleevesOnArms(g: Garment, p: Person, scale: number, width: n
         const nx = Math.min(gw - 1, Math.max(0, Math.round(sx))),
           ny = Math.min(gh - 1, Math.max(0, Math.round(sy)));
         if (!g.sleeves.data[ny * gw + nx]) continue;
-        const ix = Math.floor(sx),
-          iy = Math.floor(sy),
-          ax = sx - ix,
-          ay = sy - iy;
-        let pr = 0,
-          pg = 0,
-          pb = 0,
-          pa = 0;
-        for (let k = 0; k < 4; k++) {
-          const xx = ix + (k & 1),
-            yy = iy + (k >> 1);
-          if (xx < 0 || yy < 0 || xx >= gw || yy >= gh) continue;
-          const wgt = (k & 1 ? ax : 1 - ax) * (k >> 1 ? ay : 1 - ay);
-          const j = (yy * gw + xx) * 4;
-          const aa = gd[j + 3]! * wgt;
-          pr += gd[j]! * aa;
-          pg += gd[j + 1]! * aa;
-          pb += gd[j + 2]! * aa;
-          pa += aa;
-        }
-        if (pa < 0.5) continue;
         const o = y * w + x;
-        alpha[o] = Math.min(255, Math.round(pa));
-        rgb[o * 3] = Math.round(pr / pa);
-        rgb[o * 3 + 1] = Math.round(pg / pa);
-        rgb[o * 3 + 2] = Math.round(pb / pa);
+        if (!samplePremultiplied(gd, gw, gh, sx, sy, rgb, alpha, o)) continue;
         flag[o] = 1;
         any = true;
       }

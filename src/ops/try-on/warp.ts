@@ -79,37 +79,46 @@ export function warpGarment(g: Garment, fit: Fit, width: number, height: number,
       const sx = (mapX[i00]! * (1 - fx) + mapX[i01]! * fx) * (1 - fy) + (mapX[i10]! * (1 - fx) + mapX[i11]! * fx) * fy;
       const sy = (mapY[i00]! * (1 - fx) + mapY[i01]! * fx) * (1 - fy) + (mapY[i10]! * (1 - fx) + mapY[i11]! * fx) * fy;
       if (sx < -1 || sy < -1 || sx > gw || sy > gh) continue;
-      // Bilinear on premultiplied colour so transparent neighbours do not darken the edge.
-      const ix = Math.floor(sx),
-        iy = Math.floor(sy),
-        ax = sx - ix,
-        ay = sy - iy;
-      let pr = 0,
-        pg = 0,
-        pb = 0,
-        pa = 0;
-      for (let k = 0; k < 4; k++) {
-        const xx = ix + (k & 1),
-          yy = iy + (k >> 1);
-        if (xx < 0 || yy < 0 || xx >= gw || yy >= gh) continue;
-        const wgt = (k & 1 ? ax : 1 - ax) * (k >> 1 ? ay : 1 - ay);
-        const j = (yy * gw + xx) * 4;
-        const a = gd[j + 3]! * wgt;
-        pr += gd[j]! * a;
-        pg += gd[j + 1]! * a;
-        pb += gd[j + 2]! * a;
-        pa += a;
-      }
-      if (pa < 0.5) continue;
       const o = y * w + x;
-      alpha[o] = Math.min(255, Math.round(pa));
-      rgb[o * 3] = Math.round(pr / pa);
-      rgb[o * 3 + 1] = Math.round(pg / pa);
-      rgb[o * 3 + 2] = Math.round(pb / pa);
+      if (!samplePremultiplied(gd, gw, gh, sx, sy, rgb, alpha, o)) continue;
       const nx = Math.min(gw - 1, Math.max(0, Math.round(sx))),
         ny = Math.min(gh - 1, Math.max(0, Math.round(sy)));
       sleeve[o] = g.sleeves.data[ny * gw + nx]! ? (nx < g.landmarks.cx ? 1 : 2) : 0;
     }
   }
   return { x0, y0, width: w, height: h, rgb, alpha, sleeve };
+}
+
+/**
+ * Bilinear sample of the RGBA garment `gd` (gw x gh) at (sx, sy) into pixel `o` of `rgb`/`alpha`,
+ * on premultiplied colour so transparent neighbours do not darken the edge. False (nothing
+ * written) where the garment is transparent there.
+ */
+export function samplePremultiplied(gd: Uint8Array, gw: number, gh: number, sx: number, sy: number, rgb: Uint8Array, alpha: Uint8Array, o: number): boolean {
+  const ix = Math.floor(sx),
+    iy = Math.floor(sy),
+    ax = sx - ix,
+    ay = sy - iy;
+  let pr = 0,
+    pg = 0,
+    pb = 0,
+    pa = 0;
+  for (let k = 0; k < 4; k++) {
+    const xx = ix + (k & 1),
+      yy = iy + (k >> 1);
+    if (xx < 0 || yy < 0 || xx >= gw || yy >= gh) continue;
+    const wgt = (k & 1 ? ax : 1 - ax) * (k >> 1 ? ay : 1 - ay);
+    const j = (yy * gw + xx) * 4;
+    const a = gd[j + 3]! * wgt;
+    pr += gd[j]! * a;
+    pg += gd[j + 1]! * a;
+    pb += gd[j + 2]! * a;
+    pa += a;
+  }
+  if (pa < 0.5) return false;
+  alpha[o] = Math.min(255, Math.round(pa));
+  rgb[o * 3] = Math.round(pr / pa);
+  rgb[o * 3 + 1] = Math.round(pg / pa);
+  rgb[o * 3 + 2] = Math.round(pb / pa);
+  return true;
 }
