@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import type { FastifyBaseLogger } from 'fastify';
@@ -70,6 +70,34 @@ export interface CreateJobArgs {
   cost: number;
   /** Derived from an Idempotency-Key, so a retry finds the job an earlier attempt created. */
   id?: string;
+}
+
+/** Moves (or writes) a new job's inputs into its directory: input-<field>, private to the server. */
+export async function storeJobInputs(dir: string, loaded: Record<string, LoadedInput>): Promise<JobRecord['inputs']> {
+  const inputs: JobRecord['inputs'] = {};
+  for (const [key, input] of Object.entries(loaded)) {
+    const path = join(dir, `input-${key}`);
+    if (input.data) await writeFile(path, input.data, { mode: 0o600 });
+    else if (input.path) await rename(input.path, path);
+    inputs[key] = { name: input.name, path, size: input.size };
+  }
+  return inputs;
+}
+
+/** A new job's record, pending, its credits reserved (both job stores build it the same way). */
+export function newJobRecord(id: string, args: CreateJobArgs, inputs: JobRecord['inputs'], now: number): JobRecord {
+  return {
+    id,
+    operation: args.op.name,
+    account: args.account,
+    status: 'pending',
+    created_at: now,
+    updated_at: now,
+    options: args.options,
+    inputs,
+    reserved: args.cost,
+    attempts: 0,
+  };
 }
 
 /**
@@ -172,27 +200,9 @@ export class JobStore implements Jobs {
     const jobDir = join(this.dir, id);
     await mkdir(jobDir, { recursive: true, mode: 0o700 });
     try {
-      const inputs: JobRecord['inputs'] = {};
-      for (const [key, input] of Object.entries(args.inputs)) {
-        const path = join(jobDir, `input-${key}`);
-        if (input.data) await writeFile(path, input.data, { mode: 0o600 });
-        else if (input.path) await import('node:fs/promises').then((fs) => fs.rename(input.path!, path));
-        inputs[key] = { name: input.name, path, size: input.size };
-      }
+      const inputs = await storeJobInputs(jobDir, args.inputs);
       await this.o.billing.reserve({ account: args.account, cost: args.cost, holdId: id, kind: 'job', operation: args.op.name });
-      const t = this.o.clock();
-      const job: JobRecord = {
-        id,
-        operation: args.op.name,
-        account: args.account,
-        status: 'pending',
-        created_at: t,
-        updated_at: t,
-        options: args.options,
-        inputs,
-        reserved: args.cost,
-        attempts: 0,
-      };
+      const job = newJobRecord(id, args, inputs, this.o.clock());
       try {
         await this.persist(job);
       } catch (err) {

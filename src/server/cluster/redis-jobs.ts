@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, rm } from 'node:fs/promises';
 import type { Redis } from 'ioredis';
 import type { FastifyBaseLogger } from 'fastify';
 import { ImgtoolError } from '../../errors.js';
 import { OPERATIONS } from '../../ops/registry.js';
-import type { CreateJobArgs, JobRecord, Jobs, JobStatus } from '../jobs.js';
+import { type CreateJobArgs, type JobRecord, type Jobs, type JobStatus, newJobRecord, storeJobInputs } from '../jobs.js';
 import type { HoldStore } from '../stores.js';
 import { clusterJobDir, decodeFailure, type JobBooks, type RedisJobRecords } from './job-records.js';
 import { cancelChannel, type QueueDispatcher, type QueuedRun } from './queues.js';
@@ -81,28 +80,10 @@ export class RedisJobStore implements Jobs {
     await mkdir(dir, { recursive: true, mode: 0o700 });
     let reserved = false;
     try {
-      const inputs: JobRecord['inputs'] = {};
-      for (const [key, input] of Object.entries(args.inputs)) {
-        const path = join(dir, `input-${key}`);
-        if (input.data) await writeFile(path, input.data, { mode: 0o600 });
-        else if (input.path) await rename(input.path, path);
-        inputs[key] = { name: input.name, path, size: input.size };
-      }
+      const inputs = await storeJobInputs(dir, args.inputs);
       await this.o.holds.reserve(args.account, args.cost, id, { kind: 'job', operation: args.op.name, leaseMs: this.o.leaseMs });
       reserved = true;
-      const t = this.o.clock();
-      const job: JobRecord = {
-        id,
-        operation: args.op.name,
-        account: args.account,
-        status: 'pending',
-        created_at: t,
-        updated_at: t,
-        options: args.options,
-        inputs,
-        reserved: args.cost,
-        attempts: 0,
-      };
+      const job = newJobRecord(id, args, inputs, this.o.clock());
       await this.o.records.create(job);
       const run: QueuedRun & { job: { id: string; leaseMs: number } } = {
         operation: job.operation,
