@@ -173,8 +173,9 @@ describe('outpaint', () => {
     const [off, on] = [await fromSubject(0, outer), await fromSubject(undefined, outer)];
     expect(off).toBeGreaterThan(0.3);
     expect(on).toBeLessThan(0.5 * off);
-    // Next to the seam the subject is still carried on (22% of the last 4 rows).
-    expect(await fromSubject(undefined, [top - 4, top])).toBeGreaterThan(0.15);
+    // Next to the seam, where the cost ramps in from nothing, the subject is still carried on:
+    // 10% of the last 4 rows drawn from it (28% without the cost).
+    expect(await fromSubject(undefined, [top - 4, top])).toBeGreaterThan(0.05);
   });
 
   it('is reproducible with a seed; creativity with another seed changes the fill', async () => {
