@@ -9,7 +9,7 @@
 // Layouts: right 25%; all sides 15%; top 40%; left + right 25% each (50% in total).
 // Then the speed case: 1024x1024 + 512 px on every side, in a child process for its peak RSS.
 // Writes contact sheets (input | ours | edge copy) to bench/out/outpaint-<layout>.png.
-// Usage: npm run build && node bench/outpaint.mjs [--quick] [--creativity C] [--distinct C] [--no-speed] [--speed-only] [--fixtures DIR]
+// Usage: npm run build && node bench/outpaint.mjs [--quick] [--creativity C] [--distinct C] [--salient C] [--no-speed] [--speed-only] [--fixtures DIR]
 import { mkdirSync, readdirSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { loadavg } from 'node:os';
@@ -30,6 +30,8 @@ const opt = (name, dflt) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] 
 const creativity = Number(opt('--creativity', '0'));
 // --distinct C overrides the cost of copying distinctive sources (distinct.ts; 0 = off), to compare.
 const tuning = argv.includes('--distinct') ? { distinct: Number(opt('--distinct')) } : {};
+// --salient C overrides the cost of copying the salient subject (salient.ts; 0 = off, no model run).
+if (argv.includes('--salient')) tuning.salient = Number(opt('--salient'));
 const SPEED_SIDE = 1024,
   SPEED_BAND = 512;
 
@@ -109,7 +111,7 @@ const thumb = (rgb, w, h) =>
 
 if (!args.has('--speed-only')) {
   console.log(
-    `outpaint bench: ${files.length} photos x ${LAYOUTS.length} layouts, imgtool at creativity ${creativity}${tuning.distinct === undefined ? '' : `, distinct ${tuning.distinct}`}, seed 1; load ${loadavg()
+    `outpaint bench: ${files.length} photos x ${LAYOUTS.length} layouts, imgtool at creativity ${creativity}${tuning.distinct === undefined ? '' : `, distinct ${tuning.distinct}`}${tuning.salient === undefined ? '' : `, salient ${tuning.salient}`}, seed 1; load ${loadavg()
       .map((v) => v.toFixed(1))
       .join(' ')}`,
   );
@@ -222,6 +224,7 @@ if (!args.has('--no-speed')) {
         '--creativity',
         String(creativity),
         ...(tuning.distinct === undefined ? [] : ['--distinct', String(tuning.distinct)]),
+        ...(tuning.salient === undefined ? [] : ['--salient', String(tuning.salient)]),
       ],
       { encoding: 'utf8' },
     )
@@ -234,3 +237,5 @@ if (!args.has('--no-speed')) {
     `\nspeed: ${SPEED_SIDE}x${SPEED_SIDE} + ${SPEED_BAND} px on every side -> ${res.width}x${res.height}: wall ${(res.ms / 1000).toFixed(2)} s, CPU ${(res.cpuMs / 1000).toFixed(2)} s, peak RSS ${res.rssMb.toFixed(0)} MB (goals: < 10 s, < 1536 MB); load average before ${before.map((v) => v.toFixed(1)).join(' ')}, after ${after.map((v) => v.toFixed(1)).join(' ')}; output bench/out/outpaint-speed-2048.jpg`,
   );
 }
+// The salient-subject model runs in worker threads (engine/pool.ts) that would keep the process alive.
+process.exit(0);

@@ -36,6 +36,12 @@ export interface SearchParams {
    * the seam to full strength `depth` pixels out.
    */
   distinct?: { map: Float32Array; cost: number; depth: number };
+  /**
+   * Cost of copying the salient subject (salient.ts): `map` (per pixel of the level, 0..1, the
+   * subject mask) x `cost`, ramping in linearly from nothing at the seam to full strength `depth`
+   * pixels out.
+   */
+  salient?: { map: Float32Array; cost: number; depth: number };
 }
 
 /**
@@ -186,6 +192,7 @@ export function sweep(L: Level, F: Field, p: SearchParams, rng: Rng, backward: b
   const patchSize = 3 * (2 * r + 1) ** 2;
   const reuseCost = p.reuse * patchSize;
   const distinct = p.distinct;
+  const salient = p.salient;
   const n = targets.length;
   for (let k = 0; k < n; k++) {
     const t = targets[backward ? n - 1 - k : k]!;
@@ -206,13 +213,17 @@ export function sweep(L: Level, F: Field, p: SearchParams, rng: Rng, backward: b
     const cell0 = usage ? ((by0 / USAGE_CELL) | 0) * usage.cw + ((bx0 / USAGE_CELL) | 0) : 0;
     if (usage) usage.count[cell0]--;
     let uniq = 0;
-    if (distinct) {
+    let subj = 0;
+    if (distinct || salient) {
       const dx = tx < L.kx0 ? L.kx0 - tx : tx >= L.kx1 ? tx - L.kx1 + 1 : 0;
       const dy = ty < L.ky0 ? L.ky0 - ty : ty >= L.ky1 ? ty - L.ky1 + 1 : 0;
-      uniq = Math.min(1, Math.max(dx, dy) / distinct.depth) * distinct.cost * patchSize;
+      const out = Math.max(dx, dy);
+      if (distinct) uniq = Math.min(1, out / distinct.depth) * distinct.cost * patchSize;
+      if (salient) subj = Math.min(1, out / salient.depth) * salient.cost * patchSize;
     }
     const penalty = (cx: number, cy: number) => {
       let pen = uniq > 0 ? uniq * distinct!.map[cy * w + cx]! : 0;
+      if (subj > 0) pen += subj * salient!.map[cy * w + cx]!;
       if (!usage) return pen;
       const over = usage.count[((cy / USAGE_CELL) | 0) * usage.cw + ((cx / USAGE_CELL) | 0)]! / CELL_AREA - 1;
       if (over > 0) pen += over * reuseCost;

@@ -5,6 +5,7 @@ import type { Level } from '../../../src/ops/outpaint/pyramid.js';
 import { mulberry32 } from '../../../src/media/random.js';
 import { distinctMap } from '../../../src/ops/outpaint/distinct.js';
 import { synthesize } from '../../../src/ops/outpaint/synthesize.js';
+import { trusted } from '../../../src/ops/outpaint/salient.js';
 
 // The post-processing steps of outpaint on small synthetic canvases (no media, no models).
 describe('outpaint synthesis parts (synthetic canvases)', () => {
@@ -142,10 +143,62 @@ describe('outpaint synthesis parts (synthetic canvases)', () => {
       return n;
     };
     const m = { left: 0, top: 0, right: 0, bottom: 80 };
-    const off = (await synthesize(rgb, W, H, m, { creativity: 0, seed: 1, distinct: 0 })).data;
-    const on = (await synthesize(rgb, W, H, m, { creativity: 0, seed: 1 })).data;
+    const off = (await synthesize(rgb, W, H, m, { creativity: 0, seed: 1, distinct: 0, salient: 0 })).data;
+    const on = (await synthesize(rgb, W, H, m, { creativity: 0, seed: 1, salient: 0 })).data;
     expect(redIn(off, H + 40, H + 80)).toBeGreaterThan(100);
     expect(redIn(on, H + 40, H + 80)).toBeLessThan(20);
     expect(redIn(on, H, H + 40)).toBeGreaterThan(500);
+  });
+});
+
+describe('outpaint salient-subject gate (synthetic masks, no model)', () => {
+  const W = 64,
+    H = 48;
+  const maskOf = (f: (x: number, y: number) => number) => {
+    const m = new Uint8Array(W * H);
+    for (let y = 0; y < H; y++) for (let x = 0; x < W; x++) m[y * W + x] = f(x, y);
+    return m;
+  };
+  it('trusts a confident compact subject, not an empty, speckled or whole-frame mask', () => {
+    // A disc of radius 14 in the middle: 20% of the frame, hard edges, off the border.
+    expect(
+      trusted(
+        maskOf((x, y) => ((x - 32) ** 2 + (y - 24) ** 2 < 196 ? 255 : 0)),
+        W,
+        H,
+      ),
+    ).toBe(true);
+    // The same disc cut by the bottom border (a subject cut by the frame is the case it is for).
+    expect(
+      trusted(
+        maskOf((x, y) => ((x - 32) ** 2 + (y - 48) ** 2 < 400 ? 255 : 0)),
+        W,
+        H,
+      ),
+    ).toBe(true);
+    // Nothing found (a texture): a few bright specks.
+    expect(
+      trusted(
+        maskOf((x, y) => (x % 16 === 0 && y % 16 === 0 ? 255 : 0)),
+        W,
+        H,
+      ),
+    ).toBe(false);
+    // A haze of uncertain values with a little confident core (gravel): ambiguous >> subject.
+    expect(
+      trusted(
+        maskOf((x, y) => ((x - 32) ** 2 + (y - 24) ** 2 < 144 ? 255 : 100)),
+        W,
+        H,
+      ),
+    ).toBe(false);
+    // Everything is "subject": nothing to draw the band from.
+    expect(
+      trusted(
+        maskOf(() => 255),
+        W,
+        H,
+      ),
+    ).toBe(false);
   });
 });
