@@ -94,7 +94,9 @@ export function fitGarmentToPose(g: Garment, p: Person, width: number, height: n
     // The skirt hangs from the hips straight down (gravity), not along the torso's lean or a
     // raised thigh: the hem's centre is below the hips' centre.
     const c = { x: hip.x, y: kneeY };
-    const half = Math.max(halfAt(1) * 1.2, ((lm.hemR - lm.hemL) / 2) * s);
+    // The flare is capped at 0.9 shoulder widths either side: the skirt spans the legs (see
+    // skirt.ts), and a wider hem only hangs over the background between spread legs.
+    const half = Math.max(halfAt(1) * 1.2, Math.min(0.9 * sw, ((lm.hemR - lm.hemL) / 2) * s));
     add({ x: lm.hemL, y: lm.hemY }, { x: c.x - half, y: c.y });
     add({ x: lm.hemR, y: lm.hemY }, { x: c.x + half, y: c.y });
     add({ x: lm.cx, y: lm.hemY }, c);
