@@ -35,10 +35,9 @@ export function fitGarmentToPose(g: Garment, p: Person, width: number, height: n
   // x of the arm's bone (shoulder -> elbow -> wrist) on row y on the image-left (-1) or right
   // (1) side, when the arm passes that row beside the torso; null otherwise.
   const armX = (dir: -1 | 1, y: number): number | null => {
-    // Only for a dress without sleeves (the arms stay in front of it, beside the torso); tops
-    // cover the arms (the coat fixture's sleeves hang against its body, undetected as sleeves),
-    // so under them the torso is as wide as the mask.
-    if (g.kind !== 'full' || g.landmarks.sleeveL || g.landmarks.sleeveR) return null;
+    // Tops and dresses alike: an arm hanging beside the body is not torso. Sleeves are laid
+    // on the arms by sleeves.ts; a torso widened over the arms (a bulky suit with its arms
+    // down is one wide region of the mask) inflated a t-shirt into a blob over both arms.
     const chain = dir < 0 ? [sl, el, leftIsA ? L[POSE.leftWrist]! : L[POSE.rightWrist]!] : [sr, er, leftIsA ? L[POSE.rightWrist]! : L[POSE.leftWrist]!];
     for (let k = 0; k + 1 < chain.length; k++) {
       const p0 = chain[k]!,
@@ -92,23 +91,31 @@ export function fitGarmentToPose(g: Garment, p: Person, width: number, height: n
     const kneeY = Math.max(hip.y + 0.6 * torso, (kl.y + kr.y) / 2);
     row(lm.chestY, lm.chestL, lm.chestR, 0.28, 0);
     row(lm.waistY, lm.waistL, lm.waistR, 0.68, 0);
-    const tHem = (kneeY - top.y) / torso;
-    const c = axis(tHem);
-    const half = Math.max(halfAt(1) * 1.2, ((lm.hemR - lm.hemL) / 2) * s);
+    // The skirt hangs from the hips straight down (gravity), not along the torso's lean or a
+    // raised thigh: the hem's centre is below the hips' centre.
+    const c = { x: hip.x, y: kneeY };
+    // The flare is capped at 0.9 shoulder widths either side: the skirt spans the legs (see
+    // skirt.ts), and a wider hem only hangs over the background between spread legs.
+    const half = Math.max(halfAt(1) * 1.2, Math.min(0.9 * sw, ((lm.hemR - lm.hemL) / 2) * s));
     add({ x: lm.hemL, y: lm.hemY }, { x: c.x - half, y: c.y });
     add({ x: lm.hemR, y: lm.hemY }, { x: c.x + half, y: c.y });
     add({ x: lm.cx, y: lm.hemY }, c);
   } else {
-    // A top: armpit row, then the hem on the hip line; each row at least as wide as the torso
-    // and otherwise keeping (90% of) the garment's own width at the shoulder scale, so the body
-    // of the garment is not pinched in under its sleeves.
-    row(lm.chestY, lm.chestL, lm.chestR, 0.28, 0.9);
+    // A top: armpit row, a middle row, then the hem on the hip line; each row at least as wide
+    // as the torso and otherwise keeping (90% of) the garment's own width at the shoulder scale,
+    // so the body of the garment is not pinched in under its sleeves. Rows keep the garment's
+    // own vertical proportions (one vertical scale from collar to hem): pinning the armpit row
+    // at a fixed 28% of the torso squeezed a short t-shirt's chest and stretched everything
+    // below it twice as much, so its print band smeared.
+    const tNeck = (neck.y - top.y) / torso;
+    const tOf = (gy: number) => tNeck + ((gy - lm.neck.y) / Math.max(1, lm.hemY - lm.neck.y)) * (1 - tNeck);
+    row(lm.chestY, lm.chestL, lm.chestR, clamp(tOf(lm.chestY), 0.18, 0.45), 0.9);
     // The middle row's own garment edges (the garment's waist landmarks may sit on another row).
     const gy = Math.round((lm.chestY + lm.hemY) / 2);
     const run = g.mask.data.subarray(gy * g.mask.width, (gy + 1) * g.mask.width);
     const l = run.indexOf(1),
       r = run.lastIndexOf(1);
-    if (l >= 0) row(gy, l, r, 0.64, 0.9);
+    if (l >= 0) row(gy, l, r, clamp(tOf(gy), 0.5, 0.8), 0.9);
     row(lm.hemY, lm.hemL, lm.hemR, 1.0, 0.9);
     const sleeves = [
       [lm.sleeveL, lm.shoulderL, pSL, el, -1],

@@ -12,6 +12,7 @@ import { prepareGarment } from './garment.js';
 import { EXTRACTION_CREDITS, tryOn, type TryOnOptions } from './index.js';
 import { blurPlane, plane, resizePlane, type Plane } from './raster.js';
 import { shadingPlane } from './shade.js';
+import { skirtClip } from './skirt.js';
 import { warpSleevesOnArms } from './sleeves.js';
 import { type WarpedLayer, warpGarment } from './warp.js';
 
@@ -113,7 +114,8 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
   // Where the garment may lie: the dressed person's mask, its edge sharpened (a narrow ramp
   // around the mask's own 50% line) so the garment follows the outline without a translucent
   // fringe over the background.
-  const inPerson = personEdge(subject.mask, person.width, person.height);
+  const outline = personEdge(subject.mask, person.width, person.height);
+  const inPerson = garment.kind === 'full' ? skirtClip(outline, subject, person.width, person.height) : outline;
   const [shade, occ, occSleeve] = await Promise.all([
     shadingPlane(workRgb, body).then((p) => resizePlane(p, person.width, person.height)),
     // A dress without sleeves leaves the arms bare, in front of it where they hang down. (Tops

@@ -53,7 +53,11 @@ export function applyLandmarks(body: BodyGeometry, person: Person, k: number): B
   const face = faceBox(L, body.width, body.height);
 
   const occluder = withLimbs(
-    withFace(moveNeck({ ...body, occluder: nearArmsOrHead(body.occluder, L, sw, face, neckY, shoulderY) }, neckY, face), body.silhouette, face),
+    withFace(
+      headAboveShoulders(moveNeck({ ...body, occluder: nearArmsOrHead(body.occluder, L, sw, face, neckY, shoulderY) }, neckY, face), sl, sr, sw, face, neckY),
+      body.silhouette,
+      face,
+    ),
     body.silhouette,
     body.skin,
     L,
@@ -228,6 +232,31 @@ function faceBox(L: Array<{ x: number; y: number; v: number }>, w: number, h: nu
 }
 
 /**
+ * Above the neck row everything in the silhouette counts as head and stays in front of the
+ * garment. A head bent down to the shoulder line (a man leaning into a camera: mouth below the
+ * shoulders) pushes the neck row below the shoulders, and the coat's shoulders and collar were
+ * kept in front as "head". Above the neck row only what lies above the shoulder line (the
+ * line through both shoulder joints, 0.05 shoulder widths up) or within the face box stays in
+ * front (the back of the head and hair lie above the shoulder line). For an upright person the
+ * neck row is above the shoulder line and nothing changes.
+ */
+function headAboveShoulders(occ: Plane, sl: Point, sr: Point, sw: number, face: BodyGeometry['face'], neckY: number): Plane {
+  const { width: w } = occ;
+  const out = new Uint8Array(occ.data);
+  const slope = (sr.y - sl.y) / Math.max(1e-6, sr.x - sl.x);
+  const inHead = (x: number, y: number) => !!face && y <= face.y1 && x >= face.x0 && x <= face.x1;
+  for (let y = 0; y < Math.min(occ.height, Math.ceil(neckY)); y++) {
+    for (let x = 0; x < w; x++) {
+      const i = y * w + x;
+      if (!out[i]) continue;
+      const lineY = sl.y + slope * (x - sl.x) - 0.05 * sw;
+      if (y > lineY && !inHead(x, y)) out[i] = 0;
+    }
+  }
+  return plane(w, occ.height, out);
+}
+
+/**
  * Adds capsules along forearms and hands (elbow -> wrist -> finger tips), clipped to the
  * silhouette, to an occluder plane. Forearms stay in front of a torso garment; with
  * `forearms` false only the hands are drawn (what stays in front of a sleeve).
@@ -243,13 +272,24 @@ function withLimbs(base: Plane, sil: Plane, skin: Plane, L: Array<{ x: number; y
     if (forearms) segs.push([e, wr, 0.1 * sw]);
     for (const f of fingers) segs.push([wr, f, 0.09 * sw]);
   }
-  for (const [a, b, r] of segs) {
+  for (const [a, b, r0] of segs) {
     const p = L[a]!,
       q = L[b]!;
     if (p.v < 0.5 || q.v < 0.5) continue;
     // BlazePose places hidden hands too (confidently, at times): a limb is drawn in front only
     // where the photo shows skin along it, so a guessed wrist cannot punch a hole in the garment.
-    if (skinShare(skin, p, q, w, h) < 0.4) continue;
+    // A clothed forearm (a coat sleeve raised across the chest) shows no skin: it stays in front
+    // when the model is sure it sees both its elbow and wrist (visibility >= 0.9), drawn wider
+    // (a sleeve is thicker than a bare arm).
+    let r = r0;
+    // Clothed: the capsule ends flat at the elbow (the upper arm's sleeve is the garment's).
+    let flatStart = false;
+    if (skinShare(skin, p, q, w, h) < 0.4) {
+      const forearm = (a === POSE.leftElbow || a === POSE.rightElbow) && p.v >= 0.9 && q.v >= 0.9;
+      if (!forearm) continue;
+      r = 0.16 * sw;
+      flatStart = true;
+    }
     const x0 = Math.max(0, Math.floor(Math.min(p.x, q.x) - r)),
       x1 = Math.min(w - 1, Math.ceil(Math.max(p.x, q.x) + r));
     const y0 = Math.max(0, Math.floor(Math.min(p.y, q.y) - r)),
@@ -259,7 +299,9 @@ function withLimbs(base: Plane, sil: Plane, skin: Plane, L: Array<{ x: number; y
       len2 = Math.max(1e-6, dx * dx + dy * dy);
     for (let y = y0; y <= y1; y++) {
       for (let x = x0; x <= x1; x++) {
-        const t = clamp(((x - p.x) * dx + (y - p.y) * dy) / len2, 0, 1);
+        const tRaw = ((x - p.x) * dx + (y - p.y) * dy) / len2;
+        if (flatStart && tRaw < 0) continue;
+        const t = clamp(tRaw, 0, 1);
         const ex = x - (p.x + t * dx),
           ey = y - (p.y + t * dy);
         const i = y * w + x;
