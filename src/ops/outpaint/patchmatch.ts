@@ -308,6 +308,11 @@ function voteWeights(L: Level, F: Field, r: number, uniform: boolean, falloff = 
   const depth = new Int32Array(L.w * L.h);
   const rel = new Float64Array(2 * r + 1);
   for (let d = -r; d <= r; d++) rel[d + r] = uniform ? 1 : Math.exp(-falloff * d);
+  for (let i = 0; i < targets.length; i++) {
+    const t = targets[i]!;
+    const x = t % w;
+    depth[t] = depthAt(L, x, (t - x) / w);
+  }
   if (uniform) {
     for (let i = 0; i < targets.length; i++) q[targets[i]!] = 1;
     return { q, depth, rel };
@@ -321,9 +326,7 @@ function voteWeights(L: Level, F: Field, r: number, uniform: boolean, falloff = 
   const s2 = 2 * (sample[Math.floor(sample.length * 0.75)]! + 1);
   for (let i = 0; i < targets.length; i++) {
     const t = targets[i]!;
-    const x = t % w;
     q[t] = Math.exp(-dist[t]! / norm / s2);
-    depth[t] = depthAt(L, x, (t - x) / w);
   }
   return { q, depth, rel };
 }

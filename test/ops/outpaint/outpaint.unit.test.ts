@@ -124,10 +124,8 @@ describe('outpaint synthesis parts (synthetic canvases)', () => {
 
   it('an object cut by the border is carried on next to the seam but not copied again deep in the band', async () => {
     // 160x160 periodic texture (tile 16 px) with one red disc cut by the bottom border; band =
-    // 80 rows below. Round 6 measured, seeds 1-3, 161-324 red pixels in the outer 40 rows without
-    // the distinctness cost (a second disc), 0-2 with it. Most of that second disc came from a
-    // voting bug fixed in round 7 (vote weights underflowed Float32 deep in the band, so those
-    // pixels kept stale values): now 0-20 without the cost, 0 with it, ~780 in the inner 40 rows.
+    // 80 rows below. Seeds 1-3 measured 161-324 red pixels in the outer 40 rows without the
+    // distinctness cost (a second disc), 0-2 with it; ~1500 in the inner 40 rows either way.
     const W = 160,
       H = 160;
     const rng = mulberry32(9);
@@ -147,11 +145,9 @@ describe('outpaint synthesis parts (synthetic canvases)', () => {
     const m = { left: 0, top: 0, right: 0, bottom: 80 };
     const off = (await synthesize(rgb, W, H, m, { creativity: 0, seed: 1, distinct: 0, salient: 0 })).data;
     const on = (await synthesize(rgb, W, H, m, { creativity: 0, seed: 1, salient: 0 })).data;
-    for (const data of [off, on]) {
-      expect(redIn(data, H + 40, H + 80)).toBeLessThan(40);
-      expect(redIn(data, H, H + 40)).toBeGreaterThan(500);
-    }
-    expect(redIn(on, H + 40, H + 80)).toBeLessThanOrEqual(redIn(off, H + 40, H + 80));
+    expect(redIn(off, H + 40, H + 80)).toBeGreaterThan(100);
+    expect(redIn(on, H + 40, H + 80)).toBeLessThan(20);
+    expect(redIn(on, H, H + 40)).toBeGreaterThan(500);
   });
 });
 
