@@ -273,42 +273,73 @@ export function sweep(L: Level, F: Field, p: SearchParams, rng: Rng, backward: b
 
 const CELL_AREA = USAGE_CELL * USAGE_CELL;
 
-/**
- * Voting (the M step): each band pixel becomes the weighted mean of what the overlapping
- * target patches' sources say it should be. Weights fall off with patch distance (relative to
- * the median), so well-matched patches dominate and the result stays sharp. Sources are always
- * original pixels, so the band can be rewritten in place.
- */
 /** ln(2): a steeper version of Wexler's gamma (1.3), per pixel of the level; measured to give a cleaner seam. */
 const BOUNDARY_FALLOFF = Math.log(2);
 
+/**
+ * The weight of each target patch's vote, in two factors: `q`, from its patch distance (sigma
+ * from the 75th percentile, Wexler et al., so the patches straddling the seam, which must agree
+ * with fixed original pixels and so match worse than band-only patches, are not voted out), and
+ * a factor e^-falloff per pixel of the patch centre's distance `depth` from the original, so the
+ * seam is decided by the patches that see the original.
+ *
+ * The distance factor is applied relative to the voted pixel's own depth (`falloff(d)` for a
+ * patch d pixels deeper, |d| <= r): only ratios between the patches of one pixel matter, and the
+ * absolute factor, 2^-depth, underflowed Float32 past ~126-149 px, so deep band pixels got no
+ * weight at all and were never re-voted after the level's first, uniform vote (round 7).
+ */
+interface VoteWeights {
+  q: Float32Array;
+  depth: Int32Array;
+  /** Relative depth factor, indexed by (patch depth - pixel depth + r). */
+  rel: Float64Array;
+}
+
+function depthAt(L: Level, x: number, y: number): number {
+  const dx = x < L.kx0 ? L.kx0 - x : x >= L.kx1 ? x - L.kx1 + 1 : 0;
+  const dy = y < L.ky0 ? L.ky0 - y : y >= L.ky1 ? y - L.ky1 + 1 : 0;
+  return dx > dy ? dx : dy;
+}
+
+function voteWeights(L: Level, F: Field, r: number, uniform: boolean, falloff = BOUNDARY_FALLOFF): VoteWeights {
+  const { w } = L;
+  const { dist, targets } = F;
+  const q = new Float32Array(L.w * L.h);
+  const depth = new Int32Array(L.w * L.h);
+  const rel = new Float64Array(2 * r + 1);
+  for (let d = -r; d <= r; d++) rel[d + r] = uniform ? 1 : Math.exp(-falloff * d);
+  for (let i = 0; i < targets.length; i++) {
+    const t = targets[i]!;
+    const x = t % w;
+    depth[t] = depthAt(L, x, (t - x) / w);
+  }
+  if (uniform) {
+    for (let i = 0; i < targets.length; i++) q[targets[i]!] = 1;
+    return { q, depth, rel };
+  }
+  const side = 2 * r + 1;
+  const norm = side * side * 3;
+  const sample: number[] = [];
+  const stride = Math.max(1, Math.floor(targets.length / 4096));
+  for (let i = 0; i < targets.length; i += stride) sample.push(dist[targets[i]!]! / norm);
+  sample.sort((a, b) => a - b);
+  const s2 = 2 * (sample[Math.floor(sample.length * 0.75)]! + 1);
+  for (let i = 0; i < targets.length; i++) {
+    const t = targets[i]!;
+    q[t] = Math.exp(-dist[t]! / norm / s2);
+  }
+  return { q, depth, rel };
+}
+
+/**
+ * Voting (the M step): each band pixel becomes the weighted mean of what the overlapping
+ * target patches' sources say it should be (weights: `voteWeights`). Sources are always
+ * original pixels, so the band can be rewritten in place.
+ */
 export function vote(L: Level, F: Field, r: number, uniform = false): void {
   const { w, h, img } = L;
-  const { sx, sy, dist, targets } = F;
-  const weight = new Float32Array(w * h);
-  if (uniform) {
-    for (let i = 0; i < targets.length; i++) weight[targets[i]!] = 1;
-  } else {
-    const side = 2 * r + 1;
-    const norm = side * side * 3;
-    const sample: number[] = [];
-    const stride = Math.max(1, Math.floor(targets.length / 4096));
-    for (let i = 0; i < targets.length; i += stride) sample.push(dist[targets[i]!]! / norm);
-    sample.sort((a, b) => a - b);
-    // Wexler et al.: sigma from the 75th percentile, so the patches that straddle the seam
-    // (which must agree with fixed original pixels and so match worse than band-only patches)
-    // are not voted out; and a gamma^-distance falloff from the original, so the seam is
-    // decided by the patches that see the original.
-    const s2 = 2 * (sample[Math.floor(sample.length * 0.75)]! + 1);
-    for (let i = 0; i < targets.length; i++) {
-      const t = targets[i]!;
-      const x = t % w;
-      const y = (t - x) / w;
-      const dx = x < L.kx0 ? L.kx0 - x : x >= L.kx1 ? x - L.kx1 + 1 : 0;
-      const dy = y < L.ky0 ? L.ky0 - y : y >= L.ky1 ? y - L.ky1 + 1 : 0;
-      weight[t] = Math.exp(-dist[t]! / norm / s2 - BOUNDARY_FALLOFF * Math.max(dx, dy));
-    }
-  }
+  const { sx, sy } = F;
+  const { q, depth, rel } = voteWeights(L, F, r, uniform);
   for (let y = 0; y < h; y++) {
     const inRows = y >= L.ky0 && y < L.ky1;
     for (let x = 0; x < w; x++) {
@@ -316,6 +347,7 @@ export function vote(L: Level, F: Field, r: number, uniform = false): void {
         x = L.kx1 - 1;
         continue;
       }
+      const base = r - depthAt(L, x, y);
       let a0 = 0,
         a1 = 0,
         a2 = 0,
@@ -328,7 +360,9 @@ export function vote(L: Level, F: Field, r: number, uniform = false): void {
         const row = (y - oy) * w;
         for (let ox = ox0; ox <= ox1; ox++) {
           const t = row + x - ox;
-          const wt = weight[t]!;
+          const qt = q[t]!;
+          if (qt === 0) continue;
+          const wt = qt * rel[depth[t]! + base]!;
           const si = ((sy[t]! + oy) * w + sx[t]! + ox) * 3;
           a0 += wt * img[si]!;
           a1 += wt * img[si + 1]!;
@@ -341,6 +375,51 @@ export function vote(L: Level, F: Field, r: number, uniform = false): void {
         img[di] = a0 / ws;
         img[di + 1] = a1 / ws;
         img[di + 2] = a2 / ws;
+      }
+    }
+  }
+}
+
+/**
+ * Final rendering (the finest scale): each band pixel takes the value that its best overlapping
+ * target patch (highest vote weight) gives it, instead of the weighted mean of all of them.
+ */
+export function renderBest(L: Level, F: Field, r: number, falloff = BOUNDARY_FALLOFF): void {
+  const { w, h, img } = L;
+  const { sx, sy } = F;
+  const { q, depth, rel } = voteWeights(L, F, r, false, falloff);
+  for (let y = 0; y < h; y++) {
+    const inRows = y >= L.ky0 && y < L.ky1;
+    for (let x = 0; x < w; x++) {
+      if (inRows && x >= L.kx0 && x < L.kx1) {
+        x = L.kx1 - 1;
+        continue;
+      }
+      const base = r - depthAt(L, x, y);
+      let best = 0;
+      let bi = -1;
+      const oy0 = Math.max(-r, y - h + 1),
+        oy1 = Math.min(r, y);
+      const ox0 = Math.max(-r, x - w + 1),
+        ox1 = Math.min(r, x);
+      for (let oy = oy0; oy <= oy1; oy++) {
+        const row = (y - oy) * w;
+        for (let ox = ox0; ox <= ox1; ox++) {
+          const t = row + x - ox;
+          const qt = q[t]!;
+          if (qt === 0) continue;
+          const wt = qt * rel[depth[t]! + base]!;
+          if (wt > best) {
+            best = wt;
+            bi = ((sy[t]! + oy) * w + sx[t]! + ox) * 3;
+          }
+        }
+      }
+      if (bi >= 0) {
+        const di = (y * w + x) * 3;
+        img[di] = img[bi]!;
+        img[di + 1] = img[bi + 1]!;
+        img[di + 2] = img[bi + 2]!;
       }
     }
   }

@@ -1,6 +1,6 @@
 import { throwIfAborted } from '../../errors.js';
 import type { ProgressEvent } from '../define.js';
-import { emptyField, randomInit, refreshDistances, sweep, upsampleField, usageOf, vote, type Field, type SearchParams } from './patchmatch.js';
+import { emptyField, randomInit, refreshDistances, renderBest, sweep, upsampleField, usageOf, vote, type Field, type SearchParams } from './patchmatch.js';
 import { mulberry32, type Rng } from '../../media/random.js';
 import { baseLevel, buildPyramid, type Level, type Margins } from './pyramid.js';
 import { blendStraight, STRAIGHT_BLEND } from './straight.js';
@@ -23,6 +23,10 @@ export interface SynthOptions {
   distinct?: number;
   /** Overrides the salient-subject cost (bench and tests; 0 = off, and the model is not run). */
   salient?: number;
+  /** Overrides the finest scale's final rendering (bench and tests): 'best' patch per pixel or the 'mean' vote. */
+  render?: 'best' | 'mean';
+  /** Diagnostics (bench/outpaint-stages.mjs): the canvas after each stage, named. Not for production use. */
+  onStage?: (stage: string, L: Level) => void;
 }
 
 export interface SynthResult {
@@ -74,6 +78,18 @@ const HEAVY_PIXELS = 1_000_000;
  * band pixel for a 1-px correction (2048x2048 canvas: ~70% of the time).
  */
 const VOTE_ONLY_PIXELS = 2_500_000;
+
+/**
+ * The finest scale's final rendering (round 7): each band pixel copies the pixel its best
+ * overlapping patch gives it (`renderBest` in patchmatch.ts) instead of the weighted mean of the
+ * 49 patches over it, which averages patches whose sources disagree and smooths the band. Quick
+ * bench (4 photos, 32 bands): mean detail ratio 0.86 -> 0.94, Grace Hopper right 25% 0.65 ->
+ * 0.85 (the photo's grain kept in the sky and suit). Measured with bench/outpaint-stages.mjs,
+ * the rest of the detail deficit is not lost by voting: the band's detail ratio at each scale
+ * is already set at the coarsest scale (what is copied) and EM iterations raise it, they do not
+ * lower it.
+ */
+const RENDER: 'best' | 'mean' = 'best';
 
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -250,6 +266,7 @@ export async function patchSynthesis(
       // the whole band (2048x2048 canvas).
       vote(L, field, plan.em === 0 ? 1 : R, true);
       levels[i + 1] = undefined as unknown as Level; // free the coarse canvas early
+      o.onStage?.(`scale ${scale} upsampled`, L);
     }
     if (plan.em === 0) {
       doneWork += work[i]!;
@@ -261,7 +278,9 @@ export async function patchSynthesis(
       refreshDistances(L, field, R);
       const usage = p.reuse > 0 ? usageOf(L, field) : undefined;
       for (let s = 0; s < plan.sweeps; s++) sweep(L, field, p, rng, s % 2 === 1, usage);
-      vote(L, field, R);
+      if (i === 0 && e === plan.em - 1 && (o.render ?? RENDER) === 'best') renderBest(L, field, R);
+      else vote(L, field, R);
+      o.onStage?.(`scale ${scale} em ${e + 1}`, L);
       doneWork += work[i]! / plan.em;
       o.onProgress?.({
         fraction: Math.min(0.99, doneWork / totalWork),

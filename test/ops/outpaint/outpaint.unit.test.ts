@@ -6,6 +6,7 @@ import { mulberry32 } from '../../../src/media/random.js';
 import { distinctMap } from '../../../src/ops/outpaint/distinct.js';
 import { synthesize } from '../../../src/ops/outpaint/synthesize.js';
 import { trusted } from '../../../src/ops/outpaint/salient.js';
+import { emptyField, renderBest, vote } from '../../../src/ops/outpaint/patchmatch.js';
 
 // The post-processing steps of outpaint on small synthetic canvases (no media, no models).
 describe('outpaint synthesis parts (synthetic canvases)', () => {
@@ -148,6 +149,45 @@ describe('outpaint synthesis parts (synthetic canvases)', () => {
     expect(redIn(off, H + 40, H + 80)).toBeGreaterThan(100);
     expect(redIn(on, H + 40, H + 80)).toBeLessThan(20);
     expect(redIn(on, H, H + 40)).toBeGreaterThan(500);
+  });
+
+  // A 20x20 original above a 200-row band, every band patch pointing at a random source.
+  const deepBand = () => {
+    const w = 20,
+      h = 220;
+    const L: Level = { w, h, img: new Float32Array(w * h * 3).fill(-1), kx0: 0, ky0: 0, kx1: w, ky1: 20 };
+    const rng = mulberry32(3);
+    for (let i = 0; i < w * 20 * 3; i++) L.img[i] = 10 + (rng() % 240);
+    const F = emptyField(L, 3);
+    for (const t of F.targets) {
+      F.sx[t] = 3 + (rng() % 14);
+      F.sy[t] = 3 + (rng() % 14);
+      F.dist[t] = rng() % 5000;
+    }
+    return { L, F };
+  };
+
+  it('voting reaches every band pixel, however deep (the 2^-depth weight once underflowed past ~130 px)', () => {
+    const { L, F } = deepBand();
+    vote(L, F, 3);
+    for (let i = L.w * 20 * 3; i < L.img.length; i++) expect(L.img[i]).toBeGreaterThanOrEqual(10);
+  });
+
+  it('the final render copies original pixels (best patch per pixel), the vote averages them', () => {
+    const a = deepBand();
+    const b = deepBand();
+    const originals = new Set<string>();
+    for (let i = 0; i < a.L.w * 20; i++) originals.add(Array.from(a.L.img.subarray(i * 3, i * 3 + 3)).join());
+    renderBest(a.L, a.F, 3);
+    vote(b.L, b.F, 3);
+    let copied = 0;
+    let averaged = 0;
+    for (let i = a.L.w * 20; i < a.L.w * a.L.h; i++) {
+      if (originals.has(Array.from(a.L.img.subarray(i * 3, i * 3 + 3)).join())) copied++;
+      if (originals.has(Array.from(b.L.img.subarray(i * 3, i * 3 + 3)).join())) averaged++;
+    }
+    expect(copied).toBe(a.L.w * 200);
+    expect(averaged).toBeLessThan(a.L.w * 20);
   });
 });
 
