@@ -10,7 +10,7 @@
  *
  * The candidate is the connected region of high contrast with the most saliency in it that does
  * not touch the frame (the boundary prior: the product is inside the picture, a backdrop object
- * runs out of it; frame.ts).
+ * runs out of it; frame.ts), together with the other such regions of about the same contrast.
  */
 import { labelRegions } from './cleanup.js';
 import { blockMeans } from './frame.js';
@@ -106,16 +106,16 @@ export interface Candidate {
   y: number;
   width: number;
   height: number;
-  /** Share of the image. */
+  /** Share of the image its regions cover. */
   area: number;
 }
 
 /**
- * The region a person would look at: cells at least `threshold` of the most contrasting colour,
+ * The regions a person would look at: cells at least `threshold` of the most contrasting colour,
  * connected, not touching the frame, at least `minArea` of the image; the one with the most
- * saliency. Null when there is none.
+ * saliency first, then those of about its contrast. Empty when there is none.
  */
-export function contrastCandidate(c: ContrastMap, w: number, h: number, threshold = 0.6, minArea = 0.002): Candidate | null {
+export function contrastCandidates(c: ContrastMap, w: number, h: number, threshold = 0.6, minArea = 0.002): Candidate[] {
   const { map, lw, lh, f } = c;
   const bin = new Uint8Array(lw * lh);
   for (let k = 0; k < bin.length; k++) bin[k] = map[k]! >= threshold ? 255 : 0;
@@ -143,12 +143,26 @@ export function contrastCandidate(c: ContrastMap, w: number, h: number, threshol
     if (areas[l]! < minArea * lw * lh) continue;
     if (!best || score[l]! > score[best]!) best = l;
   }
-  if (!best) return null;
-  return {
-    x: x0[best]! * f,
-    y: y0[best]! * f,
-    width: Math.min(w, (x1[best]! + 1) * f) - x0[best]! * f,
-    height: Math.min(h, (y1[best]! + 1) * f) - y0[best]! * f,
-    area: areas[best]! / (lw * lh),
-  };
+  if (!best) return [];
+  // Regions of (about) the same colour contrast come with it: a pair of earrings is two gems.
+  const mean = (l: number) => score[l]! / areas[l]!;
+  const box = (l: number): Candidate => ({
+    x: x0[l]! * f,
+    y: y0[l]! * f,
+    width: Math.min(w, (x1[l]! + 1) * f) - x0[l]! * f,
+    height: Math.min(h, (y1[l]! + 1) * f) - y0[l]! * f,
+    area: areas[l]! / (lw * lh),
+  });
+  const out = [box(best)];
+  for (let l = 1; l < L; l++) {
+    if (l === best || x0[l] === 0 || y0[l] === 0 || x1[l] === lw - 1 || y1[l] === lh - 1) continue;
+    if (areas[l]! < minArea * lw * lh || mean(l) < SAME_CONTRAST * mean(best)) continue;
+    out.push(box(l));
+  }
+  return out.slice(0, MAX_CANDIDATES);
 }
+
+/** Other regions whose mean contrast is at least this share of the best one's come with it... */
+const SAME_CONTRAST = 0.9;
+/** ...up to this many regions in all. */
+const MAX_CANDIDATES = 3;

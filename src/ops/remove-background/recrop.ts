@@ -8,7 +8,7 @@
  * The crop's cut-out replaces the unsure one only if it is itself confident, holds the candidate
  * and lies inside the crop (a whole object, not a piece of a larger one).
  */
-import { type Candidate, contrastCandidate, contrastSaliency } from './contrast.js';
+import { type Candidate, contrastCandidates, contrastSaliency } from './contrast.js';
 
 export interface RecropParams {
   /** The fused mask is unsure when its confident area (>= CONFIDENT) is below this share of its visible area (>= 32)... */
@@ -48,18 +48,18 @@ export function unsure(mask: Uint8Array, w: number, h: number, p: RecropParams =
   return sure < p.minArea * w * h || sure < p.sureShare * visible;
 }
 
-/** The crop around the most contrasting region, or null when there is none. */
-export function cropAround(image: { data: Uint8Array; channels: number }, w: number, h: number, p: RecropParams = DEFAULT_RECROP): { crop: Box; candidate: Candidate } | null {
-  const candidate = contrastCandidate(contrastSaliency(image, w, h), w, h);
-  if (!candidate) return null;
-  const side = Math.min(Math.max(w, h), Math.max(p.grow * Math.max(candidate.width, candidate.height), p.minSide * Math.min(w, h)));
-  const cw = Math.min(w, Math.round(side)),
-    ch = Math.min(h, Math.round(side));
-  const cx = candidate.x + candidate.width / 2,
-    cy = candidate.y + candidate.height / 2;
-  const x = Math.max(0, Math.min(w - cw, Math.round(cx - cw / 2)));
-  const y = Math.max(0, Math.min(h - ch, Math.round(cy - ch / 2)));
-  return { crop: { x, y, width: cw, height: ch }, candidate };
+/** A crop around each of the most contrasting regions (contrast.ts), the most salient first; empty when there is none. */
+export function cropsAround(image: { data: Uint8Array; channels: number }, w: number, h: number, p: RecropParams = DEFAULT_RECROP): Array<{ crop: Box; candidate: Candidate }> {
+  return contrastCandidates(contrastSaliency(image, w, h), w, h).map((candidate) => {
+    const side = Math.min(Math.max(w, h), Math.max(p.grow * Math.max(candidate.width, candidate.height), p.minSide * Math.min(w, h)));
+    const cw = Math.min(w, Math.round(side)),
+      ch = Math.min(h, Math.round(side));
+    const cx = candidate.x + candidate.width / 2,
+      cy = candidate.y + candidate.height / 2;
+    const x = Math.max(0, Math.min(w - cw, Math.round(cx - cw / 2)));
+    const y = Math.max(0, Math.min(h - ch, Math.round(cy - ch / 2)));
+    return { crop: { x, y, width: cw, height: ch }, candidate };
+  });
 }
 
 /** The crop's pixels (interleaved, same channels). */
@@ -73,10 +73,10 @@ export function cropPixels(data: Uint8Array, channels: number, w: number, box: B
 }
 
 /**
- * The crop's cut-out (box.width * box.height) as a full-size mask, if it is a whole confident
- * object holding the candidate; otherwise null.
+ * The crop's cut-out (box.width * box.height) drawn into `into` (full size, the maximum where
+ * crops overlap), if it is a whole confident object holding the candidate; false otherwise.
  */
-export function acceptCrop(cropMask: Uint8Array, box: Box, candidate: Candidate, w: number, h: number, p: RecropParams = DEFAULT_RECROP): Uint8Array | null {
+export function acceptCrop(cropMask: Uint8Array, box: Box, candidate: Candidate, into: Uint8Array, w: number, h: number, p: RecropParams = DEFAULT_RECROP): boolean {
   const { width: cw, height: ch } = box;
   let sure = 0,
     visible = 0,
@@ -100,10 +100,11 @@ export function acceptCrop(cropMask: Uint8Array, box: Box, candidate: Candidate,
       }
     }
   }
-  if (!sure || sure < p.sureShare * visible) return null;
-  if (held < p.holds * candidate.width * candidate.height) return null;
-  if (onBorder > p.border * outline) return null;
-  const out = new Uint8Array(w * h);
-  for (let y = 0; y < ch; y++) out.set(cropMask.subarray(y * cw, (y + 1) * cw), (box.y + y) * w + box.x);
-  return out;
+  if (!sure || sure < p.sureShare * visible) return false;
+  if (held < p.holds * candidate.width * candidate.height) return false;
+  if (onBorder > p.border * outline) return false;
+  for (let y = 0; y < ch; y++) {
+    for (let x = 0, i = y * cw, j = (box.y + y) * w + box.x; x < cw; x++, i++, j++) if (cropMask[i]! > into[j]!) into[j] = cropMask[i]!;
+  }
+  return true;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { contrastCandidate, contrastSaliency, lab } from '../../../src/ops/remove-background/contrast.js';
-import { acceptCrop, cropAround, cropPixels, DEFAULT_RECROP, unsure } from '../../../src/ops/remove-background/recrop.js';
+import { contrastCandidates, contrastSaliency, lab } from '../../../src/ops/remove-background/contrast.js';
+import { acceptCrop, cropsAround, cropPixels, DEFAULT_RECROP, unsure } from '../../../src/ops/remove-background/recrop.js';
 
 const W = 320,
   H = 240;
@@ -36,9 +36,9 @@ describe('remove-background: colour contrast and the second look (recrop.ts)', (
     // A vivid red band along the left edge: contrasting too, but it runs out of the frame.
     for (let y = 0; y < H; y++) for (let x = 0; x < 12; x++) data.set([230, 20, 20], (y * W + x) * 3);
     const map = contrastSaliency({ data, channels: 3 }, W, H);
-    const c = contrastCandidate(map, W, H);
+    const c = contrastCandidates(map, W, H)[0];
     expect(c).not.toBeNull();
-    // One of the gems (or both), not the band.
+    // A gem, not the band.
     expect(c!.x).toBeGreaterThan(120);
     expect(c!.x + c!.width).toBeLessThan(210);
     expect(c!.y).toBeGreaterThan(95);
@@ -57,9 +57,13 @@ describe('remove-background: colour contrast and the second look (recrop.ts)', (
 
   it('crops around the candidate, and accepts only a whole confident object holding it', () => {
     const data = gems();
-    const at = cropAround({ data, channels: 3 }, W, H);
-    expect(at).not.toBeNull();
-    const { crop, candidate } = at!;
+    const crops = cropsAround({ data, channels: 3 }, W, H);
+    // One crop per gem: both have the same contrast.
+    expect(crops.length).toBe(2);
+    const centres = crops.map((c) => c.candidate.x + c.candidate.width / 2).sort((a, b) => a - b);
+    expect(Math.abs(centres[0]! - 150)).toBeLessThan(8);
+    expect(Math.abs(centres[1]! - 185)).toBeLessThan(8);
+    const { crop, candidate } = crops[0]!;
     expect(crop.width).toBeGreaterThanOrEqual(DEFAULT_RECROP.minSide * H - 1);
     expect(crop.x).toBeLessThanOrEqual(candidate.x);
     expect(crop.x + crop.width).toBeGreaterThanOrEqual(candidate.x + candidate.width);
@@ -75,18 +79,18 @@ describe('remove-background: colour contrast and the second look (recrop.ts)', (
           gy = crop.y + y;
         if ((gx - 150) ** 2 + (gy - 120) ** 2 < 100 || (gx - 185) ** 2 + (gy - 120) ** 2 < 100) cm[y * crop.width + x] = 255;
       }
-    const full = acceptCrop(cm, crop, candidate, W, H);
-    expect(full).not.toBeNull();
-    expect(full![120 * W + 150]).toBe(255);
-    expect(full![120 * W + 185]).toBe(255);
-    expect(full![10 * W + 10]).toBe(0);
+    const full = new Uint8Array(W * H);
+    expect(acceptCrop(cm, crop, candidate, full, W, H)).toBe(true);
+    expect(full[120 * W + 150]).toBe(255);
+    expect(full[120 * W + 185]).toBe(255);
+    expect(full[10 * W + 10]).toBe(0);
     // A mask running off the crop's border (a piece of something larger) is rejected...
     const off = Uint8Array.from(cm);
     for (let y = 0; y < crop.height; y++) for (let x = 0; x < 20; x++) off[y * crop.width + x] = 255;
-    expect(acceptCrop(off, crop, candidate, W, H)).toBeNull();
+    expect(acceptCrop(off, crop, candidate, new Uint8Array(W * H), W, H)).toBe(false);
     // ...and so is one that misses the candidate.
     const elsewhere = new Uint8Array(crop.width * crop.height);
     for (let y = 5; y < 25; y++) for (let x = 5; x < 25; x++) elsewhere[y * crop.width + x] = 255;
-    expect(acceptCrop(elsewhere, crop, candidate, W, H)).toBeNull();
+    expect(acceptCrop(elsewhere, crop, candidate, new Uint8Array(W * H), W, H)).toBe(false);
   });
 });
