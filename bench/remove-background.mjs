@@ -121,7 +121,15 @@ async function child(engine, listFile) {
         shadow: false,
         crop: false,
         keep: 'auto',
-        model: name.replace('imgtool-', '').replace('-fp32', '').replace('-shared', '').replace('-arena', '').replace('-noflip', '').replace('-nocache', '').replace('-nopeople', '').replace('-norecrop', ''),
+        model: name
+          .replace('imgtool-', '')
+          .replace('-fp32', '')
+          .replace('-shared', '')
+          .replace('-arena', '')
+          .replace('-noflip', '')
+          .replace('-nocache', '')
+          .replace('-nopeople', '')
+          .replace('-norecrop', ''),
         mask_only: false,
       };
       return (await run({ operation: 'remove-background', inputs: { image: { name: file, data, size: data.length } }, options }, ctx)).data;

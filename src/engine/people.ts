@@ -258,7 +258,11 @@ async function refine(img: PeopleInput, roi: Roi, model: string, signal?: AbortS
  * the person, or null when the model is unsure there (pose presence < 0.5). For callers that
  * only want some of the detector's people and so need not pay the landmark model for all.
  */
-export async function personFromDetection(img: PeopleInput, d: PoseDetection, opts: Pick<DetectPeopleOptions, 'signal' | 'model'> = {}): Promise<Person | null> {
+export async function personFromDetection(
+  img: PeopleInput,
+  d: PoseDetection,
+  opts: Pick<DetectPeopleOptions, 'signal' | 'model'> = {},
+): Promise<Person | null> {
   const pass = await refine(img, roiFromDetection(d), `pose-landmark-${opts.model ?? 'full'}`, opts.signal);
   return pass ? { ...toPerson(img, pass), detection: d } : null;
 }

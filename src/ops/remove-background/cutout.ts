@@ -38,7 +38,14 @@ let peopleDefault = true;
 let recropDefault = true;
 
 /** Tuning hooks for benchmarks: ISNet's input side (a multiple of 32, 256..2048) and graph, U2-Net-p's side in the fast mode, the people assist. */
-export function configureCutout(o: { isnetSide?: number; isnetFlip?: boolean; isnetModel?: 'isnet' | 'isnet-int8'; u2netpSide?: number; people?: boolean; recrop?: boolean }): void {
+export function configureCutout(o: {
+  isnetSide?: number;
+  isnetFlip?: boolean;
+  isnetModel?: 'isnet' | 'isnet-int8';
+  u2netpSide?: number;
+  people?: boolean;
+  recrop?: boolean;
+}): void {
   if (o.people !== undefined) peopleDefault = o.people;
   if (o.recrop !== undefined) recropDefault = o.recrop;
   if (o.isnetSide !== undefined) isnetSide = o.isnetSide;
@@ -174,7 +181,11 @@ async function lookAgain(input: SegmentInput & { channels: 3 }, model: CutoutMod
   let found = false;
   for (const { crop, candidate } of cropsAround(input, w, h)) {
     const sub = { data: cropPixels(input.data, 3, w, crop), width: crop.width, height: crop.height, channels: 3 as const };
-    const u2 = segment(sub, 'u2netp', { signal, size: model === 'u2netp' ? u2netpSide : MODEL_INPUT_SIDE.u2netp, sessions: model === 'u2netp' ? undefined : 1 });
+    const u2 = segment(sub, 'u2netp', {
+      signal,
+      size: model === 'u2netp' ? u2netpSide : MODEL_INPUT_SIDE.u2netp,
+      sessions: model === 'u2netp' ? undefined : 1,
+    });
     const isnet = model === 'isnet' ? segment(sub, isnetModel ?? 'isnet', { signal, size: isnetSide }) : undefined;
     const [second, primary] = await Promise.all([u2, isnet]);
     throwIfAborted(signal);

@@ -49,7 +49,12 @@ export function unsure(mask: Uint8Array, w: number, h: number, p: RecropParams =
 }
 
 /** A crop around each of the most contrasting regions (contrast.ts), the most salient first; empty when there is none. */
-export function cropsAround(image: { data: Uint8Array; channels: number }, w: number, h: number, p: RecropParams = DEFAULT_RECROP): Array<{ crop: Box; candidate: Candidate }> {
+export function cropsAround(
+  image: { data: Uint8Array; channels: number },
+  w: number,
+  h: number,
+  p: RecropParams = DEFAULT_RECROP,
+): Array<{ crop: Box; candidate: Candidate }> {
   return contrastCandidates(contrastSaliency(image, w, h), w, h).map((candidate) => {
     const side = Math.min(Math.max(w, h), Math.max(p.grow * Math.max(candidate.width, candidate.height), p.minSide * Math.min(w, h)));
     const cw = Math.min(w, Math.round(side)),
@@ -76,7 +81,15 @@ export function cropPixels(data: Uint8Array, channels: number, w: number, box: B
  * The crop's cut-out (box.width * box.height) drawn into `into` (full size, the maximum where
  * crops overlap), if it is a whole confident object holding the candidate; false otherwise.
  */
-export function acceptCrop(cropMask: Uint8Array, box: Box, candidate: Candidate, into: Uint8Array, w: number, h: number, p: RecropParams = DEFAULT_RECROP): boolean {
+export function acceptCrop(
+  cropMask: Uint8Array,
+  box: Box,
+  candidate: Candidate,
+  into: Uint8Array,
+  w: number,
+  h: number,
+  p: RecropParams = DEFAULT_RECROP,
+): boolean {
   const { width: cw, height: ch } = box;
   let sure = 0,
     visible = 0,
