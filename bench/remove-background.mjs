@@ -12,7 +12,7 @@
  * mode with ISNet's float graph instead of the int8 build; "-noflip" without ISNet's mirrored
  * second pass; "-shared" runs one ISNet session on
  * all cores for all inputs in flight, "-arena" keeps onnxruntime's memory arena (both for
- * comparison); "@768" runs imgtool's ISNet at another input side (U2-Net-p's for imgtool-u2netp),
+ * comparison); "-nopeople" without the people assist (src/ops/remove-background/person.ts), "-norecrop" without the second look on a crop (recrop.ts); "@768" runs imgtool's ISNet at another input side (U2-Net-p's for imgtool-u2netp),
  * ":c3" runs up to three images at once, as imgtool's CLI batch does by default on 2 cores
  * (cores + 1). imgly is compared at its fastest mode in the run.
  *
@@ -107,6 +107,10 @@ async function child(engine, listFile) {
     if (name.includes('-arena')) configureSegment({ arena: true });
     // "-nocache": libvips' operation cache off (sharp.cache(false)), to see what it holds.
     if (name.includes('-nocache')) sharp.cache(false);
+    // "-nopeople": without the people assist (person.ts), to measure what it costs in the same run.
+    if (name.includes('-nopeople')) configureCutout({ people: false });
+    // "-norecrop": without the second look on a crop when the models are unsure (recrop.ts).
+    if (name.includes('-norecrop')) configureCutout({ recrop: false });
     // What the CLI does for a batch at --concurrency K: each input's sessions get cores / K threads.
     (await import('../dist/engine/models.js')).configureEngine({ concurrency: k });
     const ctx = { signal: new AbortController().signal, onProgress: () => {}, warn: () => {}, tempPath: (e) => join(dir, `tmp.${e}`) };
@@ -117,7 +121,15 @@ async function child(engine, listFile) {
         shadow: false,
         crop: false,
         keep: 'auto',
-        model: name.replace('imgtool-', '').replace('-fp32', '').replace('-shared', '').replace('-arena', '').replace('-noflip', '').replace('-nocache', ''),
+        model: name
+          .replace('imgtool-', '')
+          .replace('-fp32', '')
+          .replace('-shared', '')
+          .replace('-arena', '')
+          .replace('-noflip', '')
+          .replace('-nocache', '')
+          .replace('-nopeople', '')
+          .replace('-norecrop', ''),
         mask_only: false,
       };
       return (await run({ operation: 'remove-background', inputs: { image: { name: file, data, size: data.length } }, options }, ctx)).data;

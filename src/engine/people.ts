@@ -253,6 +253,20 @@ async function refine(img: PeopleInput, roi: Roi, model: string, signal?: AbortS
   return second.score >= 0.5 ? second : first;
 }
 
+/**
+ * The landmark model on one of the detector's finds (detectPoses), in MediaPipe's two passes:
+ * the person, or null when the model is unsure there (pose presence < 0.5). For callers that
+ * only want some of the detector's people and so need not pay the landmark model for all.
+ */
+export async function personFromDetection(
+  img: PeopleInput,
+  d: PoseDetection,
+  opts: Pick<DetectPeopleOptions, 'signal' | 'model'> = {},
+): Promise<Person | null> {
+  const pass = await refine(img, roiFromDetection(d), `pose-landmark-${opts.model ?? 'full'}`, opts.signal);
+  return pass ? { ...toPerson(img, pass), detection: d } : null;
+}
+
 export async function detectPeople(img: PeopleInput, opts: DetectPeopleOptions = {}): Promise<Person[]> {
   const model = `pose-landmark-${opts.model ?? 'full'}`;
   // MediaPipe's route: the person detector's alignment keypoints give each person's crop, so
@@ -261,8 +275,8 @@ export async function detectPeople(img: PeopleInput, opts: DetectPeopleOptions =
   throwIfAborted(opts.signal);
   const people: Person[] = [];
   for (const d of detections) {
-    const pass = await refine(img, roiFromDetection(d), model, opts.signal);
-    if (pass) people.push({ ...toPerson(img, pass), detection: d });
+    const person = await personFromDetection(img, d, opts);
+    if (person) people.push(person);
   }
   // The detector finds people by the face; a person seen from behind or with the face cut off
   // is still found from the selfie-segmentation mask: each region of it that the detected

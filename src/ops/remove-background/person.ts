@@ -1,4 +1,5 @@
-import { detectPeople, POSE, type Person } from '../../engine/people.js';
+import { personFromDetection, POSE, type Person } from '../../engine/people.js';
+import { detectPoses, type PoseDetection } from '../../engine/pose-detector.js';
 import { boxMean } from '../../media/filters.js';
 import { isImgtoolError, throwIfAborted } from '../../errors.js';
 
@@ -21,7 +22,21 @@ import { isImgtoolError, throwIfAborted } from '../../errors.js';
  *
  * Only people the cut-out already mostly contains count, so a person in the background of a
  * product photo is not added, and an image without people is returned unchanged.
+ *
+ * Cost (round 2 of issue 19): this runs on every image, and most of a shop's images have no
+ * people. So only BlazePose's detector (224 px, a few ms) runs first; the landmark model (two
+ * 256 px passes per person) runs only on a find the detector is fairly sure of (DETECTION_SCORE)
+ * whose face is mostly inside the cut-out (a person the cut-out is about, not one in the
+ * backdrop). detectPeople's selfie-segmentation fallback (people found without a face, e.g.
+ * from behind) is not used here: on product photos it took sneakers and teapots for people
+ * and paid the landmark model for each; a person seen from behind keeps the salient cut-out.
+ * Nothing image-sized is allocated unless a person passes these gates.
  */
+
+/** The BlazePose detector's score a find needs before the landmark model runs on it. */
+export const DETECTION_SCORE = 0.5;
+/** Share of the detector's face box the cut-out (>= 128) must hold. */
+export const FACE_INSIDE = 0.5;
 
 /** Person-mask confidence (0..255) a pixel must have to be added. */
 const CONFIDENT = 192;
@@ -90,11 +105,28 @@ function overlap(person: Person, coarse: Uint8Array): number {
   return total ? inside / total : 0;
 }
 
+/** Share of the detector's face box (clipped to the image) that the coarse mask (>= 128) holds. */
+export function faceInside(d: PoseDetection, coarse: Uint8Array, w: number, h: number): number {
+  const x0 = Math.max(0, Math.floor(d.box.x)),
+    y0 = Math.max(0, Math.floor(d.box.y));
+  const x1 = Math.min(w, Math.ceil(d.box.x + d.box.width)),
+    y1 = Math.min(h, Math.ceil(d.box.y + d.box.height));
+  let inside = 0;
+  for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) if (coarse[y * w + x]! >= 128) inside++;
+  const total = Math.max(0, x1 - x0) * Math.max(0, y1 - y0);
+  return total ? inside / total : 0;
+}
+
 /** Unites the coarse salient mask with the mask of every person it is mostly made of. */
 export async function addPeople(image: PersonInput, coarse: Uint8Array, signal?: AbortSignal): Promise<PersonAssist> {
-  let found: Person[];
+  const found: Person[] = [];
   try {
-    found = await detectPeople(image, { signal });
+    const finds = (await detectPoses(image)).filter((d) => d.score >= DETECTION_SCORE && faceInside(d, coarse, image.width, image.height) >= FACE_INSIDE);
+    throwIfAborted(signal);
+    for (const d of finds) {
+      const p = await personFromDetection(image, d, { signal });
+      if (p) found.push(p);
+    }
   } catch (err) {
     // Without the people models (not built) the salient cut-out stands alone, as before them.
     if (isImgtoolError(err) && err.code === 'model_missing') return { mask: coarse, people: [] };

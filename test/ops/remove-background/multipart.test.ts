@@ -4,7 +4,7 @@ import { bufferInput, FIXTURES, runOp } from '../../helpers.js';
 import { scoreAlpha } from './composites.js';
 // The bench's evaluation set (plain JS, shared so that tests and bench judge the same objects).
 // @ts-expect-error -- an .mjs module without type declarations
-import { alphaParts, compose, MULTI, SINGLE } from '../../../bench/remove-background-set.mjs';
+import { alphaParts, buildCase, compose, MULTI, SINGLE } from '../../../bench/remove-background-set.mjs';
 
 interface Case {
   rgb: Buffer;
@@ -139,4 +139,21 @@ describe('remove-background --keep', () => {
   it('rejects an unknown keep value with the allowed ones', async () => {
     await expect(runOp('remove-background', { image: bufferInput('x.png', Buffer.from('')) }, { keep: 'biggest' })).rejects.toThrow(/auto.*largest.*all/);
   });
+});
+
+describe('remove-background: a second look when the models are unsure (recrop.ts)', () => {
+  // The bench's case 05: two blue earrings on a washed-out fruit stall. On the whole frame both
+  // models prefer a piece of the fruit (IoU 0.000 before round 6); on crops around the gems,
+  // found by their colour contrast, both gems are cut out.
+  it('finds both earrings on the fruit stall, and nothing of the fruit', async () => {
+    const c: Case & { name: string } = await buildCase(FIXTURES, 5, 640, 480);
+    expect(c.name).toContain('earrings-on-fruits');
+    const { alpha } = await cutOut(c);
+    const recall = partRecall(c, alpha);
+    // The two gems are the two largest parts; the thin hooks may be lost.
+    expect(recall.length).toBeGreaterThanOrEqual(2);
+    expect(recall[0]).toBeGreaterThanOrEqual(0.8);
+    expect(recall[1]).toBeGreaterThanOrEqual(0.8);
+    expect(scoreAlpha(alpha, c.alpha, c.width, c.height).iou).toBeGreaterThanOrEqual(0.85);
+  }, 180_000);
 });
