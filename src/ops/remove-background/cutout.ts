@@ -5,9 +5,9 @@ import { segment, type SegmentInput } from '../../engine/segment.js';
 import { int8Preferred } from '../../engine/cpu.js';
 import { estimateForeground } from './foreground.js';
 import { DEFAULT_REFINE, MODEL_INPUT_SIDE, refineAlpha, type RefineParams } from './refine.js';
-import { fuseMasks, partsOf, type Fused, type Keep, type MaskPart } from './fusion.js';
+import { DEFAULT_FUSION, fuseMasks, partsOf, type Fused, type Keep, type MaskPart } from './fusion.js';
 import { acceptCrop, cropPixels, cropsAround, unsure } from './recrop.js';
-import { addPeople } from './person.js';
+import { addPeople, personInCutout } from './person.js';
 
 export type CutoutModel = 'isnet' | 'u2netp';
 
@@ -151,6 +151,16 @@ export async function cutoutSubject(img: RawImage, opts: CutoutOptions = {}): Pr
   let fused = primary
     ? fuseMasks({ primary: primary.mask, second: second.mask, image: input, width: w, height: h }, opts.keep)
     : fuseMasks({ primary: second.mask, image: input, width: w, height: h }, opts.keep);
+  // The frame prior (frame.ts) is for products in front of a backdrop; a person's body always
+  // runs out of the picture, and the cut took it away below an enclosed face (Grace Hopper's
+  // uniform, the cameraman's coat). When the cut happened and BlazePose's detector finds a person
+  // whose face the cut-out holds, fuse again without it. The detector (224 px) runs only then.
+  if (fused.backdrop && opts.keep !== 'all' && (await personInCutout(input, fused.mask))) {
+    const noFrame = { ...DEFAULT_FUSION, frame: undefined };
+    fused = primary
+      ? fuseMasks({ primary: primary.mask, second: second.mask, image: input, width: w, height: h }, opts.keep, noFrame)
+      : fuseMasks({ primary: second.mask, image: input, width: w, height: h }, opts.keep, noFrame);
+  }
   // No confident body: a second look on crops around the most contrasting regions (recrop.ts).
   // Only with both models: U2-Net-p alone accepted wrong crops (the earrings on brick went from
   // IoU 0.62 to 0.11 in --model u2netp, while those on the fruit stall went from 0.05 to 0.94).

@@ -117,6 +117,23 @@ export function faceInside(d: PoseDetection, coarse: Uint8Array, w: number, h: n
   return total ? inside / total : 0;
 }
 
+/**
+ * Detector score enough to spare a person from the frame cut (cutout.ts). Lower than
+ * DETECTION_SCORE: a false find only leaves the frame cut out, and the cameraman in camera.png,
+ * leaning sideways in profile, scores 0.44.
+ */
+export const FRAME_PERSON_SCORE = 0.3;
+
+/** Whether BlazePose's detector finds a person whose face the cut-out (`coarse`, >= 128) holds. */
+export async function personInCutout(image: PersonInput, coarse: Uint8Array): Promise<boolean> {
+  try {
+    return (await detectPoses(image)).some((d) => d.score >= FRAME_PERSON_SCORE && faceInside(d, coarse, image.width, image.height) >= FACE_INSIDE);
+  } catch (err) {
+    if (isImgtoolError(err) && err.code === 'model_missing') return false;
+    throw err;
+  }
+}
+
 /** Unites the coarse salient mask with the mask of every person it is mostly made of. */
 export async function addPeople(image: PersonInput, coarse: Uint8Array, signal?: AbortSignal): Promise<PersonAssist> {
   const found: Person[] = [];

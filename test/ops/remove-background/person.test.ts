@@ -59,6 +59,31 @@ describe('remove-background on photos of people', () => {
     expect(mask[hand!.at]).toBeGreaterThanOrEqual(128);
   }, 120_000);
 
+  // frame.ts drops a backdrop object running out of the picture; a person's body always does, and
+  // it was cut away below the enclosed face (Grace Hopper's uniform, the cameraman's coat).
+  it.each([
+    ['images/grace_hopper.jpg', 0.35, 0.95],
+    ['images/camera.png', 0.1, 0.85],
+  ])(
+    'keeps the body of a person running out of the picture: %s',
+    async (rel, x, y) => {
+      const img = await rgb(rel);
+      const { mask } = await cutoutSubject(img, { model: 'isnet' });
+      // A patch of the body near the bottom edge (uniform / coat).
+      let kept = 0;
+      let total = 0;
+      const x0 = Math.round(x * img.width),
+        y0 = Math.round(y * img.height);
+      for (let yy = y0; yy < Math.min(img.height, y0 + 20); yy++)
+        for (let xx = x0; xx < x0 + 40; xx++) {
+          total++;
+          if (mask[yy * img.width + xx]! >= 128) kept++;
+        }
+      expect(kept / total).toBeGreaterThan(0.9);
+    },
+    120_000,
+  );
+
   it('adds nobody the cut-out is not mostly made of (a person behind a product stays out)', async () => {
     const img = await rgb('images/grace_hopper.jpg');
     const empty = new Uint8Array(img.width * img.height);
