@@ -7,7 +7,7 @@ import { estimateForeground } from './foreground.js';
 import { DEFAULT_REFINE, MODEL_INPUT_SIDE, refineAlpha, type RefineParams } from './refine.js';
 import { DEFAULT_FUSION, fuseMasks, partsOf, type Fused, type Keep, type MaskPart } from './fusion.js';
 import { acceptCrop, cropPixels, cropsAround, unsure } from './recrop.js';
-import { addPeople, personInCutout } from './person.js';
+import { addPeople, detectPersons, personInCutout } from './person.js';
 
 export type CutoutModel = 'isnet' | 'u2netp';
 
@@ -155,7 +155,10 @@ export async function cutoutSubject(img: RawImage, opts: CutoutOptions = {}): Pr
   // runs out of the picture, and the cut took it away below an enclosed face (Grace Hopper's
   // uniform, the cameraman's coat). When the cut happened and BlazePose's detector finds a person
   // whose face the cut-out holds, fuse again without it. The detector (224 px) runs only then.
-  if (fused.backdrop && opts.keep !== 'all' && (await personInCutout(input, fused.mask))) {
+  // The detector's finds serve both this check and the people assist below: run it once, when first needed.
+  let poses: ReturnType<typeof detectPersons> | undefined;
+  const detect = () => (poses ??= detectPersons(input));
+  if (fused.backdrop && opts.keep !== 'all' && personInCutout(await detect(), fused.mask, w, h)) {
     const noFrame = { ...DEFAULT_FUSION, frame: undefined };
     fused = primary
       ? fuseMasks({ primary: primary.mask, second: second.mask, image: input, width: w, height: h }, opts.keep, noFrame)
@@ -167,7 +170,7 @@ export async function cutoutSubject(img: RawImage, opts: CutoutOptions = {}): Pr
   if (model === 'isnet' && opts.keep !== 'all' && (opts.recrop ?? recropDefault) && unsure(fused.mask, w, h)) {
     fused = (await lookAgain(input, model, opts.keep, opts.signal)) ?? fused;
   }
-  const assisted = (opts.people ?? peopleDefault) ? await addPeople(input, fused.mask, opts.signal) : null;
+  const assisted = (opts.people ?? peopleDefault) ? await addPeople(input, fused.mask, opts.signal, await detect()) : null;
   const coarse = assisted?.mask ?? fused.mask;
   // The radius that follows U2-Net-p's 320 px mask measured best in both modes (ISNet alone too).
   let alpha = refineAlpha(input, coarse, MODEL_INPUT_SIDE.u2netp, opts.refine ?? DEFAULT_REFINE);

@@ -124,21 +124,31 @@ export function faceInside(d: PoseDetection, coarse: Uint8Array, w: number, h: n
  */
 export const FRAME_PERSON_SCORE = 0.3;
 
-/** Whether BlazePose's detector finds a person whose face the cut-out (`coarse`, >= 128) holds. */
-export async function personInCutout(image: PersonInput, coarse: Uint8Array): Promise<boolean> {
+/** BlazePose's detector on the image; none when the people models are not built (the cut-out then stands alone, as before them). */
+export async function detectPersons(image: PersonInput): Promise<PoseDetection[]> {
   try {
-    return (await detectPoses(image)).some((d) => d.score >= FRAME_PERSON_SCORE && faceInside(d, coarse, image.width, image.height) >= FACE_INSIDE);
+    return await detectPoses(image);
   } catch (err) {
-    if (isImgtoolError(err) && err.code === 'model_missing') return false;
+    if (isImgtoolError(err) && err.code === 'model_missing') return [];
     throw err;
   }
 }
 
-/** Unites the coarse salient mask with the mask of every person it is mostly made of. */
-export async function addPeople(image: PersonInput, coarse: Uint8Array, signal?: AbortSignal): Promise<PersonAssist> {
+/** Whether the detector found (`finds`) a person whose face the cut-out (`coarse`, >= 128) holds. */
+export function personInCutout(finds: PoseDetection[], coarse: Uint8Array, width: number, height: number): boolean {
+  return finds.some((d) => d.score >= FRAME_PERSON_SCORE && faceInside(d, coarse, width, height) >= FACE_INSIDE);
+}
+
+/**
+ * Unites the coarse salient mask with the mask of every person it is mostly made of. `detected`:
+ * the detector's finds on this image if the caller already has them (cutout.ts runs it once).
+ */
+export async function addPeople(image: PersonInput, coarse: Uint8Array, signal?: AbortSignal, detected?: PoseDetection[]): Promise<PersonAssist> {
   const found: Person[] = [];
   try {
-    const finds = (await detectPoses(image)).filter((d) => d.score >= DETECTION_SCORE && faceInside(d, coarse, image.width, image.height) >= FACE_INSIDE);
+    const finds = (detected ?? (await detectPersons(image))).filter(
+      (d) => d.score >= DETECTION_SCORE && faceInside(d, coarse, image.width, image.height) >= FACE_INSIDE,
+    );
     throwIfAborted(signal);
     for (const d of finds) {
       const p = await personFromDetection(image, d, { signal });
