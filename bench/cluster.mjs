@@ -252,11 +252,9 @@ console.log(
     .map((l) => l.toFixed(2))
     .join(' ')} (${os.availableParallelism()} cores)`,
 );
-for (const [n, threads] of [
-  [1, THREADS],
-  [2, THREADS],
-]) {
-  const c = await cluster(n, `b${n}:`, threads);
+/** A measured run without faults: warm-up, --seconds of load, CPU per response, the books. */
+async function measuredRun(n, prefix, threads, pin, label) {
+  const c = await cluster(n, prefix, threads, pin);
   // Warm-up: models load once per worker thread.
   await warm(c);
   await books(c, 0, 0);
@@ -266,7 +264,7 @@ for (const [n, threads] of [
   const cpu = [(cpuOf(c.workers) - cpu0[0]) / r.ok, (cpuOf(c.apis) - cpu0[1]) / r.ok];
   const b = await books(c, r.charged, before);
   rows.push({
-    run: `${n} worker${n > 1 ? 's' : ''}, --threads ${threads}${PIN ? ', pinned 1 core each' : ''}`,
+    run: label,
     'load avg': load1(),
     'ok/s': r.rps.toFixed(2),
     ok: r.ok,
@@ -281,6 +279,9 @@ for (const [n, threads] of [
   });
   await c.close();
 }
+
+for (const n of [1, 2])
+  await measuredRun(n, `b${n}:`, THREADS, PIN, `${n} worker${n > 1 ? 's' : ''}, --threads ${THREADS}${PIN ? ', pinned 1 core each' : ''}`);
 
 {
   const c = await cluster(2, 'bk:');
@@ -335,33 +336,8 @@ for (const [n, threads] of [
   await c.close();
 }
 
-{
-  // D) one worker with every core for its one pipeline (the worker's default on this machine).
-  const threads = os.availableParallelism();
-  const c = await cluster(1, 'bd:', threads, false);
-  await warm(c);
-  await books(c, 0, 0);
-  const before = await c.store.balance(c.keyId);
-  const cpu0 = [cpuOf(c.workers), cpuOf(c.apis)];
-  const r = await load(c, SECONDS);
-  const cpu = [(cpuOf(c.workers) - cpu0[0]) / r.ok, (cpuOf(c.apis) - cpu0[1]) / r.ok];
-  const b = await books(c, r.charged, before);
-  rows.push({
-    run: `1 worker, --threads ${threads}`,
-    'load avg': load1(),
-    'ok/s': r.rps.toFixed(2),
-    ok: r.ok,
-    'p50 ms': r.p50,
-    'p99 ms': r.p99,
-    'worker CPU s/ok': cpu ? cpu[0].toFixed(2) : '',
-    'API CPU s/ok': cpu ? cpu[1].toFixed(3) : '',
-    retries: r.retries,
-    errors: JSON.stringify(r.errors),
-    'charged = responses x cost': `${b.exact} (${b.spent} / ${b.charged})`,
-    'ledger verify': b.verify,
-  });
-  await c.close();
-}
+// D) one worker with every core for its one pipeline (the worker's default on this machine).
+await measuredRun(1, 'bd:', os.availableParallelism(), false, `1 worker, --threads ${os.availableParallelism()}`);
 
 console.table(rows);
 console.log(
