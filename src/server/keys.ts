@@ -58,6 +58,34 @@ export interface Hold {
   lease_until?: number;
 }
 
+/** A hold owned by `instance` (this process), its lease running from `nowMs`; both stores write this shape. */
+export function newHold(
+  account: string,
+  amount: number,
+  meta: { kind: Hold['kind']; operation?: string; leaseMs: number },
+  instance: string,
+  nowMs: number,
+): Hold & { lease_until: number } {
+  return {
+    account,
+    amount,
+    kind: meta.kind,
+    operation: meta.operation,
+    pid: process.pid,
+    instance,
+    created_at: new Date(nowMs).toISOString(),
+    lease_until: nowMs + meta.leaseMs,
+  };
+}
+
+/** The refusal of a reserve both stores give: what it costs, what remains, and who can help. */
+export function insufficientCredits(amount: number, remaining: number): ImgtoolError {
+  return new ImgtoolError(
+    'insufficient_api_credits',
+    `this costs ${amount} credit${amount === 1 ? '' : 's'} but ${remaining} remain${remaining === 1 ? 's' : ''}; ask the server operator for more`,
+  );
+}
+
 export interface StoreFile {
   version: 1;
   keys: KeyRecord[];
@@ -308,22 +336,10 @@ export class KeyStore implements AccountStore {
       }
       const acct = this.account(s, account, true, log)!;
       if (acct.credits < amount) {
-        throw new ImgtoolError(
-          'insufficient_api_credits',
-          `this costs ${amount} credit${amount === 1 ? '' : 's'} but ${acct.credits} remain${acct.credits === 1 ? 's' : ''}; ask the server operator for more`,
-        );
+        throw insufficientCredits(amount, acct.credits);
       }
       acct.credits -= amount;
-      s.holds[holdId] = {
-        account,
-        amount,
-        kind: meta.kind,
-        operation: meta.operation,
-        pid: process.pid,
-        instance: this.instance,
-        created_at: now(),
-        lease_until: this.clock() + meta.leaseMs,
-      };
+      s.holds[holdId] = newHold(account, amount, meta, this.instance, this.clock());
       log({ account, delta: -amount, balance: acct.credits, reason: 'reserve', ref: holdId, operation: meta.operation });
     });
   }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { ImgtoolError } from '../errors.js';
-import { hashKey, newKey, type Hold, type KeyRecord, type LedgerEntry, type StoreFile } from './keys.js';
+import { hashKey, insufficientCredits, newHold, newKey, type Hold, type KeyRecord, type LedgerEntry, type StoreFile } from './keys.js';
 import type { AccountStore, HoldOutcome, PublicKeyRecord } from './stores.js';
 
 /**
@@ -295,33 +295,18 @@ export class RedisAccountStore implements AccountStore {
   }
 
   async reserve(account: string, amount: number, holdId: string, meta: { kind: Hold['kind']; operation?: string; leaseMs: number }): Promise<void> {
-    const until = this.clock() + meta.leaseMs;
-    const hold: Hold = {
-      account,
-      amount,
-      kind: meta.kind,
-      operation: meta.operation,
-      pid: process.pid,
-      instance: this.instance,
-      created_at: new Date(this.clock()).toISOString(),
-      lease_until: until,
-    };
+    const hold = newHold(account, amount, meta, this.instance, this.clock());
     const [state, b] = (await this.script('reserve', [
       account,
       amount,
       holdId,
       JSON.stringify(hold),
-      until,
+      hold.lease_until,
       this.instance,
       process.pid,
       this.subjectCredits,
     ])) as [string, number];
-    if (state === 'short') {
-      throw new ImgtoolError(
-        'insufficient_api_credits',
-        `this costs ${amount} credit${amount === 1 ? '' : 's'} but ${b} remain${b === 1 ? 's' : ''}; ask the server operator for more`,
-      );
-    }
+    if (state === 'short') throw insufficientCredits(amount, b);
   }
 
   async settle(holdId: string, actual: number): Promise<number> {
