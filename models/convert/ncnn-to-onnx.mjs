@@ -8,10 +8,7 @@
 // end. Only the layers the Real-ESRGAN family uses are converted; anything else is an error,
 // never a silent approximation.
 import { convGeometry, readNcnnModel } from './ncnn.mjs';
-import { encodeModel, floatTensor, node, valueInfo } from './onnx-proto.mjs';
-
-const OPSET = 17;
-const IR_VERSION = 8;
+import { encodeConverted, floatTensor, node, valueInfo } from './onnx-proto.mjs';
 
 /**
  * @param {string} paramPath
@@ -160,19 +157,14 @@ export function convertNcnnModel(paramPath, binPath, opts = {}) {
   if (!inputSeen) throw new Error('the model has no Input layer');
   nodes.push(node('Mul', [t(lastBlob), constant('output_scale', [], [outputScale])], ['output'], {}, 'output_scale'));
 
-  return encodeModel({
-    irVersion: IR_VERSION,
-    opsetImport: [{ domain: '', version: OPSET }],
-    producerName: 'imgtool models/convert/ncnn-to-onnx.mjs',
-    producerVersion: '1',
-    docString: opts.docString ?? '',
-    graph: {
-      name: opts.name ?? 'converted',
-      node: nodes,
-      initializer: initializers,
-      input: [valueInfo('input', ['N', 3, 'H', 'W'])],
-      output: [valueInfo('output', ['N', 3, 'outH', 'outW'])],
-    },
+  return encodeConverted({
+    producer: 'ncnn-to-onnx.mjs',
+    name: opts.name,
+    docString: opts.docString,
+    nodes,
+    initializers,
+    inputs: [valueInfo('input', ['N', 3, 'H', 'W'])],
+    outputs: [valueInfo('output', ['N', 3, 'outH', 'outW'])],
   });
 }
 

@@ -21,6 +21,25 @@ export function encodeModel(model) {
   return ModelProto.encode(ModelProto.fromObject(model)).finish();
 }
 
+// The opset and IR version every converter here emits (IR 8 is the version opset 17 came with).
+const OPSET = 17;
+const IR_VERSION = 8;
+
+/**
+ * Encodes a converted graph with the header every converter writes; `producer` names the
+ * converter script. Its bytes are part of each built model's sha256, so keep it stable.
+ */
+export function encodeConverted({ producer, name, docString, nodes, initializers, inputs, outputs }) {
+  return encodeModel({
+    irVersion: IR_VERSION,
+    opsetImport: [{ domain: '', version: OPSET }],
+    producerName: `imgtool models/convert/${producer}`,
+    producerVersion: '1',
+    docString: docString ?? '',
+    graph: { name: name ?? 'converted', node: nodes, initializer: initializers, input: inputs, output: outputs },
+  });
+}
+
 export function floatTensor(name, dims, data) {
   const f32 = data instanceof Float32Array ? data : Float32Array.from(data);
   // raw_data must be little-endian; Node only runs on little-endian hosts we support.

@@ -7,10 +7,8 @@
 // scale node at each end so callers never need to know.
 import fs from 'node:fs';
 import path from 'node:path';
-import { encodeModel, floatTensor, node, valueInfo } from './onnx-proto.mjs';
+import { encodeConverted, floatTensor, node, valueInfo } from './onnx-proto.mjs';
 
-const OPSET = 17;
-const IR_VERSION = 8;
 /** NHWC axis -> NCHW axis for rank-4 tensors. */
 const AXIS_NHWC_TO_NCHW = { 0: 0, 1: 2, 2: 3, 3: 1, [-1]: 1, [-2]: 3, [-3]: 2 };
 
@@ -226,18 +224,13 @@ export function convertTfjsLayersModel(modelJsonPath, opts = {}) {
   }
   nodes.push(node('Identity', [last], ['output']));
 
-  return encodeModel({
-    irVersion: IR_VERSION,
-    opsetImport: [{ domain: '', version: OPSET }],
-    producerName: 'imgtool models/convert/tfjs-to-onnx.mjs',
-    producerVersion: '1',
-    docString: opts.docString ?? '',
-    graph: {
-      name: opts.name ?? 'converted',
-      node: nodes,
-      initializer: initializers,
-      input: [valueInfo('input', ['N', 3, 'H', 'W'])],
-      output: [valueInfo('output', ['N', 3, 'outH', 'outW'])],
-    },
+  return encodeConverted({
+    producer: 'tfjs-to-onnx.mjs',
+    name: opts.name,
+    docString: opts.docString,
+    nodes,
+    initializers,
+    inputs: [valueInfo('input', ['N', 3, 'H', 'W'])],
+    outputs: [valueInfo('output', ['N', 3, 'outH', 'outW'])],
   });
 }

@@ -7,11 +7,9 @@
 //
 // Supported: the op set of MediaPipe's selfie segmentation, BlazePose landmark and detector
 // models (see SUPPORTED below); anything else fails the conversion with the op's name.
-import { encodeModel, floatTensor, int64Tensor, node, valueInfo } from './onnx-proto.mjs';
+import { encodeConverted, floatTensor, int64Tensor, node, valueInfo } from './onnx-proto.mjs';
 import { densify, readTflite } from './tflite-reader.mjs';
 
-const OPSET = 17;
-const IR_VERSION = 8;
 const NHWC_TO_NCHW_AXIS = [0, 2, 3, 1];
 
 export function halfToFloat(h) {
@@ -309,12 +307,13 @@ export function convertTflite(buf, opts = {}) {
     const s = T(i).shape;
     return valueInfo(`input${k ? k : ''}`, s.length === 4 ? [s[0], s[3], s[1], s[2]] : s);
   });
-  return encodeModel({
-    irVersion: IR_VERSION,
-    opsetImport: [{ domain: '', version: OPSET }],
-    producerName: 'imgtool models/convert/tflite-to-onnx.mjs',
-    producerVersion: '1',
-    docString: opts.docString ?? '',
-    graph: { name: opts.name ?? 'converted', node: nodes, initializer: initializers, input: inputs, output: outputs },
+  return encodeConverted({
+    producer: 'tflite-to-onnx.mjs',
+    name: opts.name,
+    docString: opts.docString,
+    nodes,
+    initializers,
+    inputs: inputs,
+    outputs: outputs,
   });
 }
