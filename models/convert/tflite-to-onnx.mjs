@@ -133,6 +133,17 @@ export function convertTflite(buf, opts = {}) {
     const o = op.options;
     const [x, w, b] = op.inputs;
     const out = op.outputs[0];
+    /** A Conv from a kernel already in ONNX's [O, I/group, kh, kw] layout, with TFLite's padding and fused activation. */
+    const emitConv = (kernelName, oihw, group) => {
+      const [cout, , kh, kw] = oihw.dims;
+      const inputs = [nameOf(x), addInit(kernelName, oihw.dims, oihw.data)];
+      if (b >= 0) inputs.push(addInit('bias', [cout], constOf(b).data));
+      // Attribute order is part of the built model's bytes (and its sha256): keep group before pads.
+      const attrs = { kernel_shape: [kh, kw], strides: [o.strideH, o.strideW], dilations: [o.dilationH, o.dilationW] };
+      if (group > 1) attrs.group = group;
+      attrs.pads = pads2d(o, T(x).shape, kh, kw);
+      emit('Conv', inputs, out, attrs, o.activation);
+    };
     switch (op.op) {
       case 'DENSIFY':
         // Sparse constant weights (the pose detector's): expanded once here, then folded by
@@ -147,42 +158,13 @@ export function convertTflite(buf, opts = {}) {
       }
       case 'CONV_2D': {
         const k = constOf(w); // OHWI
-        const oihw = transpose4(k.data, k.dims, [0, 3, 1, 2]);
-        const inputs = [nameOf(x), addInit('kernel', oihw.dims, oihw.data)];
-        if (b >= 0) inputs.push(addInit('bias', [k.dims[0]], constOf(b).data));
-        emit(
-          'Conv',
-          inputs,
-          out,
-          {
-            kernel_shape: [k.dims[1], k.dims[2]],
-            strides: [o.strideH, o.strideW],
-            dilations: [o.dilationH, o.dilationW],
-            pads: pads2d(o, T(x).shape, k.dims[1], k.dims[2]),
-          },
-          o.activation,
-        );
+        emitConv('kernel', transpose4(k.data, k.dims, [0, 3, 1, 2]), 1);
         break;
       }
       case 'DEPTHWISE_CONV_2D': {
         const k = constOf(w); // [1, kh, kw, C*mult]
-        const cin = T(x).shape[3];
-        const oihw = transpose4(k.data, k.dims, [3, 0, 1, 2]); // [C*mult, 1, kh, kw]
-        const inputs = [nameOf(x), addInit('dwkernel', oihw.dims, oihw.data)];
-        if (b >= 0) inputs.push(addInit('bias', [k.dims[3]], constOf(b).data));
-        emit(
-          'Conv',
-          inputs,
-          out,
-          {
-            kernel_shape: [k.dims[1], k.dims[2]],
-            strides: [o.strideH, o.strideW],
-            dilations: [o.dilationH, o.dilationW],
-            group: cin,
-            pads: pads2d(o, T(x).shape, k.dims[1], k.dims[2]),
-          },
-          o.activation,
-        );
+        // [C*mult, 1, kh, kw], one group per input channel.
+        emitConv('dwkernel', transpose4(k.data, k.dims, [3, 0, 1, 2]), T(x).shape[3]);
         break;
       }
       case 'Convolution2DTransposeBias': {
