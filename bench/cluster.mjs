@@ -253,17 +253,9 @@ console.log(
     .join(' ')} (${os.availableParallelism()} cores)`,
 );
 /** A measured run without faults: warm-up, --seconds of load, CPU per response, the books. */
-async function measuredRun(n, prefix, threads, pin, label) {
-  const c = await cluster(n, prefix, threads, pin);
-  // Warm-up: models load once per worker thread.
-  await warm(c);
-  await books(c, 0, 0);
-  const before = await c.store.balance(c.keyId);
-  const cpu0 = [cpuOf(c.workers), cpuOf(c.apis)];
-  const r = await load(c, SECONDS);
-  const cpu = [(cpuOf(c.workers) - cpu0[0]) / r.ok, (cpuOf(c.apis) - cpu0[1]) / r.ok];
-  const b = await books(c, r.charged, before);
-  rows.push({
+/** One table row: a load run `r`, its books `b` and CPU seconds per success `cpu` ([workers, API nodes]). */
+function row(label, r, b, cpu) {
+  return {
     run: label,
     'load avg': load1(),
     'ok/s': r.rps.toFixed(2),
@@ -276,7 +268,20 @@ async function measuredRun(n, prefix, threads, pin, label) {
     errors: JSON.stringify(r.errors),
     'charged = responses x cost': `${b.exact} (${b.spent} / ${b.charged})`,
     'ledger verify': b.verify,
-  });
+  };
+}
+
+async function measuredRun(n, prefix, threads, pin, label) {
+  const c = await cluster(n, prefix, threads, pin);
+  // Warm-up: models load once per worker thread.
+  await warm(c);
+  await books(c, 0, 0);
+  const before = await c.store.balance(c.keyId);
+  const cpu0 = [cpuOf(c.workers), cpuOf(c.apis)];
+  const r = await load(c, SECONDS);
+  const cpu = [(cpuOf(c.workers) - cpu0[0]) / r.ok, (cpuOf(c.apis) - cpu0[1]) / r.ok];
+  const b = await books(c, r.charged, before);
+  rows.push(row(label, r, b, cpu));
   await c.close();
 }
 
@@ -296,21 +301,8 @@ for (const n of [1, 2])
     await c.apis[0].stop('SIGKILL');
   });
   const b = await books(c, r.charged, before);
-  const cpu = undefined; // (processes were killed during the run: their CPU time is gone with them)
-  rows.push({
-    run: `2 workers, --threads ${THREADS}, 1 worker + 1 API node SIGKILLed`,
-    'load avg': load1(),
-    'ok/s': r.rps.toFixed(2),
-    ok: r.ok,
-    'p50 ms': r.p50,
-    'p99 ms': r.p99,
-    'worker CPU s/ok': cpu ? cpu[0].toFixed(2) : '',
-    'API CPU s/ok': cpu ? cpu[1].toFixed(3) : '',
-    retries: r.retries,
-    errors: JSON.stringify(r.errors),
-    'charged = responses x cost': `${b.exact} (${b.spent} / ${b.charged})`,
-    'ledger verify': b.verify,
-  });
+  // No CPU figures: processes were killed during the run and their CPU time is gone with them.
+  rows.push(row(`2 workers, --threads ${THREADS}, 1 worker + 1 API node SIGKILLed`, r, b, undefined));
 
   // Cancel → the worker aborts the pipeline: time from the cancel response to the worker's log line.
   const img = await sharp(join(FIXTURES, 'images/fruits.jpg')).resize(128, 128).jpeg().toBuffer();
