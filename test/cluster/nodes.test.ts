@@ -6,7 +6,7 @@ import { buildServer } from '../../src/server/app.js';
 import { verifyRedisLedger } from '../../src/server/ledger-verify.js';
 import { RedisAccountStore } from '../../src/server/redis-accounts.js';
 import { fixture, tempDir } from '../helpers.js';
-import { smallImage } from '../server/harness.js';
+import { apiRequest, type CallInit, creditsAt, smallImage } from '../server/harness.js';
 import { haveRedis, type RedisServer, startRedis } from './redis.js';
 
 /**
@@ -25,13 +25,8 @@ let key: string;
 let keyId: string;
 let jpeg: Buffer;
 
-const call = (url: string, method: string, path: string, init: { json?: unknown; headers?: Record<string, string> } = {}) =>
-  fetch(url + path, {
-    method,
-    headers: { 'x-api-key': key, ...(init.json ? { 'content-type': 'application/json' } : {}), ...init.headers },
-    body: init.json ? JSON.stringify(init.json) : undefined,
-  });
-const credits = async (url: string) => ((await (await call(url, 'GET', '/v1/credits')).json()) as { credits_remaining: number }).credits_remaining;
+const call = (url: string, method: string, path: string, init: CallInit = {}) => apiRequest(url, key, method, path, init);
+const credits = (url: string) => creditsAt(url, key);
 
 describe.skipIf(!haveRedis)('two API nodes on one Redis', () => {
   beforeAll(async () => {

@@ -4,6 +4,7 @@ import { RedisAccountStore } from '../../src/server/redis-accounts.js';
 import type { RedisServer } from '../cluster/redis.js';
 import { tempDir } from '../helpers.js';
 import type { ContractTarget } from '../server/contract-suite.js';
+import { apiRequest } from '../server/harness.js';
 import { BIN, type ChildServer, startChildServer } from './support.js';
 
 /** Separate processes of a cluster for the e2e tests: API nodes (`imgtool serve --redis`) and workers (`imgtool worker`). */
@@ -85,17 +86,8 @@ export async function clusterTarget(redis: RedisServer, o: { apis: number; worke
   const target = async (urls: string[], credits: number, stop: () => Promise<void>): Promise<ContractTarget & { close: () => Promise<void> }> => {
     const { key, record } = await store.createKey({ scopes: ['imaging:read', 'imaging:write'], credits });
     let next = 0;
-    const call: ContractTarget['call'] = (method, path, init = {}) => {
-      const headers: Record<string, string> = { ...(init.headers ?? {}) };
-      if (init.key !== null) headers['x-api-key'] = init.key ?? key;
-      let body = init.body;
-      if (init.json !== undefined) {
-        headers['content-type'] = 'application/json';
-        body = JSON.stringify(init.json);
-      }
-      const url = urls[next++ % urls.length]!;
-      return fetch(url + path, { method, headers, body });
-    };
+    const call: ContractTarget['call'] = (method, path, init = {}) => apiRequest(urls[next++ % urls.length]!, key, method, path, init);
+
     return {
       call,
       key,

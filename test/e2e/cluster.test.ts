@@ -3,7 +3,7 @@ import { verifyRedisLedger } from '../../src/server/ledger-verify.js';
 import { RedisAccountStore } from '../../src/server/redis-accounts.js';
 import { haveRedis, type RedisServer, startRedis } from '../cluster/redis.js';
 import { fixture, tempDir } from '../helpers.js';
-import { smallImage } from '../server/harness.js';
+import { apiRequest, type CallInit, creditsAt, smallImage } from '../server/harness.js';
 import { type ChildWorker, startApiNode, startWorker } from './cluster-support.js';
 import { builtCliAvailable, type ChildServer } from './support.js';
 
@@ -25,13 +25,8 @@ describe.skipIf(!haveRedis || !builtCliAvailable())('cluster: 2 API nodes, 2 wor
   const workers: ChildWorker[] = [];
   let jpeg: Buffer;
 
-  const call = (url: string, method: string, path: string, init: { json?: unknown; headers?: Record<string, string> } = {}) =>
-    fetch(url + path, {
-      method,
-      headers: { 'x-api-key': key, ...(init.json ? { 'content-type': 'application/json' } : {}), ...init.headers },
-      body: init.json ? JSON.stringify(init.json) : undefined,
-    });
-  const credits = async (url: string) => ((await (await call(url, 'GET', '/v1/credits')).json()) as { credits_remaining: number }).credits_remaining;
+  const call = (url: string, method: string, path: string, init: CallInit = {}) => apiRequest(url, key, method, path, init);
+  const credits = (url: string) => creditsAt(url, key);
   const api = (i: number) => apis[i]!.url;
   const startApi = (name: string) => startApiNode(redis.url, dataDir, PREFIX, name);
   const charges = async (ref: string) => (await store.snapshot()).ledger.filter((e) => e.ref === ref && e.reason === 'charge').length;

@@ -4,6 +4,32 @@ import sharp from 'sharp';
 import { buildServer, type ServerOptions } from '../../src/server/app.js';
 import { tempDir } from '../helpers.js';
 
+/** A request's extras: `key` overrides the caller's API key (null: send none); `json` is sent as JSON. */
+export interface CallInit {
+  key?: string | null;
+  json?: unknown;
+  body?: BodyInit;
+  headers?: Record<string, string>;
+}
+
+/** One v1 API request to the server at `url` with API key `key`, as a client would send it. */
+export function apiRequest(url: string, key: string, method: string, path: string, init: CallInit = {}): Promise<Response> {
+  const headers: Record<string, string> = { ...(init.headers ?? {}) };
+  if (init.key !== null) headers['x-api-key'] = init.key ?? key;
+  let body = init.body;
+  if (init.json !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(init.json);
+  }
+  return fetch(url + path, { method, headers, body });
+}
+
+/** GET /v1/credits at `url`: the key's remaining credits. */
+export async function creditsAt(url: string, key: string): Promise<number> {
+  const res = await apiRequest(url, key, 'GET', '/v1/credits');
+  return ((await res.json()) as { credits_remaining: number }).credits_remaining;
+}
+
 /** A server on a real 127.0.0.1 socket with a fresh data dir and a full-access key. */
 export interface Harness {
   app: FastifyInstance;
@@ -12,7 +38,7 @@ export interface Harness {
   key: string;
   keyId: string;
   close: () => Promise<void>;
-  call: (method: string, path: string, init?: { key?: string | null; json?: unknown; body?: BodyInit; headers?: Record<string, string> }) => Promise<Response>;
+  call: (method: string, path: string, init?: CallInit) => Promise<Response>;
 }
 
 export async function startHarness(opts: Partial<ServerOptions> & { credits?: number; setup?: (app: FastifyInstance) => void } = {}): Promise<Harness> {
@@ -24,16 +50,7 @@ export async function startHarness(opts: Partial<ServerOptions> & { credits?: nu
   const { key, record } = await app.imgtool.keys.createKey({ scopes: ['imaging:read', 'imaging:write'], credits: opts.credits ?? 100 });
   opts.setup?.(app);
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
-  const call: Harness['call'] = (method, path, init = {}) => {
-    const headers: Record<string, string> = { ...(init.headers ?? {}) };
-    if (init.key !== null) headers['x-api-key'] = init.key ?? key;
-    let body = init.body;
-    if (init.json !== undefined) {
-      headers['content-type'] = 'application/json';
-      body = JSON.stringify(init.json);
-    }
-    return fetch(url + path, { method, headers, body });
-  };
+  const call: Harness['call'] = (method, path, init = {}) => apiRequest(url, key, method, path, init);
   return {
     app,
     url,
