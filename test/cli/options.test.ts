@@ -26,7 +26,13 @@ async function usage(args: string[]) {
 describe('argv to job options', () => {
   it('upscale', async () => {
     expect(await options(['upscale', 'a.jpg', '--scale', '4'])).toEqual({ scale: 4, model: 'thick', texture: 0.75, quality: 92, strip_metadata: false });
-    expect(await options(['upscale', 'a.jpg', '--scale', '2', '--model', 'slim'])).toEqual({ scale: 2, model: 'slim', texture: 0.75, quality: 92, strip_metadata: false });
+    expect(await options(['upscale', 'a.jpg', '--scale', '2', '--model', 'slim'])).toEqual({
+      scale: 2,
+      model: 'slim',
+      texture: 0.75,
+      quality: 92,
+      strip_metadata: false,
+    });
     expect(await options(['upscale', 'a.jpg', '--scale', '4', '--model', 'fast', '--texture', '0.3', '--quality', '80', '--strip-metadata'])).toEqual({
       scale: 4,
       model: 'fast',

@@ -4,7 +4,7 @@ import { ImgtoolError, throwIfAborted } from '../../errors.js';
 import type { LoadedInput, Pipeline } from '../define.js';
 import { checkSize, decodeImage, encodeImage, encodeOptionsFor, type RawImage } from '../../media/image.js';
 import { isPerceptual, upscaleRgb } from '../../engine/esrgan.js';
-import { upscale, MAX_OUTPUT_SIDE, upscaleOptions } from './index.js';
+import { upscale, MAX_OUTPUT_SIDE, type upscaleOptions } from './index.js';
 import { attachAlpha, bleedHiddenColour, modelAlpha, splitAlpha } from './alpha.js';
 import { backProject } from './backproject.js';
 import { restoreTexture } from './texture.js';

@@ -53,8 +53,12 @@ describe('upscale texture: OpenAPI and server validation', () => {
       expect(r.status).toBe(200);
       return Buffer.from(await r.arrayBuffer());
     };
-    const none = await sharp(await upscaleWith('0')).raw().toBuffer();
-    const some = await sharp(await upscaleWith('0.8')).raw().toBuffer();
+    const none = await sharp(await upscaleWith('0'))
+      .raw()
+      .toBuffer();
+    const some = await sharp(await upscaleWith('0.8'))
+      .raw()
+      .toBuffer();
     expect(none.length).toBe(some.length);
     let diff = 0;
     for (let i = 0; i < none.length; i++) diff += Math.abs(none[i]! - some[i]!);

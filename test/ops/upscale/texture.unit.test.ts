@@ -35,8 +35,7 @@ function scene() {
       const v = x < 24 ? 128 + Math.round((r() - 0.5) * 60) : x < 40 ? 100 + Math.round((r() - 0.5) * 2) : flatOf(x);
       input.fill(v, (y * W + x) * 3, (y * W + x) * 3 + 3);
     }
-  for (let y = 0; y < H * S; y++)
-    for (let x = 0; x < W * S; x++) model.fill(flatOf(Math.floor(x / S)), (y * W * S + x) * 3, (y * W * S + x) * 3 + 3);
+  for (let y = 0; y < H * S; y++) for (let x = 0; x < W * S; x++) model.fill(flatOf(Math.floor(x / S)), (y * W * S + x) * 3, (y * W * S + x) * 3 + 3);
   return { input, model };
 }
 

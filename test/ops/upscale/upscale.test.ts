@@ -93,12 +93,7 @@ describe('upscale: Real-ESRGAN models', () => {
 
 describe('upscale: texture (realesrgan, fast)', () => {
   /** A 64 px crop of the camera fixture's gravel at native resolution: fine texture the GAN flattens. */
-  const gravel = () =>
-    sharp(fixture('images/camera.png'))
-      .removeAlpha()
-      .extract({ left: 300, top: 420, width: 64, height: 64 })
-      .png()
-      .toBuffer();
+  const gravel = () => sharp(fixture('images/camera.png')).removeAlpha().extract({ left: 300, top: 420, width: 64, height: 64 }).png().toBuffer();
   /** Mean luma gradient magnitude of a decoded image, optionally where `mask` is set. */
   const gradient = (img: { data: Buffer; width: number; height: number; channels: number }, mask?: Uint8Array) => {
     const { data, width: w, height: h, channels: c } = img;
