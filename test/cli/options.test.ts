@@ -213,9 +213,9 @@ describe('argv to job options', () => {
     const { writeFileSync } = await import('node:fs');
     writeFileSync(join(home, 'config.json'), JSON.stringify({ options: { upscale: { scale: 4, model: 'slim' } } }));
     const fromConfig = await cli(['upscale', 'a.jpg'], { parseOnly: true, cwd: dir, home });
-    expect(fromConfig.invocation!.options).toEqual({ scale: 4, model: 'slim', quality: 92, strip_metadata: false });
+    expect(fromConfig.invocation!.options).toEqual({ scale: 4, model: 'slim', texture: 0.75, quality: 92, strip_metadata: false });
     const flagWins = await cli(['upscale', 'a.jpg', '--scale', '2'], { parseOnly: true, cwd: dir, home });
-    expect(flagWins.invocation!.options).toEqual({ scale: 2, model: 'slim', quality: 92, strip_metadata: false });
+    expect(flagWins.invocation!.options).toEqual({ scale: 2, model: 'slim', texture: 0.75, quality: 92, strip_metadata: false });
   });
 
   it('unknown flags and commands are usage errors', async () => {
