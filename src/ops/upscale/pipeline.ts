@@ -4,7 +4,7 @@ import { ImgtoolError, throwIfAborted } from '../../errors.js';
 import type { LoadedInput, Pipeline } from '../define.js';
 import { checkSize, decodeImage, encodeImage, encodeOptionsFor, type RawImage } from '../../media/image.js';
 import { isPerceptual, upscaleRgb } from '../../engine/esrgan.js';
-import { upscale, MAX_OUTPUT_SIDE, type upscaleOptions } from './index.js';
+import { DEFAULT_TEXTURE, upscale, MAX_OUTPUT_SIDE, type upscaleOptions } from './index.js';
 import { attachAlpha, bleedHiddenColour, modelAlpha, splitAlpha } from './alpha.js';
 import { backProject } from './backproject.js';
 import { restoreTexture } from './texture.js';
@@ -63,6 +63,9 @@ export const run: Pipeline<UpscaleOptions> = async (job, ctx) => {
   const img = await decodeImage(input, upscale.limits, upscale.name);
   checkOutputSize(input.name, img.width, img.height, scale);
   throwIfAborted(ctx.signal);
+  // The schema fills the default, so only a value other than it can have been asked for.
+  if (!isPerceptual(model) && texture !== DEFAULT_TEXTURE)
+    ctx.warn(`texture applies to realesrgan and fast only; ${model} keeps the input's texture already, so it was ignored`);
 
   const { rgb, alpha } = splitAlpha(img);
   if (alpha) bleedHiddenColour(rgb, alpha, img.width, img.height);

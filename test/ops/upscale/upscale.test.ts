@@ -127,6 +127,15 @@ describe('upscale: texture (realesrgan, fast)', () => {
     expect(Buffer.compare((await at(0.75)).data!, textured.data!)).toBe(0);
   });
 
+  it('warns that texture is ignored when a fidelity model is asked for with a non-default texture', async () => {
+    const png = await fromRaw(await photoRaw(64, 64))
+      .png()
+      .toBuffer();
+    const { warnings } = await runOp('upscale', { image: bufferInput('p.png', png) }, { scale: 2, model: 'slim', texture: 0.2 });
+    expect(warnings).toEqual(["texture applies to realesrgan and fast only; slim keeps the input's texture already, so it was ignored"]);
+    expect((await runOp('upscale', { image: bufferInput('p.png', png) }, { scale: 2, model: 'slim' })).warnings).toEqual([]);
+  });
+
   it('leaves edges to the model: on the astronaut helmet rim and zip, no overshoot beyond what the model drew', { timeout: 120_000 }, async () => {
     const png = await sharp(fixture('images/astronaut.png')).removeAlpha().extract({ left: 150, top: 200, width: 64, height: 64 }).png().toBuffer();
     const at = async (texture: number) =>
