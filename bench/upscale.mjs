@@ -11,6 +11,12 @@
 //     reproduce; shrunk with bicubic.
 //   native (the earlier protocol, kept for comparison): a --size crop at native resolution,
 //     shrunk with Lanczos3.
+// The perceptual models' figures are the pipeline's (model + texture restoration at the default
+// --texture, src/ops/upscale/texture.ts); "alone" is the model output before it (texture 0).
+// Texture kept: 64 px crops of the fixture photos at native resolution (real fine texture at the
+// input's pixel scale: fur, gravel, speckles, bark) upscaled 4x; the finest luma band of the
+// output shrunk back, over the input's (1 = the input's texture kept; the GAN flattening it gives
+// well under 1), and a contact sheet of them at 100%.
 // Alpha: the fixture cut-outs shrunk and upscaled back, alpha through the model (the pipeline)
 // vs Lanczos3, error within 3 px of the true edge. Speed: the same model in TF.js (wasm backend)
 // on the same tiles as onnxruntime. Jobs: whole upscale jobs through the pipeline in child
@@ -34,10 +40,13 @@
 //     --no-alpha      skip the alpha table
 //     --full-realesrgan  run realesrgan's job at 1000 -> 4000 (default 500 -> 2000, x4
 //                     extrapolated: x4plus is ~10x the work of fast)
+//     --texture X     texture strength for the perceptual models (default: the operation's)
+//     --no-texture-kept  skip the texture-kept table and sheet
 //
 // Writes bench/out/upscale/*.png (the 4x results on the first photo), contact-sheet-x4.png and
 // contact-sheet-x2.png (clean protocol; -native.png for the other; crops: original | Lanczos3 |
-// thick | realesrgan | fast) and results.json.
+// thick | realesrgan texture 0 | realesrgan | fast texture 0 | fast), contact-sheet-texture-x4.png
+// (the texture-kept crops) and results.json.
 // Figures depend on the machine's load: the header prints the load average.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -80,7 +89,7 @@ if (argv[0] === '--child') {
   const onProgress = (e) => {
     if (e.total) tiles = e.total;
     if (e.stage === 'upscale' && e.done === 0) phase.start = { t: performance.now(), cpu: cpuS() };
-    // Fidelity models refine next; the perceptual ones (no back-projection) encode next.
+    // Back-projection (fidelity models) or texture restoration (perceptual ones) comes next.
     if ((e.stage === 'refine' || e.stage === 'encode') && !phase.end) phase.end = { t: performance.now(), cpu: cpuS() };
   };
   const res = await run(
@@ -135,11 +144,13 @@ const only = arg('--only')?.split(',');
 mkdirSync(outDir, { recursive: true });
 const { upscaleRgb, inferTile, DEFAULT_TILE } = await import(dist('engine/esrgan.js'));
 const { backProject } = await import(dist('ops/upscale/backproject.js'));
+const { restoreTexture } = await import(dist('ops/upscale/texture.js'));
 const { modelAlpha, lanczosAlpha } = await import(dist('ops/upscale/alpha.js'));
 const { isPerceptual } = await import(dist('engine/esrgan.js'));
 const { getSession, engineThreads } = await import(dist('engine/models.js'));
 const { upscale: upscaleOp } = await import(dist('ops/upscale/index.js'));
 const DEFAULT_MODEL = upscaleOp.options.parse({ scale: 2 }).model;
+const TEXTURE = Number(arg('--texture', upscaleOp.options.parse({ scale: 2 }).texture));
 
 const load = () =>
   os
@@ -220,6 +231,10 @@ const cpuNow = () => {
 const benchModels = arg('--models')?.split(',') ?? MODELS;
 const methods = ['lanczos3', ...benchModels];
 const SHEET_METHODS = ['lanczos3', 'thick', 'realesrgan', 'fast'].filter((m) => methods.includes(m));
+/** Sheet columns: each perceptual model also without texture restoration ("alone"). */
+const SHEET_COLS = SHEET_METHODS.flatMap((m) => (isPerceptual(m) ? [`${m}:alone`, m] : [m]));
+const sheetLabel = (c, scale) =>
+  c === 'original' ? 'original' : c.endsWith(':alone') ? `${c.slice(0, -6)} ${scale}x tex 0` : `${c} ${scale}x${isPerceptual(c) ? ` tex ${TEXTURE}` : ''}`;
 const sheetCrops = {}; // `${protocol} ${scale}` -> rows of [original, ...SHEET_METHODS] crops
 const acc = {}; // `${protocol} ${scale} ${method}` -> {psnr[], ssim[], wall, cpu, mp}
 const perImage = [];
@@ -246,16 +261,19 @@ for (const protocol of noQuality ? [] : protocols) {
           out = (await upscaleRgb({ data: low, width: lw, height: lh }, { model: method, scale })).data;
           alone = Uint8Array.from(out);
           if (!isPerceptual(method)) await backProject(out, W, H, low, lw, lh);
+          else await restoreTexture(out, W, H, low, lw, lh, { strength: TEXTURE });
         }
         outs[method] = out;
+        if (alone) outs[`${method}:alone`] = alone;
         const wall = (performance.now() - t0) / 1000;
         const cpu = cpuNow() - c0;
         const p = metrics.psnr(out, orig, W, whole);
         const s = metrics.ssim(out, orig, W, H, whole);
         const key = `${protocol} ${scale} ${method}`;
-        acc[key] ??= { psnr: [], ssim: [], alonePsnr: [], aloneSsim: [], detail: [], wall: 0, cpu: 0, mp: 0 };
+        acc[key] ??= { psnr: [], ssim: [], alonePsnr: [], aloneSsim: [], detail: [], aloneDetail: [], wall: 0, cpu: 0, mp: 0 };
         const detail = meanGradient(out, W, H) / gradOrig;
         acc[key].detail.push(detail);
+        acc[key].aloneDetail.push(alone ? meanGradient(alone, W, H) / gradOrig : detail);
         acc[key].psnr.push(p);
         acc[key].ssim.push(s);
         acc[key].alonePsnr.push(alone ? metrics.psnr(alone, orig, W, whole) : p);
@@ -263,7 +281,18 @@ for (const protocol of noQuality ? [] : protocols) {
         acc[key].wall += wall;
         acc[key].cpu += cpu;
         acc[key].mp += (W * H) / 1e6;
-        perImage.push({ protocol, image: name, scale, method, psnr: p, ssim: s, detail, alonePsnr: acc[key].alonePsnr.at(-1), wall });
+        perImage.push({
+          protocol,
+          image: name,
+          scale,
+          method,
+          psnr: p,
+          ssim: s,
+          detail,
+          alonePsnr: acc[key].alonePsnr.at(-1),
+          aloneDetail: acc[key].aloneDetail.at(-1),
+          wall,
+        });
         if (file === files[0] && scale === 4)
           await raw(out, W, H)
             .png()
@@ -283,7 +312,7 @@ for (const protocol of noQuality ? [] : protocols) {
           }
         const cut = (data) =>
           raw(data, W, H).extract({ left: best.left, top: best.top, width: c, height: c }).resize(256, 256, { kernel: 'nearest' }).png().toBuffer();
-        sheet.push({ name, crops: [await cut(orig), ...(await Promise.all(SHEET_METHODS.map((m) => cut(outs[m]))))] });
+        sheet.push({ name, crops: [await cut(orig), ...(await Promise.all(SHEET_COLS.map((m) => cut(outs[m]))))] });
       }
       if (file === files[0] && scale === 4) {
         await raw(orig, W, H)
@@ -304,12 +333,14 @@ const num = (v, d, n = 8) => v.toFixed(d).padStart(n);
 const quality = [];
 for (const protocol of noQuality ? [] : protocols) {
   console.log(`\nQuality, ${protocol} protocol: ${files.length} fixture photos, ${PROTOCOLS[protocol].describe}, upscaled back`);
-  console.log('imgtool = ESRGAN + back-projection (the pipeline); "alone" = the ESRGAN output before back-projection');
+  console.log(
+    `imgtool = the pipeline: ESRGAN + back-projection (fidelity models), Real-ESRGAN + texture restoration at --texture ${TEXTURE} (perceptual); "alone" = the model output before either`,
+  );
   console.log(
     'detail = mean luma gradient of the output / of the truth (1 = as much detail as the truth); perceptual models (realesrgan, fast) are judged by detail within 0.8-1.25 and by eye, fidelity ones by PSNR',
   );
   console.log(
-    `${pad('scale', 6)}${pad('method', 11)}${'PSNR dB'.padStart(8)}${'vs L3'.padStart(8)}${'SSIM'.padStart(8)}${'vs L3'.padStart(8)}${'detail'.padStart(8)}${'alone dB'.padStart(9)}${'alone SSIM'.padStart(11)}${'s/MP'.padStart(8)}${'cpu s/MP'.padStart(10)}`,
+    `${pad('scale', 6)}${pad('method', 11)}${'PSNR dB'.padStart(8)}${'vs L3'.padStart(8)}${'SSIM'.padStart(8)}${'vs L3'.padStart(8)}${'detail'.padStart(8)}${'alone dB'.padStart(9)}${'alone SSIM'.padStart(11)}${'alone det'.padStart(10)}${'s/MP'.padStart(8)}${'cpu s/MP'.padStart(10)}`,
   );
   for (const scale of [2, 4]) {
     const base = acc[`${protocol} ${scale} lanczos3`];
@@ -327,18 +358,23 @@ for (const protocol of noQuality ? [] : protocols) {
         detailPerImage: a.detail,
         alonePsnr: mean(a.alonePsnr),
         aloneSsim: mean(a.aloneSsim),
+        aloneDetail: mean(a.aloneDetail),
+        aloneDetailPerImage: a.aloneDetail,
         sPerMP: a.wall / a.mp,
         cpuPerMP: a.cpu / a.mp,
       };
       quality.push(row);
       console.log(
-        `${pad(`${scale}x`, 6)}${pad(method, 11)}${num(row.psnr, 2)}${num(row.dPsnr, 2)}${num(row.ssim, 4)}${num(row.dSsim, 4)}${num(row.detail, 2)}${num(row.alonePsnr, 2, 9)}${num(row.aloneSsim, 4, 11)}${num(row.sPerMP, 2)}${num(row.cpuPerMP, 2, 10)}`,
+        `${pad(`${scale}x`, 6)}${pad(method, 11)}${num(row.psnr, 2)}${num(row.dPsnr, 2)}${num(row.ssim, 4)}${num(row.dSsim, 4)}${num(row.detail, 2)}${num(row.alonePsnr, 2, 9)}${num(row.aloneSsim, 4, 11)}${num(row.aloneDetail, 2, 10)}${num(row.sPerMP, 2)}${num(row.cpuPerMP, 2, 10)}`,
       );
     }
   }
   const names = files.map((f) => basename(f).replace(/\.\w+$/, ''));
   console.log(`detail at 4x per photo (${names.join(', ')}):`);
-  for (const method of methods) console.log(`  ${pad(method, 11)}${acc[`${protocol} 4 ${method}`].detail.map((d) => d.toFixed(2)).join(' ')}`);
+  for (const method of methods) {
+    console.log(`  ${pad(method, 11)}${acc[`${protocol} 4 ${method}`].detail.map((d) => d.toFixed(2)).join(' ')}`);
+    if (isPerceptual(method)) console.log(`  ${pad(`${method} alone`, 11)}${acc[`${protocol} 4 ${method}`].aloneDetail.map((d) => d.toFixed(2)).join(' ')}`);
+  }
 }
 
 // ---------------------------------------------------------------- contact sheets
@@ -350,13 +386,13 @@ const label = (text, w, h) =>
 for (const [key, rows] of Object.entries(sheetCrops)) {
   const [protocol, scale] = key.split(' ');
   if (!rows.length) continue;
-  const cols = ['original', ...SHEET_METHODS];
+  const cols = ['original', ...SHEET_COLS];
   const T = 256;
   const G = 4;
   const LH = 28;
   const width = cols.length * (T + G) + G;
   const height = LH + rows.length * (T + G) + G;
-  const parts = cols.map((c, i) => ({ input: label(`${c} ${c === 'original' ? '' : `${scale}x`}`, T, LH), left: G + i * (T + G), top: 0 }));
+  const parts = cols.map((c, i) => ({ input: label(sheetLabel(c, scale), T, LH), left: G + i * (T + G), top: 0 }));
   for (const [j, r] of rows.entries()) for (const [i, input] of r.crops.entries()) parts.push({ input, left: G + i * (T + G), top: LH + G + j * (T + G) });
   // The clean protocol's sheets keep the names the earlier bench wrote; the native ones say so.
   const file = join(outDir, `contact-sheet-x${scale}${protocol === 'clean' ? '' : `-${protocol}`}.png`);
@@ -367,6 +403,113 @@ for (const [key, rows] of Object.entries(sheetCrops)) {
   console.log(
     `contact sheet: ${file} (${protocol}; ${rows.map((r) => r.name).join(', ')}; a third of the side of each truth, enlarged to 256 px with nearest neighbour)`,
   );
+}
+
+// ---------------------------------------------------------------- texture kept
+// Fine texture at the input's own pixel scale, which the clean protocol's 4x inputs (64 px from a
+// 256 px truth) hardly have: 64 px crops of the photos at native resolution, upscaled 4x.
+const TEXTURE_SPOTS = [
+  { name: 'baboon cheek fur', file: 'baboon.jpg', left: 30, top: 170 },
+  { name: 'butterfly speckles', file: 'butterfly.jpg', left: 200, top: 150 },
+  { name: 'squirrel tail', file: 'squirrel_cls.jpg', left: 150, top: 200 },
+  { name: 'bark', file: 'squirrel_cls.jpg', left: 400, top: 240 },
+  { name: 'gravel', file: 'camera.png', left: 300, top: 420 },
+  { name: 'helmet rim (edges)', file: 'astronaut.png', left: 150, top: 200 },
+];
+/** RMS of the finest luma band (luma minus its 3x3 mean), a measure of fine texture. */
+function fineBand(rgb, w, h) {
+  const y = new Float32Array(w * h);
+  for (let i = 0; i < w * h; i++) y[i] = 0.299 * rgb[i * 3] + 0.587 * rgb[i * 3 + 1] + 0.114 * rgb[i * 3 + 2];
+  let sum = 0;
+  for (let r = 1; r < h - 1; r++)
+    for (let c = 1; c < w - 1; c++) {
+      let m = 0;
+      for (let dy = -1; dy <= 1; dy++) for (let dx = -1; dx <= 1; dx++) m += y[(r + dy) * w + c + dx];
+      sum += (y[r * w + c] - m / 9) ** 2;
+    }
+  return Math.sqrt(sum / ((w - 2) * (h - 2)));
+}
+const textureKept = [];
+if (!argv.includes('--no-texture-kept') && !noQuality) {
+  const S = 64;
+  const cols = ['lanczos3', ...SHEET_COLS.filter((c) => c !== 'lanczos3')];
+  const rows = [];
+  for (const spot of TEXTURE_SPOTS) {
+    const input = new Uint8Array(
+      await sharp(join(fixtures, 'images', spot.file))
+        .removeAlpha()
+        .extract({ left: spot.left, top: spot.top, width: S, height: S })
+        .raw()
+        .toBuffer(),
+    );
+    const bandIn = fineBand(input, S, S);
+    const outs = {};
+    for (const method of SHEET_METHODS) {
+      if (method === 'lanczos3') {
+        outs.lanczos3 = new Uint8Array(
+          await raw(input, S, S)
+            .resize(4 * S, 4 * S, { kernel: 'lanczos3' })
+            .raw()
+            .toBuffer(),
+        );
+        continue;
+      }
+      const out = (await upscaleRgb({ data: input, width: S, height: S }, { model: method, scale: 4 })).data;
+      if (isPerceptual(method)) {
+        outs[`${method}:alone`] = Uint8Array.from(out);
+        await restoreTexture(out, 4 * S, 4 * S, input, S, S, { strength: TEXTURE });
+      } else await backProject(out, 4 * S, 4 * S, input, S, S);
+      outs[method] = out;
+    }
+    const kept = {};
+    for (const c of cols)
+      kept[c] =
+        fineBand(
+          new Uint8Array(
+            await raw(outs[c], 4 * S, 4 * S)
+              .resize(S, S, { kernel: 'lanczos3' })
+              .raw()
+              .toBuffer(),
+          ),
+          S,
+          S,
+        ) / bandIn;
+    textureKept.push({ spot: spot.name, bandIn, kept });
+    rows.push({
+      name: spot.name,
+      crops: [
+        await raw(input, S, S)
+          .resize(4 * S, 4 * S, { kernel: 'nearest' })
+          .png()
+          .toBuffer(),
+        ...(await Promise.all(
+          cols.map((c) =>
+            raw(outs[c], 4 * S, 4 * S)
+              .png()
+              .toBuffer(),
+          ),
+        )),
+      ],
+    });
+  }
+  console.log(
+    `\nTexture kept at 4x: ${S} px crops of the fixture photos at native resolution, upscaled 4x; finest-band RMS (luma minus its 3x3 mean) of the output shrunk back (Lanczos3), over the input's (1 = the input's fine texture kept; perceptual models with texture ${TEXTURE} and alone)`,
+  );
+  const colName = (c) => (c.endsWith(':alone') ? `${c.slice(0, -6)} t0` : c);
+  console.log(`${pad('crop', 20)}${'input RMS'.padStart(10)}${cols.map((c) => colName(c).padStart(14)).join('')}`);
+  for (const r of textureKept) console.log(`${pad(r.spot, 20)}${num(r.bandIn, 1, 10)}${cols.map((c) => num(r.kept[c], 2, 14)).join('')}`);
+  const T = 4 * S;
+  const G = 4;
+  const LH = 28;
+  const labels = ['input (nearest)', ...cols.map((c) => sheetLabel(c, 4))];
+  const parts = labels.map((l, i) => ({ input: label(l, T, LH), left: G + i * (T + G), top: 0 }));
+  for (const [j, r] of rows.entries()) for (const [i, input] of r.crops.entries()) parts.push({ input, left: G + i * (T + G), top: LH + G + j * (T + G) });
+  const file = join(outDir, 'contact-sheet-texture-x4.png');
+  await sharp({ create: { width: labels.length * (T + G) + G, height: LH + rows.length * (T + G) + G, channels: 3, background: '#222' } })
+    .composite(parts)
+    .png()
+    .toFile(file);
+  console.log(`contact sheet: ${file} (rows: ${rows.map((r) => r.name).join(', ')}; 100%: every output pixel shown once)`);
 }
 
 // ---------------------------------------------------------------- alpha edges
@@ -553,6 +696,8 @@ writeFileSync(
       loadavgEnd: os.loadavg(),
       quality,
       perImage,
+      textureKept,
+      texture: TEXTURE,
       alpha: alphaRows,
       tfjs,
       jobs,

@@ -25,14 +25,22 @@ async function usage(args: string[]) {
 
 describe('argv to job options', () => {
   it('upscale', async () => {
-    expect(await options(['upscale', 'a.jpg', '--scale', '4'])).toEqual({ scale: 4, model: 'thick', quality: 92, strip_metadata: false });
-    expect(await options(['upscale', 'a.jpg', '--scale', '2', '--model', 'slim'])).toEqual({ scale: 2, model: 'slim', quality: 92, strip_metadata: false });
-    expect(await options(['upscale', 'a.jpg', '--scale', '4', '--model', 'fast', '--quality', '80', '--strip-metadata'])).toEqual({
+    expect(await options(['upscale', 'a.jpg', '--scale', '4'])).toEqual({ scale: 4, model: 'thick', texture: 0.75, quality: 92, strip_metadata: false });
+    expect(await options(['upscale', 'a.jpg', '--scale', '2', '--model', 'slim'])).toEqual({
+      scale: 2,
+      model: 'slim',
+      texture: 0.75,
+      quality: 92,
+      strip_metadata: false,
+    });
+    expect(await options(['upscale', 'a.jpg', '--scale', '4', '--model', 'fast', '--texture', '0.3', '--quality', '80', '--strip-metadata'])).toEqual({
       scale: 4,
       model: 'fast',
+      texture: 0.3,
       quality: 80,
       strip_metadata: true,
     });
+    expect(await usage(['upscale', 'a.jpg', '--scale', '4', '--texture', '2'])).toBe('imgtool: --texture must be a number between 0 and 1, got 2');
     expect(await usage(['upscale', 'a.jpg', '--scale', '4', '--quality', '0'])).toBe('imgtool: --quality must be an integer between 1 and 100, got 0');
     expect(await usage(['upscale', 'a.jpg', '--scale', '3'])).toBe('imgtool: --scale must be 2 or 4, got 3');
     expect(await usage(['upscale', 'a.jpg'])).toBe('imgtool: --scale is required and must be 2 or 4');
@@ -205,9 +213,9 @@ describe('argv to job options', () => {
     const { writeFileSync } = await import('node:fs');
     writeFileSync(join(home, 'config.json'), JSON.stringify({ options: { upscale: { scale: 4, model: 'slim' } } }));
     const fromConfig = await cli(['upscale', 'a.jpg'], { parseOnly: true, cwd: dir, home });
-    expect(fromConfig.invocation!.options).toEqual({ scale: 4, model: 'slim', quality: 92, strip_metadata: false });
+    expect(fromConfig.invocation!.options).toEqual({ scale: 4, model: 'slim', texture: 0.75, quality: 92, strip_metadata: false });
     const flagWins = await cli(['upscale', 'a.jpg', '--scale', '2'], { parseOnly: true, cwd: dir, home });
-    expect(flagWins.invocation!.options).toEqual({ scale: 2, model: 'slim', quality: 92, strip_metadata: false });
+    expect(flagWins.invocation!.options).toEqual({ scale: 2, model: 'slim', texture: 0.75, quality: 92, strip_metadata: false });
   });
 
   it('unknown flags and commands are usage errors', async () => {

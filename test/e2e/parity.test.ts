@@ -34,9 +34,9 @@ afterAll(async () => {
 });
 
 /** Runs the same command locally and remotely into two directories and returns both output paths. */
-async function both(op: string, inputArgs: string[], flags: string[]): Promise<{ local: string; remote: string; name: string }> {
-  const localDir = join(dir, `${op}-local`);
-  const remoteDir = join(dir, `${op}-remote`);
+async function both(op: string, inputArgs: string[], flags: string[], tag = op): Promise<{ local: string; remote: string; name: string }> {
+  const localDir = join(dir, `${tag}-local`);
+  const remoteDir = join(dir, `${tag}-remote`);
   const l = await cli([op, ...inputArgs, '-o', localDir, ...flags], { cwd: dir });
   expect(l.code, l.stderr).toBe(0);
   const r = await remote(proxy.url, h.key, [op, ...inputArgs, '-o', remoteDir, ...flags], { cwd: dir });
@@ -73,6 +73,14 @@ describe('remote results equal local results', () => {
     expect(req!.headers.accept).toBe('image/*');
     expect(req!.body.toString('latin1')).toMatch(/name="model"\r\n\r\nslim/);
     expect(req!.body.toString('latin1')).toMatch(/name="image"; filename="small.jpg"/);
+  });
+
+  test('upscale fast with a non-default --texture: sent as a form field, same result remote and local', async () => {
+    await writeImage(dir, 'grain.jpg', 'images/camera.png', 64);
+    const out = await both('upscale', ['grain.jpg'], ['--scale', '2', '--model', 'fast', '--texture', '0.3'], 'upscale-texture');
+    await sameImage(out.local, out.remote);
+    const body = posted('/v1/upscale').at(-1)!.body.toString('latin1');
+    expect(body).toMatch(/name="texture"\r\n\r\n0\.3/);
   });
 
   test('outpaint with a fixed seed; default extensions are not sent', async () => {

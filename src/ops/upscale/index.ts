@@ -1,10 +1,12 @@
 import { z } from 'zod';
 import { defineOperation, MB } from '../define.js';
-import { choiceField, qualityField, stripMetadataField } from '../fields.js';
+import { choiceField, numberField, qualityField, stripMetadataField } from '../fields.js';
 import { imageInput } from '../common.js';
 
 export const UPSCALE_MODELS = ['slim', 'medium', 'thick', 'realesrgan', 'fast'] as const;
 export const MAX_OUTPUT_SIDE = 6000;
+/** Chosen by eye on the fixture photos at 100% (docs/ops/upscale.md "Texture"). */
+export const DEFAULT_TEXTURE = 0.75;
 
 export const upscaleOptions = z.object({
   scale: choiceField([2, 4] as const, 'Upscaling factor: 2 or 4'),
@@ -13,6 +15,14 @@ export const upscaleOptions = z.object({
     'Model (imgtool extension): slim, medium, thick are faithful ESRGANs (thick the most accurate); realesrgan is Real-ESRGAN x4plus, crisp and slow; fast is Real-ESRGAN general-x4v3, crisp and quick for batches',
   )
     .default('thick')
+    .meta({ extension: true }),
+  texture: numberField({
+    min: 0,
+    max: 1,
+    description:
+      'Texture (imgtool extension, realesrgan and fast only): how much of the fine texture the model flattened (fur, gravel, speckles) is given back from the input; 0 = the model alone, 1 = all of it. The fidelity models keep texture already and ignore it',
+  })
+    .default(DEFAULT_TEXTURE)
     .meta({ extension: true }),
   quality: qualityField(),
   strip_metadata: stripMetadataField(),

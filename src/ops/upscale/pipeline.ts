@@ -4,9 +4,10 @@ import { ImgtoolError, throwIfAborted } from '../../errors.js';
 import type { LoadedInput, Pipeline } from '../define.js';
 import { checkSize, decodeImage, encodeImage, encodeOptionsFor, type RawImage } from '../../media/image.js';
 import { isPerceptual, upscaleRgb } from '../../engine/esrgan.js';
-import { upscale, MAX_OUTPUT_SIDE, upscaleOptions } from './index.js';
+import { DEFAULT_TEXTURE, upscale, MAX_OUTPUT_SIDE, type upscaleOptions } from './index.js';
 import { attachAlpha, bleedHiddenColour, modelAlpha, splitAlpha } from './alpha.js';
 import { backProject } from './backproject.js';
+import { restoreTexture } from './texture.js';
 
 type UpscaleOptions = z.output<typeof upscaleOptions>;
 
@@ -55,13 +56,16 @@ async function precheckOutputSize(input: LoadedInput, scale: number): Promise<vo
  */
 export const run: Pipeline<UpscaleOptions> = async (job, ctx) => {
   const input = job.inputs.image!;
-  const { scale, model } = job.options;
+  const { scale, model, texture } = job.options;
   // Size first, so a file over 25 MB always answers file_size_too_large whatever its pixels.
   checkSize(input, upscale.limits, upscale.name);
   await precheckOutputSize(input, scale);
   const img = await decodeImage(input, upscale.limits, upscale.name);
   checkOutputSize(input.name, img.width, img.height, scale);
   throwIfAborted(ctx.signal);
+  // The schema fills the default, so only a value other than it can have been asked for.
+  if (!isPerceptual(model) && texture !== DEFAULT_TEXTURE)
+    ctx.warn(`texture applies to realesrgan and fast only; ${model} keeps the input's texture already, so it was ignored`);
 
   const { rgb, alpha } = splitAlpha(img);
   if (alpha) bleedHiddenColour(rgb, alpha, img.width, img.height);
@@ -93,11 +97,11 @@ export const run: Pipeline<UpscaleOptions> = async (job, ctx) => {
   }
   // Back-projection pulls the output towards consistency with the input, which is what the
   // fidelity models want; the perceptual models remove noise and JPEG blocks on purpose, and
-  // back-projection would put them back.
-  if (!isPerceptual(model)) {
-    ctx.onProgress({ fraction: 0.94, stage: 'refine' });
-    await backProject(big.data, big.width, big.height, rgb, img.width, img.height, { signal: ctx.signal });
-  }
+  // back-projection would put them back. They get back only the fine texture they flattened
+  // (texture.ts), where the input's band is stronger than noise.
+  ctx.onProgress({ fraction: 0.94, stage: 'refine' });
+  if (!isPerceptual(model)) await backProject(big.data, big.width, big.height, rgb, img.width, img.height, { signal: ctx.signal });
+  else await restoreTexture(big.data, big.width, big.height, rgb, img.width, img.height, { strength: texture, signal: ctx.signal });
   throwIfAborted(ctx.signal);
   ctx.onProgress({ fraction: 0.97, stage: 'encode' });
 
@@ -112,6 +116,6 @@ export const run: Pipeline<UpscaleOptions> = async (job, ctx) => {
     contentType: format === 'png' ? 'image/png' : 'image/jpeg',
     data,
     credits: upscale.cost(job.options, {}),
-    meta: { width: out.width, height: out.height, model, scale },
+    meta: { width: out.width, height: out.height, model, scale, ...(isPerceptual(model) ? { texture } : {}) },
   };
 };
