@@ -13,9 +13,9 @@ function person(): Person {
     for (let x = 15 - d; x < 19 - d; x++) if (x >= 0) mask[y * w + x] = 255;
     for (let x = 21 + d; x < 25 + d; x++) if (x < w) mask[y * w + x] = 255;
   }
-  const landmarks = Array.from({ length: 33 }, () => ({ x: 20, y: 10, visibility: 1 }));
-  landmarks[POSE.leftHip] = { x: 17, y: 20, visibility: 1 };
-  landmarks[POSE.rightHip] = { x: 23, y: 20, visibility: 1 };
+  const landmarks = Array.from({ length: 33 }, () => ({ x: 20, y: 10, z: 0, visibility: 1 }));
+  landmarks[POSE.leftHip] = { x: 17, y: 20, z: 0, visibility: 1 };
+  landmarks[POSE.rightHip] = { x: 23, y: 20, z: 0, visibility: 1 };
   return { box: { x: 0, y: 0, width: w, height: h }, landmarks, mask, score: 1, area: 0.2 };
 }
 
