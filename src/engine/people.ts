@@ -402,9 +402,16 @@ export interface TorsoTurn {
    * the far one. |angle| near pi/2 is a profile.
    */
   angle: number;
-  /** The far side of the torso in the image ('L' = image-left), or null when the turn is under 0.1 rad. */
+  /** The far side of the torso in the image ('L' = image-left), or null when the turn is within BlazePose's depth noise (TURN_NOISE). */
   far: 'L' | 'R' | null;
 }
+
+/**
+ * Turns under this are noise in BlazePose's depth: a photo and its mirror image should give
+ * opposite turns, and on frontal fixture people they differ by up to 23 degrees (astronaut.png
+ * 18 / -5, messi5.jpg -1 / -24); camera.png's side view gives 68 / -65.
+ */
+export const TURN_NOISE = (20 * Math.PI) / 180;
 
 /**
  * How far a person's torso is turned from the camera, from BlazePose's depth (z). A pair
@@ -429,5 +436,5 @@ export function torsoTurn(p: Pick<Person, 'landmarks'>, width = Infinity, height
     dz += h.dz;
   }
   const angle = Math.atan2(dz, Math.max(1e-6, dx));
-  return { angle, far: Math.abs(angle) < 0.1 ? null : angle > 0 ? 'R' : 'L' };
+  return { angle, far: Math.abs(angle) < TURN_NOISE ? null : angle > 0 ? 'R' : 'L' };
 }

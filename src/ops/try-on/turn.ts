@@ -24,8 +24,13 @@ export interface TurnedLayer {
 
 /** Turns up to this angle are modelled; a profile (90 degrees) would move the front off the body. */
 const MAX_TURN = (62 * Math.PI) / 180;
-/** From this turn on the far sleeve is behind the body. */
-export const HIDE_FAR_SLEEVE = (30 * Math.PI) / 180;
+/**
+ * From this turn on the far arm is mostly behind the body (camera.png, 68 degrees): the far
+ * sleeve's face-on copy, which would stick out sideways, is dropped and the sleeve laid along
+ * the far arm is drawn behind the garment's body. Below it (the seated astronauts, 34 and 49
+ * degrees) the far arm still shows beside the body and keeps its sleeve.
+ */
+export const HIDE_FAR_SLEEVE = (50 * Math.PI) / 180;
 /** Chest depth (half) as a share of the chest's half-width. */
 const DEPTH = 0.45;
 
