@@ -199,7 +199,18 @@ for (const [pname, pbuf] of persons) {
       res.meta.face,
       jpegRef,
     );
-    rows.push({ person: pname, garment: gname, method: 'paste baseline', ms: Math.round(bms), credits: '-', kind: '-', extracted: '-', turn: '-', ...b, ...bm });
+    rows.push({
+      person: pname,
+      garment: gname,
+      method: 'paste baseline',
+      ms: Math.round(bms),
+      credits: '-',
+      kind: '-',
+      extracted: '-',
+      turn: '-',
+      ...b,
+      ...bm,
+    });
     baseTiles.push(base);
   }
   tiles.push(rowTiles, baseTiles);
