@@ -30,6 +30,7 @@ const persons = [
   ['camera (side view)', await sharp(join(FIX, 'images/camera.png')).toColourspace('srgb').png().toBuffer()],
   ['messi5 (mid-kick)', await sharp(join(FIX, 'images/messi5.jpg')).png().toBuffer()],
   ['basketball1 (two people)', await sharp(join(FIX, 'images/basketball1.png')).toColourspace('srgb').png().toBuffer()],
+  ['apollo11_crew (seated)', await sharp(join(FIX, 'images/apollo11_crew.jpg')).png().toBuffer()],
 ];
 const tshirt = await sharp(join(FIX, 'cutouts/tshirt.png')).png().toBuffer();
 const garments = [
@@ -177,6 +178,7 @@ for (const [pname, pbuf] of persons) {
       credits: res.credits,
       kind: res.meta.garment_kind,
       extracted: res.meta.extracted,
+      turn: res.meta.turn.degrees,
       ...ours,
       ...m,
     });
@@ -197,7 +199,18 @@ for (const [pname, pbuf] of persons) {
       res.meta.face,
       jpegRef,
     );
-    rows.push({ person: pname, garment: gname, method: 'paste baseline', ms: Math.round(bms), credits: '-', kind: '-', extracted: '-', ...b, ...bm });
+    rows.push({
+      person: pname,
+      garment: gname,
+      method: 'paste baseline',
+      ms: Math.round(bms),
+      credits: '-',
+      kind: '-',
+      extracted: '-',
+      turn: '-',
+      ...b,
+      ...bm,
+    });
     baseTiles.push(base);
   }
   tiles.push(rowTiles, baseTiles);
@@ -218,6 +231,9 @@ const cols = [
   'inMask',
   'quadCover',
   'quadOriginal',
+  'quadOriginalFront',
+  'quadFront',
+  'turn',
   'faceDiff',
   'faceNoise',
   'faceChanged',
@@ -229,7 +245,7 @@ console.log(
   'coverage: share of the central torso in the garment hue (higher is better); spill: share of changed pixels on the background (lower); outside: share of pixels away from the torso that changed (lower).',
 );
 console.log(
-  'inMask: share of changed pixels inside the BlazePose person mask (>= 0.95); quadCover: share of the shoulder-hip quadrilateral (landmarks 11, 12, 24, 23) the garment covers (>= 0.75); quadOriginal: share of it left as it was (<= 0.05); faceDiff: mean |diff| in the landmark face box, levels; faceNoise: the same for the photo only re-encoded as JPEG q92 (the noise floor); faceChanged: share of face-box pixels changed by > 24 levels.',
+  'inMask: share of changed pixels inside the BlazePose person mask (>= 0.95); quadCover: share of the shoulder-hip quadrilateral (landmarks 11, 12, 24, 23) the garment covers (>= 0.75); quadOriginal: share of it left as it was (<= 0.05); quadOriginalFront: the same leaving out the forearms and hands kept in front of the garment (quadFront: their share of the quadrilateral); turn: the torso turn from BlazePose depth, degrees; faceDiff: mean |diff| in the landmark face box, levels; faceNoise: the same for the photo only re-encoded as JPEG q92 (the noise floor); faceChanged: share of face-box pixels changed by > 24 levels.',
 );
 
 // Contact sheet: per person a row of results (imgtool) and a row of the paste baseline;

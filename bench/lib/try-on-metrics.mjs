@@ -25,11 +25,44 @@ function inQuad(q, x, y) {
 }
 
 /**
+ * Forearms and hands BlazePose is sure of (elbow -> wrist -> index / pinky / thumb tips, both
+ * ends at visibility >= 0.9), as capsules 0.16 shoulder widths wide around the bones, inside
+ * the person mask: what try-on deliberately keeps in front of the garment (pose.ts draws bare
+ * or clothed forearms and hands over it). A predicate on pixel centres.
+ */
+function limbsInFront(landmarks, mask, width) {
+  const L = (k) => landmarks[k];
+  const sw = Math.hypot(L(11)[0] - L(12)[0], L(11)[1] - L(12)[1]);
+  const r = 0.16 * sw;
+  const segs = [];
+  for (const [e, w, fingers] of [
+    [13, 15, [19, 17, 21]],
+    [14, 16, [20, 18, 22]],
+  ]) {
+    for (const [a, b] of [[e, w], ...fingers.map((f) => [w, f])]) if (L(a)[2] >= 0.9 && L(b)[2] >= 0.9) segs.push([L(a), L(b)]);
+  }
+  return (x, y) => {
+    if (mask[Math.floor(y) * width + Math.floor(x)] < 128) return false;
+    for (const [[ax, ay], [bx, by]] of segs) {
+      const dx = bx - ax,
+        dy = by - ay;
+      const t = Math.max(0, Math.min(1, ((x - ax) * dx + (y - ay) * dy) / Math.max(1e-6, dx * dx + dy * dy)));
+      if (Math.hypot(x - ax - t * dx, y - ay - t * dy) <= r) return true;
+    }
+    return false;
+  };
+}
+
+/**
  * inMask: share of changed pixels inside the person mask (>= 0.95 wanted);
  * quadCover: share of the shoulder-hip quadrilateral (clipped to the image) the garment
  *   changed (>= 0.75);
  * quadOriginal: share of that quadrilateral left as it was (<= 0.05), i.e. still showing the
  *   original clothing, or whatever is in front of it (hands, forearms);
+ * quadOriginalFront: the same, leaving out the forearms and hands try-on keeps in front of the
+ *   garment (limbsInFront): quadOriginal counts an arm crossing the chest as "original
+ *   clothing", which it is not (basketball1.png: a bare forearm across the chest, 0.13);
+ * quadFront: share of the quadrilateral those forearms and hands take;
  * faceDiff: mean absolute difference inside the face box, in levels;
  * faceNoise: the same for the person photo merely re-encoded as the output's JPEG (`jpegRef`):
  *   what "unchanged within JPEG noise" allows on this photo (1.1 on grace_hopper.jpg, 3.5 on
@@ -39,10 +72,13 @@ function inQuad(q, x, y) {
 export function tryOnMeasures(ref, out, width, height, mask, landmarks, face, jpegRef = null) {
   const L = (k) => landmarks[k];
   const quad = [L(11), L(12), L(24), L(23)].map(([x, y]) => [x, y]);
+  const front = limbsInFront(landmarks, mask, width);
   let changed = 0,
     changedIn = 0,
     quadN = 0,
-    quadChanged = 0;
+    quadChanged = 0,
+    frontN = 0,
+    frontChanged = 0;
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
       const p = y * width + x;
@@ -54,6 +90,10 @@ export function tryOnMeasures(ref, out, width, height, mask, landmarks, face, jp
       if (inQuad(quad, x + 0.5, y + 0.5)) {
         quadN++;
         if (d > CHANGED) quadChanged++;
+        if (front(x + 0.5, y + 0.5)) {
+          frontN++;
+          if (d > CHANGED) frontChanged++;
+        }
       }
     }
   }
@@ -76,6 +116,8 @@ export function tryOnMeasures(ref, out, width, height, mask, landmarks, face, jp
     inMask: changed ? changedIn / changed : 0,
     quadCover: quadN ? quadChanged / quadN : 0,
     quadOriginal: quadN ? 1 - quadChanged / quadN : 1,
+    quadOriginalFront: quadN - frontN ? 1 - (quadChanged - frontChanged) / (quadN - frontN) : 1,
+    quadFront: quadN ? frontN / quadN : 0,
     faceDiff: faceN ? faceSum / faceN : 0,
     faceNoise: faceN && jpegRef ? noiseSum / faceN : null,
     faceChanged: faceN ? (3 * faceChanged) / faceN : 0,

@@ -28,6 +28,12 @@ export interface Landmark {
   /** Image pixels. */
   x: number;
   y: number;
+  /**
+   * Depth in image pixels (the same scale as x, as MediaPipe's z is): BlazePose's raw z scaled
+   * by the crop, origin near the hips' midpoint, smaller = nearer the camera. Coarse, but the
+   * shoulders' depth difference against their x distance gives the torso's turn (torsoTurn).
+   */
+  z: number;
   /** 0..1: how likely the point is visible (not occluded, in frame). */
   visibility: number;
 }
@@ -312,7 +318,9 @@ function toPerson(img: PeopleInput, p: Pass): Person {
   const landmarks: Landmark[] = [];
   for (let k = 0; k < 33; k++) {
     const [x, y] = toImage(p.roi, p.raw[k * 5]!, p.raw[k * 5 + 1]!);
-    landmarks.push({ x, y, visibility: sigmoid(p.raw[k * 5 + 3]!) });
+    // z is in crop pixels like x and y; rotation about the view axis leaves it unchanged.
+    const z = (p.raw[k * 5 + 2]! * p.roi.side) / SIZE;
+    landmarks.push({ x, y, z, visibility: sigmoid(p.raw[k * 5 + 3]!) });
   }
   // The mask back in image space: each image pixel inside the ROI samples the crop's logits.
   const { width: w, height: h } = img;
@@ -384,4 +392,49 @@ function dedupe(people: Person[]): Person[] {
     if (!same) kept.push(p);
   }
   return kept;
+}
+
+export interface TorsoTurn {
+  /**
+   * Radians the torso is turned about the vertical axis from facing the camera, from the
+   * shoulders' (and, when both are seen in the frame, the hips') depth difference against
+   * their x distance: 0 = facing the camera (or its back), positive = the image-right side is
+   * the far one. |angle| near pi/2 is a profile.
+   */
+  angle: number;
+  /** The far side of the torso in the image ('L' = image-left), or null when the turn is within BlazePose's depth noise (TURN_NOISE). */
+  far: 'L' | 'R' | null;
+}
+
+/**
+ * Turns under this are noise in BlazePose's depth: a photo and its mirror image should give
+ * opposite turns, and on frontal fixture people they differ by up to 23 degrees (astronaut.png
+ * 18 / -5, messi5.jpg -1 / -24); camera.png's side view gives 68 / -65.
+ */
+export const TURN_NOISE = (20 * Math.PI) / 180;
+
+/**
+ * How far a person's torso is turned from the camera, from BlazePose's depth (z). A pair
+ * (shoulders, hips) at x distance dx and depth difference dz lies at atan2(dz, dx) from the
+ * image plane; the hips count only when both are in frame and seen (a bust's hips are guessed).
+ */
+export function torsoTurn(p: Pick<Person, 'landmarks'>, width = Infinity, height = Infinity): TorsoTurn {
+  const L = p.landmarks;
+  const pair = (a: Landmark, b: Landmark) => {
+    const [l, r] = a.x <= b.x ? [a, b] : [b, a];
+    return { dx: r.x - l.x, dz: r.z - l.z };
+  };
+  const s = pair(L[POSE.leftShoulder]!, L[POSE.rightShoulder]!);
+  let dx = s.dx,
+    dz = s.dz;
+  const hl = L[POSE.leftHip]!,
+    hr = L[POSE.rightHip]!;
+  const inFrame = (q: Landmark) => q.visibility > 0.5 && q.x >= 0 && q.y >= 0 && q.x < width && q.y < height;
+  if (inFrame(hl) && inFrame(hr)) {
+    const h = pair(hl, hr);
+    dx += h.dx;
+    dz += h.dz;
+  }
+  const angle = Math.atan2(dz, Math.max(1e-6, dx));
+  return { angle, far: Math.abs(angle) < TURN_NOISE ? null : angle > 0 ? 'R' : 'L' };
 }

@@ -2,7 +2,7 @@
 import path from 'node:path';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { detectPeople, POSE, type Person } from '../../src/engine/people.js';
+import { detectPeople, POSE, type Person, torsoTurn } from '../../src/engine/people.js';
 import { FIXTURES } from './fixtures.js';
 
 async function load(file: string) {
@@ -142,5 +142,54 @@ describe('detectPeople', () => {
     expect(people[0]!.landmarks[POSE.nose]!.x).toBeGreaterThan(400);
     expect(people[1]!.landmarks[POSE.nose]!.x).toBeLessThan(200);
     expect(people[0]!.area).toBeGreaterThan(people[1]!.area);
+  }, 120_000);
+});
+
+describe('depth (z) and the torso turn', () => {
+  it('camera.png (side view): the image-left shoulder is nearer the camera, z in pixels, the torso turned >= 45 degrees with the image-right side far; mirrored, the turn flips', async () => {
+    const img = await load('images/camera.png');
+    const [p] = await detectPeople(img);
+    const L = p!.landmarks;
+    const [near, far] =
+      L[POSE.leftShoulder]!.x < L[POSE.rightShoulder]!.x ? [L[POSE.leftShoulder]!, L[POSE.rightShoulder]!] : [L[POSE.rightShoulder]!, L[POSE.leftShoulder]!];
+    expect(near.z).toBeLessThan(far.z);
+    // Pixels like x (not MediaPipe's 0..1 normalised units): tens to hundreds on a 512 px photo.
+    expect(Math.abs(far.z - near.z)).toBeGreaterThan(20);
+    expect(Math.abs(far.z - near.z)).toBeLessThan(img.width);
+    const t = torsoTurn(p!, img.width, img.height);
+    expect((t.angle * 180) / Math.PI).toBeGreaterThan(45);
+    expect(t.far).toBe('R');
+
+    const { data, info } = await sharp(path.join(FIXTURES, 'images/camera.png'))
+      .flop()
+      .removeAlpha()
+      .toColourspace('srgb')
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    const [m] = await detectPeople({ data: new Uint8Array(data), width: info.width, height: info.height, channels: 3 });
+    const tm = torsoTurn(m!, info.width, info.height);
+    expect((tm.angle * 180) / Math.PI).toBeLessThan(-45);
+    expect(tm.far).toBe('L');
+  }, 240_000);
+
+  it('messi5.jpg (facing the camera mid-kick): the torso is turned less than 20 degrees', async () => {
+    const img = await load('images/messi5.jpg');
+    const [p] = await detectPeople(img);
+    expect(Math.abs((torsoTurn(p!, img.width, img.height).angle * 180) / Math.PI)).toBeLessThan(20);
+  }, 120_000);
+
+  it('apollo11_crew.jpg (two men seated in front, one standing behind): the largest is seated, knees close to the hip line and both shoulders seen', async () => {
+    const img = await load('images/apollo11_crew.jpg');
+    const people = await detectPeople(img);
+    expect(people.length).toBeGreaterThanOrEqual(2);
+    const L = people[0]!.landmarks;
+    const shoulderY = (L[POSE.leftShoulder]!.y + L[POSE.rightShoulder]!.y) / 2;
+    const hipY = (L[POSE.leftHip]!.y + L[POSE.rightHip]!.y) / 2;
+    const kneeY = (L[POSE.leftKnee]!.y + L[POSE.rightKnee]!.y) / 2;
+    // Seated: thighs run forward, so the knees sit far less than a torso length below the hips
+    // (standing, they are about one torso length below).
+    expect(hipY - shoulderY).toBeGreaterThan(0.15 * img.height);
+    expect(kneeY - hipY).toBeLessThan(0.7 * (hipY - shoulderY));
+    for (const k of [POSE.leftShoulder, POSE.rightShoulder, POSE.leftHip, POSE.rightHip]) expect(L[k]!.visibility).toBeGreaterThan(0.9);
   }, 120_000);
 });

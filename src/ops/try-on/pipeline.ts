@@ -1,6 +1,6 @@
 import sharp from 'sharp';
 import { ImgtoolError, throwIfAborted } from '../../errors.js';
-import { detectPeople, type Person } from '../../engine/people.js';
+import { detectPeople, type Person, torsoTurn } from '../../engine/people.js';
 import { decodeImage, encodeImage, encodeOptionsFor, type DecodedImage } from '../../media/image.js';
 import type { LoadedInput, Pipeline } from '../define.js';
 import { cutoutSubject } from '../remove-background/cutout.js';
@@ -14,6 +14,7 @@ import { blurPlane, plane, resizePlane, type Plane } from './raster.js';
 import { shadingPlane } from './shade.js';
 import { skirtClip } from './skirt.js';
 import { warpSleevesOnArms } from './sleeves.js';
+import { turnLayer } from './turn.js';
 import { type WarpedLayer, warpGarment } from './warp.js';
 
 /** Body analysis runs at this long side at most; the warp and composite run at full size. */
@@ -103,13 +104,29 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
   // bodies whose shoulders are hidden) keep the silhouette fit.
   const shouldersSeen = subject.landmarks[11]!.visibility > 0.5 && subject.landmarks[12]!.visibility > 0.5;
   const fit = garment.kind !== 'bottom' && shouldersSeen ? fitGarmentToPose(garment, subject, person.width, person.height) : fitGarment(garment, body, k);
-  const layer = warpGarment(garment, fit, person.width, person.height, signal);
+  const flat = warpGarment(garment, fit, person.width, person.height, signal);
   // Sleeves follow the arms they dress (bent at the elbow) wherever BlazePose saw the arm. They
   // are drawn over the torso warp's copy of the sleeve, which is kept: where the garment's body
   // is narrower than the person it fills the side between torso and arm (cut to the person's
   // outline), which otherwise showed the old clothing.
   const armSleeves = garment.kind !== 'bottom' && shouldersSeen ? warpSleevesOnArms(garment, subject, fit.scale, person.width, person.height, signal) : [];
-
+  // A torso turned from the camera (BlazePose's depth) turns the garment with it: the front's
+  // centre line moves to the far side, the far half is compressed and the far sleeve goes
+  // behind the body (turn.ts). Bottoms and the silhouette fit stay face-on.
+  const turn = torsoTurn(subject, person.width, person.height);
+  const turned =
+    flat && garment.kind !== 'bottom' && shouldersSeen
+      ? turnLayer(
+          flat,
+          subject,
+          turn,
+          person.width,
+          armSleeves.some((a) => a.side !== turn.far),
+          signal,
+        )
+      : null;
+  const layer = turned ? turned.layer : flat;
+  const farSleeveSide = turned?.farSleeve === 1 ? 'L' : turned?.farSleeve === 2 ? 'R' : null;
   progress(0.8, 'shade');
   // Where the garment may lie: the dressed person's mask, its edge sharpened (a narrow ramp
   // around the mask's own 50% line) so the garment follows the outline without a translucent
@@ -140,7 +157,7 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
     ry0 = Infinity,
     rx1 = -1,
     ry1 = -1;
-  const draw = (l: WarpedLayer) => {
+  const draw = (l: WarpedLayer, behind = false) => {
     for (let y = 0; y < l.height; y++) {
       const py = y + l.y0;
       for (let x = 0; x < l.width; x++) {
@@ -149,7 +166,9 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
         if (!ga) continue;
         const px = x + l.x0,
           pi = py * person.width + px;
-        const o = (l.sleeve[li] ? occSleeve : occ).data[pi]!;
+        // A sleeve covers its own bare arm; the far sleeve, behind the body, does not cover
+        // what is in front of the torso (the near arm, hands).
+        const o = (l.sleeve[li] && !behind ? occSleeve : occ).data[pi]!;
         // Worn, the garment lies on the body: it ends at the person's outline (a sleeve cut
         // flat would stick out into the air where the arm hangs down).
         const a = ((ga * (255 - o)) / (255 * 255)) * inPerson[pi]!;
@@ -166,8 +185,10 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
       }
     }
   };
+  // The far sleeve first, so the body of the garment covers it where the torso is in front.
+  for (const a of armSleeves) if (a.side === farSleeveSide) draw(a.layer, true);
   if (layer) draw(layer);
-  for (const a of armSleeves) draw(a.layer);
+  for (const a of armSleeves) if (a.side !== farSleeveSide) draw(a.layer);
   const region = rx1 >= 0 ? { x: rx0, y: ry0, width: rx1 - rx0 + 1, height: ry1 - ry0 + 1 } : null;
   if (!region) ctx.warn(`${garmentIn.name}: the fitted garment falls outside the person image; the output shows the person unchanged`);
 
@@ -204,6 +225,8 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
       face,
       people: people.length,
       dressed_person: dressedIndex,
+      // The dressed torso's turn from the camera (degrees, positive: the image-right side is far).
+      turn: { degrees: Math.round((turn.angle * 180) / Math.PI), far_side: turn.far === 'L' ? 'left' : turn.far === 'R' ? 'right' : null },
       landmarks: landmarkMeta(subject),
       body: {
         center_x: Math.round(body.cx * k),

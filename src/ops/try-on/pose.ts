@@ -245,12 +245,17 @@ function headAboveShoulders(occ: Plane, sl: Point, sr: Point, sw: number, face: 
   const out = new Uint8Array(occ.data);
   const slope = (sr.y - sl.y) / Math.max(1e-6, sr.x - sl.x);
   const inHead = (x: number, y: number) => !!face && y <= face.y1 && x >= face.x0 && x <= face.x1;
+  // The head's columns: the face box and half its width either side (the back of the head,
+  // hair). Beside them, above the shoulder line, is a shoulder or the back of a person turned
+  // or bent (camera.png's near shoulder rises above the joints' line): garment, not head.
+  const fw = face ? face.x1 - face.x0 : 0;
+  const headColumn = (x: number) => !face || (x >= face.x0 - 0.5 * fw && x <= face.x1 + 0.5 * fw);
   for (let y = 0; y < Math.min(occ.height, Math.ceil(neckY)); y++) {
     for (let x = 0; x < w; x++) {
       const i = y * w + x;
       if (!out[i]) continue;
       const lineY = sl.y + slope * (x - sl.x) - 0.05 * sw;
-      if (y > lineY && !inHead(x, y)) out[i] = 0;
+      if ((y > lineY || !headColumn(x)) && !inHead(x, y)) out[i] = 0;
     }
   }
   return plane(w, occ.height, out);

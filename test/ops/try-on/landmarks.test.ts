@@ -1,7 +1,7 @@
 // Issue 20's try-on measures on every fixture person (portraits, a side view, a footballer
-// mid-kick, two people of whom one is turned away) x (t-shirt, coat, dress), with the garment
-// placed on BlazePose landmarks. Thresholds are the issue's; the two cases that do not meet one
-// are named with the bound they reach and why (see docs/ops/try-on.md).
+// mid-kick, two people of whom one is turned away, two men seated) x (t-shirt, coat, dress),
+// with the garment placed on BlazePose landmarks. Thresholds are the issue's; a case that does
+// not meet one is named with the bound it reaches and why (see docs/ops/try-on.md).
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM bench helper without type declarations
@@ -9,16 +9,22 @@ import { tryOnMeasures } from '../../../bench/lib/try-on-metrics.mjs';
 import { detectPeople, type Person } from '../../../src/engine/people.js';
 import { bufferInput, fixture, runOp } from '../../helpers.js';
 
-const PEOPLE = ['images/astronaut.png', 'images/grace_hopper.jpg', 'images/camera.png', 'images/messi5.jpg', 'images/basketball1.png'];
+const PEOPLE = [
+  'images/astronaut.png',
+  'images/grace_hopper.jpg',
+  'images/camera.png',
+  'images/messi5.jpg',
+  'images/basketball1.png',
+  'images/apollo11_crew.jpg',
+];
 const GARMENTS = ['cutouts/tshirt.png', 'cutouts/coat.png', 'cutouts/dress.png'];
 const SLOW = 900_000;
-/** basketball1.png: the frontal man's bare forearm crosses his chest to the ball and stays in
- * front of the garment (BlazePose sees elbow and wrist at visibility 0.99); the measure counts
- * every unchanged pixel of the quadrilateral, the arm included (measured 0.16). */
+/** quadOriginal as first defined counts every unchanged pixel of the quadrilateral as original
+ * clothing, the forearms kept in front of the garment included: basketball1.png's frontal man
+ * holds his bare forearm across his chest (BlazePose sees elbow and wrist at visibility 0.99).
+ * That measure is still reported and bounded here; quadOriginalFront, which leaves those
+ * forearms and hands out, is held to the issue's 5% on every case. */
 const QUAD_ORIGINAL_EXCEPTIONS: Record<string, number> = { 'images/basketball1.png': 0.17 };
-/** messi5.jpg + dress: the skirt hangs from the hips across both legs of a mid-kick; the
- * background between the spread legs under it is outside the person mask (measured 0.91). */
-const IN_MASK_EXCEPTIONS: Record<string, number> = { 'images/messi5.jpg + cutouts/dress.png': 0.9 };
 
 async function rgb(src: string | Buffer) {
   const { data, info } = await sharp(src).flatten({ background: '#ffffff' }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
@@ -28,7 +34,16 @@ async function rgb(src: string | Buffer) {
 interface Case {
   person: string;
   garment: string;
-  m: { inMask: number; quadCover: number; quadOriginal: number; faceDiff: number; faceNoise: number; faceChanged: number };
+  m: {
+    inMask: number;
+    quadCover: number;
+    quadOriginal: number;
+    quadOriginalFront: number;
+    quadFront: number;
+    faceDiff: number;
+    faceNoise: number;
+    faceChanged: number;
+  };
   meta: Record<string, unknown>;
 }
 
@@ -56,18 +71,38 @@ beforeAll(async () => {
 
 describe('try-on on landmarks: fixture people x (t-shirt, coat, dress)', () => {
   it('>= 95% of garment pixels fall inside the person mask (issue: >= 95%)', () => {
-    for (const c of cases) expect(c.m.inMask, `${c.person} + ${c.garment}`).toBeGreaterThanOrEqual(IN_MASK_EXCEPTIONS[`${c.person} + ${c.garment}`] ?? 0.95);
-    expect(cases.filter((c) => !(`${c.person} + ${c.garment}` in IN_MASK_EXCEPTIONS)).length).toBe(14);
+    // messi5.jpg + dress included: its skirt's hem now rises into a V between the spread knees
+    // instead of filling the background between the legs (0.909 before, 0.997 measured).
+    expect(cases).toHaveLength(PEOPLE.length * GARMENTS.length);
+    for (const c of cases) expect(c.m.inMask, `${c.person} + ${c.garment}`).toBeGreaterThanOrEqual(0.95);
   });
 
   it('the garment covers >= 75% of the shoulder-hip quadrilateral (issue: >= 75%)', () => {
     for (const c of cases) expect(c.m.quadCover, `${c.person} + ${c.garment}`).toBeGreaterThanOrEqual(0.75);
   });
 
-  it('at most 5% of the quadrilateral keeps the original clothing (issue: <= 5%), the side view (camera.png) included', () => {
+  it('at most 5% of the quadrilateral keeps the original clothing (issue: <= 5%), forearms and hands kept in front left out; the side view (camera.png) included', () => {
     expect(cases).toHaveLength(PEOPLE.length * GARMENTS.length);
-    for (const c of cases) expect(c.m.quadOriginal, `${c.person} + ${c.garment}`).toBeLessThanOrEqual(QUAD_ORIGINAL_EXCEPTIONS[c.person] ?? 0.05);
+    for (const c of cases) expect(c.m.quadOriginalFront, `${c.person} + ${c.garment}`).toBeLessThanOrEqual(0.05);
     expect(cases.filter((c) => c.person === 'images/camera.png')).toHaveLength(3);
+    // The arm across basketball1's chest is what the two measures differ by.
+    const bb = cases.filter((c) => c.person === 'images/basketball1.png');
+    for (const c of bb) expect(c.m.quadFront, c.garment).toBeGreaterThan(0.05);
+  });
+
+  it('the first quadOriginal (every unchanged pixel counted, arms in front included) stays within its named bound', () => {
+    for (const c of cases) expect(c.m.quadOriginal, `${c.person} + ${c.garment}`).toBeLessThanOrEqual(QUAD_ORIGINAL_EXCEPTIONS[c.person] ?? 0.05);
+  });
+
+  it('meta.turn: the side view is dressed turned (>= 45 degrees, image-right far), the footballer facing the camera is not', () => {
+    for (const c of cases) {
+      const turn = c.meta.turn as { degrees: number; far_side: string | null };
+      if (c.person === 'images/camera.png') {
+        expect(turn.degrees).toBeGreaterThanOrEqual(45);
+        expect(turn.far_side).toBe('right');
+      }
+      if (c.person === 'images/messi5.jpg') expect(Math.abs(turn.degrees)).toBeLessThan(20);
+    }
   });
 
   it('the face box from landmarks is unchanged within JPEG noise (mean |diff| within 0.5 level of a plain re-encode, no face pixel changed)', () => {
@@ -81,7 +116,7 @@ describe('try-on on landmarks: fixture people x (t-shirt, coat, dress)', () => {
 
   it('meta reports the people found and the dressed person landmarks; with two people the one facing the camera is dressed', () => {
     for (const c of cases) {
-      expect(c.meta.people, c.person).toBe(c.person.includes('basketball') ? 2 : 1);
+      expect(c.meta.people, c.person).toBe(c.person.includes('basketball') || c.person.includes('apollo') ? 2 : 1);
       expect(c.meta.landmarks).toHaveLength(33);
       const L = c.meta.landmarks as Array<[number, number, number]>;
       // basketball1: the bigger man on the right is turned away; the frontal man on the left is dressed.
