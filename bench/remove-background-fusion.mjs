@@ -10,7 +10,8 @@
  *
  *   npx tsc -p tsconfig.json && node bench/remove-background-fusion.mjs [--n 42] [--only name,name] [--dump name,name]
  *
- * --dump writes, for the named cases, image | ISNet | U2-Net-p | fused (coarse) | refined | truth
+ * --dump writes, for the named cases, image | ISNet | U2-Net-p | fused (coarse; what the frame cut
+ * removed in red) | refined | truth
  * to bench/out/remove-background/dump/<case>.png, to look at each stage.
  */
 import { existsSync, mkdirSync } from 'node:fs';
@@ -58,6 +59,8 @@ async function main() {
     const jpeg = await sharp(c.rgb, { raw: { width, height, channels: 3 } })
       .jpeg({ quality: 92 })
       .toBuffer();
+    const jf = join(CACHE, `${c.name}.jpg`);
+    if (!existsSync(jf)) await sharp(jpeg).toFile(jf);
     const img = await decodeImage({ name: c.name, data: jpeg, size: jpeg.length }, removeBackground.limits, 'remove-background');
     const rgb = new Uint8Array(width * height * 3);
     for (let i = 0, j = 0; i < width * height; i++, j += img.channels) {
@@ -97,10 +100,18 @@ async function main() {
     if (dump.some((d) => c.name.includes(d))) {
       const dir = join(OUT, 'dump');
       mkdirSync(dir, { recursive: true });
-      const tiles = [rgb, primary, second, fused.mask, alpha, c.alpha];
+      // The fused mask in grey, the backdrop the frame cut removed (frame.ts) in red.
+      const cut = new Uint8Array(width * height * 3);
+      for (let i = 0; i < width * height; i++) {
+        const v = fused.mask[i];
+        cut[i * 3] = fused.backdrop?.[i] ? 200 : v;
+        cut[i * 3 + 1] = fused.backdrop?.[i] ? 0 : v;
+        cut[i * 3 + 2] = fused.backdrop?.[i] ? 0 : v;
+      }
+      const tiles = [rgb, primary, second, cut, alpha, c.alpha];
       const comp = [];
       for (const [t, data] of tiles.entries()) {
-        const ch = t === 0 ? 3 : 1;
+        const ch = t === 0 || t === 3 ? 3 : 1;
         const buf = await sharp(Buffer.from(data), { raw: { width, height, channels: ch } })
           .toColourspace('srgb')
           .png()
