@@ -41,7 +41,10 @@ const { decodeImage } = await import('../dist/media/image.js');
 const { removeBackground } = await import('../dist/ops/remove-background/index.js');
 
 const grey = async (file) => new Uint8Array(await sharp(file).extractChannel(0).raw().toBuffer());
-const saveGrey = (data, w, h, file) => sharp(Buffer.from(data), { raw: { width: w, height: h, channels: 1 } }).png({ compressionLevel: 2 }).toFile(file);
+const saveGrey = (data, w, h, file) =>
+  sharp(Buffer.from(data), { raw: { width: w, height: h, channels: 1 } })
+    .png({ compressionLevel: 2 })
+    .toFile(file);
 
 async function main() {
   const n = Number(arg('n', '42'));
@@ -72,10 +75,7 @@ async function main() {
     const fi = join(CACHE, `${c.name}.${isnetModel}.png`);
     const fu = join(CACHE, `${c.name}.u2netp.png`);
     if (!existsSync(fi) || !existsSync(fu)) {
-      const [a, b] = await Promise.all([
-        segment(input, isnetModel, { size: 1024 }),
-        segment(input, 'u2netp', { size: MODEL_INPUT_SIDE.u2netp, sessions: 1 }),
-      ]);
+      const [a, b] = await Promise.all([segment(input, isnetModel, { size: 1024 }), segment(input, 'u2netp', { size: MODEL_INPUT_SIDE.u2netp, sessions: 1 })]);
       await saveGrey(a.mask, width, height, fi);
       await saveGrey(b.mask, width, height, fu);
     }
@@ -125,10 +125,14 @@ async function main() {
     }
   }
   rows.sort((a, b) => a.iou - b.iou);
-  for (const r of rows) console.log(`${r.name.padEnd(44)} IoU ${r.iou.toFixed(3)} MAE ${r.mae.toFixed(4)} boundary ${r.boundary.toFixed(4)} fuse ${r.fuseMs.toFixed(0)} ms`);
+  for (const r of rows)
+    console.log(`${r.name.padEnd(44)} IoU ${r.iou.toFixed(3)} MAE ${r.mae.toFixed(4)} boundary ${r.boundary.toFixed(4)} fuse ${r.fuseMs.toFixed(0)} ms`);
   const mean = (k, sel = rows) => sel.reduce((a, s) => a + s[k], 0) / Math.max(1, sel.length);
   console.log(
-    `\n${rows.length} cases (${live} live second looks): mean IoU ${mean('iou').toFixed(4)}, worst ${rows[0].iou.toFixed(4)} (${rows[0].name}), < 0.8: ${rows.filter((r) => r.iou < 0.8).length}, multi-part ${mean('iou', rows.filter((r) => r.multi)).toFixed(4)}, MAE ${mean('mae').toFixed(4)}, boundary ${mean('boundary').toFixed(4)}, fusion ${mean('fuseMs').toFixed(1)} ms/image`,
+    `\n${rows.length} cases (${live} live second looks): mean IoU ${mean('iou').toFixed(4)}, worst ${rows[0].iou.toFixed(4)} (${rows[0].name}), < 0.8: ${rows.filter((r) => r.iou < 0.8).length}, multi-part ${mean(
+      'iou',
+      rows.filter((r) => r.multi),
+    ).toFixed(4)}, MAE ${mean('mae').toFixed(4)}, boundary ${mean('boundary').toFixed(4)}, fusion ${mean('fuseMs').toFixed(1)} ms/image`,
   );
 }
 
