@@ -10,9 +10,9 @@
  *
  * Engines: imgtool-isnet, imgtool-u2netp (the two modes), imgly; imgtool-isnet-fp32 is the default
  * mode with ISNet's float graph instead of the int8 build; "-noflip" without ISNet's mirrored
- * second pass; "-shared" runs one ISNet session on
- * all cores for all inputs in flight, "-arena" keeps onnxruntime's memory arena (both for
- * comparison); "-nopeople" without the people assist (src/ops/remove-background/person.ts), "-norecrop" without the second look on a crop (recrop.ts); "@768" runs imgtool's ISNet at another input side (U2-Net-p's for imgtool-u2netp),
+ * second pass; "-percore" runs one arena-less ISNet session per core (the layout before round 7),
+ * "-shared" one ISNet session on all cores for all inputs in flight, "-arena" keeps
+ * onnxruntime's memory arena (all for comparison); "-nopeople" without the people assist (src/ops/remove-background/person.ts), "-norecrop" without the second look on a crop (recrop.ts); "@768" runs imgtool's ISNet at another input side (U2-Net-p's for imgtool-u2netp),
  * ":c3" runs up to three images at once, as imgtool's CLI batch does by default on 2 cores
  * (cores + 1). imgly is compared at its fastest mode in the run.
  *
@@ -100,9 +100,11 @@ async function child(engine, listFile) {
     if (name.includes('-fp32')) configureCutout({ isnetModel: 'isnet' });
     // "-noflip": ISNet sees only the image, not also its mirror (the default before round 5).
     if (name.includes('-noflip')) configureCutout({ isnetFlip: false });
-    // "-shared": one ISNet session on all cores shared by the inputs in flight; "-arena": the
-    // sessions keep onnxruntime's memory arena (the default before round 4); to compare in one run.
+    // "-percore": one arena-less ISNet session per core (before round 7); "-shared": one ISNet
+    // session on all cores shared by the inputs in flight; "-arena": the sessions keep
+    // onnxruntime's memory arena; to compare in one run.
     const { configureSegment } = await import('../dist/engine/segment.js');
+    if (name.includes('-percore')) configureSegment({ isnetSessions: 'per-core' });
     if (name.includes('-shared')) configureSegment({ isnetSessions: 'shared' });
     if (name.includes('-arena')) configureSegment({ arena: true });
     // "-nocache": libvips' operation cache off (sharp.cache(false)), to see what it holds.
@@ -124,6 +126,7 @@ async function child(engine, listFile) {
         model: name
           .replace('imgtool-', '')
           .replace('-fp32', '')
+          .replace('-percore', '')
           .replace('-shared', '')
           .replace('-arena', '')
           .replace('-noflip', '')

@@ -161,42 +161,50 @@ async function runBatch(pool: SessionPool, entry: ModelEntry, size: Square, fram
 }
 
 /**
- * How ISNet's sessions are laid out for inputs in flight. 'per-core': one single-threaded session
- * per core, like the other models; each holds its own onnxruntime arena sized for 1024x1024
- * activations, so a batch at the CLI's default concurrency peaked at ~2.9 GB. 'shared': one
- * session using every core, shared by all inputs in flight. Measured on the bench (same run, load
- * average ~22): 'shared' peaked at 1962 MB against 2889 MB but had half the throughput (0.078
- * against 0.158 images/s), so the default stays 'per-core'; the hook is kept for benchmarks.
+ * How ISNet's sessions are laid out for inputs in flight.
+ * - 'one' (default): one session, with its memory arena, used by the inputs in flight in turn.
+ *   Without the arena every run takes its ~450 MB of 1024x1024 activations from the system again
+ *   and gives them back (page faults and zeroing): one run took 1.53-1.64 s against 1.03-1.11 s
+ *   with the arena (same process layout, alternating, load ~7). So one session with the arena on
+ *   one core does about the ISNet work of two arena-less sessions on two cores, and the other core
+ *   runs U2-Net-p, the pose detector and the JavaScript stages of the inputs in flight. It holds one
+ *   set of activations instead of two.
+ * - 'per-core': one single-threaded, arena-less session per core (the layout until round 7).
+ * - 'shared': one session with every core's threads (slower than 'one' on a loaded machine: its
+ *   threads wait for each other).
+ * Figures: docs/ops/remove-background.md (Memory).
  */
-let isnetSessions: 'shared' | 'per-core' = 'per-core';
+let isnetSessions: 'one' | 'shared' | 'per-core' = 'one';
 /**
- * Whether ISNet's sessions keep onnxruntime's memory arena. Without it each run's 1024x1024
- * activations are returned when the run ends instead of staying reserved (rounded up to powers of
- * two) for the next run. Measured on the bench, batch of cores + 1 inputs, same run: peak RSS
- * 2926 -> 2253 MB at the same throughput (0.151 -> 0.149 images/s, load average ~22). U2-Net-p
- * keeps its arena: without it the peak fell further (1737 MB) but throughput dropped by a
- * quarter in both modes (its ~1000 small ops allocate on every run).
+ * Whether ISNet's sessions keep onnxruntime's memory arena (undefined: only in the 'one' layout).
+ * onnxruntime's memory pattern stays off for them: with it the session pre-allocates its planned
+ * block in the arena on top of what the first run left there (944 against 553 MB after two runs).
  */
-let arena = false;
+let arena: boolean | undefined;
 const isIsnet = (model: SegmentModel) => model.startsWith('isnet');
 
 /** Tuning hook for benchmarks: ISNet's session layout and arena (see isnetSessions, arena). */
-export function configureSegment(o: { isnetSessions?: 'shared' | 'per-core'; arena?: boolean }): void {
+export function configureSegment(o: { isnetSessions?: 'one' | 'shared' | 'per-core'; arena?: boolean }): void {
   if (o.isnetSessions) isnetSessions = o.isnetSessions;
   if (o.arena !== undefined) arena = o.arena;
 }
 
 function segmentPool(model: SegmentModel, most = Infinity): Promise<SessionPool> {
+  const threads = engineThreads();
+  if (isIsnet(model)) {
+    const withArena = arena ?? isnetSessions === 'one';
+    const memory = withArena ? { enableMemPattern: false } : { enableCpuMemArena: false };
+    if (isnetSessions === 'shared') return sessionPool(model, 1, { intraOpNumThreads: engineCores(), ...memory });
+    if (isnetSessions === 'one') return sessionPool(model, 1, { intraOpNumThreads: threads, ...memory });
+    return sessionPool(model, Math.max(1, Math.min(most, Math.floor(engineCores() / threads))), { intraOpNumThreads: threads, ...memory });
+  }
   // U2-Net-p keeps its arena but not onnxruntime's memory pattern: with the pattern its session
   // grew from 270 to 446 MB RSS on the second run (the planned block is allocated again in the
   // arena); without it the session stays at 277 MB at the same speed (16 alternating runs at 320:
   // 3933 against 3953 ms on the loaded machine).
-  const memory = isIsnet(model) ? (arena ? {} : { enableCpuMemArena: false }) : { enableMemPattern: false };
-  if (isIsnet(model) && isnetSessions === 'shared') return sessionPool(model, 1, { intraOpNumThreads: engineCores(), ...memory });
   // Sessions live in worker threads (pool.ts), each with an input's share of the cores, as many
   // as fit the cores: a batch at --concurrency 2 on 2 cores really runs two models at once.
-  const threads = engineThreads();
-  return sessionPool(model, Math.max(1, Math.min(most, Math.floor(engineCores() / threads))), { intraOpNumThreads: threads, ...memory });
+  return sessionPool(model, Math.max(1, Math.min(most, Math.floor(engineCores() / threads))), { intraOpNumThreads: threads, enableMemPattern: false });
 }
 
 /**

@@ -27,10 +27,15 @@ export interface FrameParams {
   minCutShare: number;
   /** The enclosed part must be at least this share of the mask (else the subject is what runs out of the frame). */
   minKeepShare: number;
+  /** The cut grows through the mask's pixels whose colour is this many times more frequent in it than in the rest (0: no growth). */
   colourRatio?: number;
+  /** With two models: one confident on less than this share of the cut does not see the backdrop object, and where it is confident is the product (fusion.ts). */
+  blindShare: number;
+  /** With two models: blocks of the cut where both are at least this (saturated) on most pixels, connected to the uncut mask, are the product (fusion.ts). */
+  certain: number;
 }
 
-export const DEFAULT_FRAME: FrameParams = { reach: 10, step: 0.05, minCutShare: 0.2, minKeepShare: 0.05, colourRatio: 1 };
+export const DEFAULT_FRAME: FrameParams = { reach: 10, step: 0.05, minCutShare: 0.2, minKeepShare: 0.05, colourRatio: 1, blindShare: 0.2, certain: 255 };
 
 /** The image at analysis resolution: means of f x f blocks, RGB interleaved. */
 export function blockMeans(image: { data: Uint8Array; channels: number }, w: number, h: number, f: number, lw: number, lh: number): Float32Array {

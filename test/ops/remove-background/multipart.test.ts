@@ -157,3 +157,27 @@ describe('remove-background: a second look when the models are unsure (recrop.ts
     expect(scoreAlpha(alpha, c.alpha, c.width, c.height).iou).toBeGreaterThanOrEqual(0.85);
   }, 180_000);
 });
+
+describe('remove-background: the frame cut keeps the product whole (frame.ts, fusion.ts)', () => {
+  // The bench's case 32: socks hanging on a plant pot that only U2-Net-p takes; the cut of the
+  // pot (it runs out of the frame) reached into the toes over it (IoU 0.796 before round 7).
+  it('keeps the socks whole where they overlap the pot that is cut away', async () => {
+    const c: Case & { name: string } = await buildCase(FIXTURES, 32, 640, 480);
+    expect(c.name).toContain('socks-on-plant');
+    const { alpha } = await cutOut(c);
+    const recall = partRecall(c, alpha);
+    expect(recall.length).toBe(2);
+    for (const r of recall) expect(r).toBeGreaterThanOrEqual(0.9);
+    expect(scoreAlpha(alpha, c.alpha, c.width, c.height).iou).toBeGreaterThanOrEqual(0.9);
+  }, 180_000);
+
+  // The bench's case 15: an orange crown over half an orange that both models merge into it; the
+  // cut of the orange crossed the crown's weak outline and took its middle spike (IoU 0.766 before).
+  it('keeps an orange crown whole when the orange behind it is cut away', async () => {
+    const c: Case & { name: string } = await buildCase(FIXTURES, 15, 640, 480);
+    expect(c.name).toContain('crown-on-fruits');
+    const { alpha } = await cutOut(c);
+    expect(partRecall(c, alpha)[0]).toBeGreaterThanOrEqual(0.9);
+    expect(scoreAlpha(alpha, c.alpha, c.width, c.height).iou).toBeGreaterThanOrEqual(0.9);
+  }, 180_000);
+});

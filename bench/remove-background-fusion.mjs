@@ -1,0 +1,142 @@
+#!/usr/bin/env node
+/**
+ * Fusion alone, from cached model outputs: the default mode's steps after inference (fusion.ts
+ * with the frame cut, the person check, the second look when unsure, refinement) on the bench's
+ * evaluation set, scored like bench/remove-background.mjs. The models' soft masks (ISNet int8 at
+ * 1024, U2-Net-p at 320, exactly as cutoutSubject runs them) are computed once and cached in
+ * bench/out/remove-background/cache/, so a change to fusion is measured on all 42 cases in
+ * seconds. Cases the fused mask is unsure of (recrop.ts) run the whole cut-out live, as the
+ * pipeline does. With the same code this reproduces the bench's quality figures.
+ *
+ *   npx tsc -p tsconfig.json && node bench/remove-background-fusion.mjs [--n 42] [--only name,name] [--dump name,name]
+ *
+ * --dump writes, for the named cases, image | ISNet | U2-Net-p | fused (coarse; what the frame cut
+ * removed in red) | refined | truth
+ * to bench/out/remove-background/dump/<case>.png, to look at each stage.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import sharp from 'sharp';
+import { FIXTURES } from './fixtures.mjs';
+import { buildCase } from './remove-background-set.mjs';
+import { scoreAlpha } from './lib/metrics.mjs';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const OUT = join(HERE, 'out', 'remove-background');
+const CACHE = join(OUT, 'cache');
+const arg = (name, dflt) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : dflt;
+};
+
+const { segment } = await import('../dist/engine/segment.js');
+const { int8Preferred } = await import('../dist/engine/cpu.js');
+const { fuseMasks, DEFAULT_FUSION } = await import('../dist/ops/remove-background/fusion.js');
+const { refineAlpha, DEFAULT_REFINE, MODEL_INPUT_SIDE } = await import('../dist/ops/remove-background/refine.js');
+const { detectPersons, personInCutout } = await import('../dist/ops/remove-background/person.js');
+const { unsure } = await import('../dist/ops/remove-background/recrop.js');
+const { cutoutSubject } = await import('../dist/ops/remove-background/cutout.js');
+const { decodeImage } = await import('../dist/media/image.js');
+const { removeBackground } = await import('../dist/ops/remove-background/index.js');
+
+const grey = async (file) => new Uint8Array(await sharp(file).extractChannel(0).raw().toBuffer());
+const saveGrey = (data, w, h, file) =>
+  sharp(Buffer.from(data), { raw: { width: w, height: h, channels: 1 } })
+    .png({ compressionLevel: 2 })
+    .toFile(file);
+
+async function main() {
+  const n = Number(arg('n', '42'));
+  const only = arg('only');
+  const dump = (arg('dump') ?? '').split(',').filter(Boolean);
+  const [width, height] = [640, 480];
+  mkdirSync(CACHE, { recursive: true });
+  const isnetModel = int8Preferred() ? 'isnet-int8' : 'isnet';
+  const rows = [];
+  let live = 0;
+  for (let k = 0; k < n; k++) {
+    const c = await buildCase(FIXTURES, k, width, height);
+    if (only && !only.split(',').some((o) => c.name.includes(o))) continue;
+    // The JPEG the bench feeds the pipeline, decoded as the pipeline decodes it.
+    const jpeg = await sharp(c.rgb, { raw: { width, height, channels: 3 } })
+      .jpeg({ quality: 92 })
+      .toBuffer();
+    const jf = join(CACHE, `${c.name}.jpg`);
+    if (!existsSync(jf)) await sharp(jpeg).toFile(jf);
+    const img = await decodeImage({ name: c.name, data: jpeg, size: jpeg.length }, removeBackground.limits, 'remove-background');
+    const rgb = new Uint8Array(width * height * 3);
+    for (let i = 0, j = 0; i < width * height; i++, j += img.channels) {
+      rgb[i * 3] = img.data[j];
+      rgb[i * 3 + 1] = img.data[j + 1];
+      rgb[i * 3 + 2] = img.data[j + 2];
+    }
+    const input = { data: rgb, width, height, channels: 3 };
+    const fi = join(CACHE, `${c.name}.${isnetModel}.png`);
+    const fu = join(CACHE, `${c.name}.u2netp.png`);
+    if (!existsSync(fi) || !existsSync(fu)) {
+      const [a, b] = await Promise.all([segment(input, isnetModel, { size: 1024 }), segment(input, 'u2netp', { size: MODEL_INPUT_SIDE.u2netp, sessions: 1 })]);
+      await saveGrey(a.mask, width, height, fi);
+      await saveGrey(b.mask, width, height, fu);
+    }
+    const primary = await grey(fi);
+    const second = await grey(fu);
+    const t0 = performance.now();
+    let fused = fuseMasks({ primary, second, image: input, width, height }, 'auto');
+    if (fused.backdrop && personInCutout(await detectPersons(input), fused.mask, width, height)) {
+      fused = fuseMasks({ primary, second, image: input, width, height }, 'auto', { ...DEFAULT_FUSION, frame: undefined });
+    }
+    const fuseMs = performance.now() - t0;
+    let alpha;
+    if (unsure(fused.mask, width, height)) {
+      // The second look runs the models on crops: the whole cut-out, live.
+      live++;
+      alpha = (await cutoutSubject(img, { people: false })).mask;
+    } else {
+      alpha = refineAlpha(input, fused.mask, MODEL_INPUT_SIDE.u2netp, DEFAULT_REFINE);
+    }
+    const s = scoreAlpha(alpha, c.alpha, width, height);
+    rows.push({ name: c.name, multi: c.multi, ...s, fuseMs });
+    if (dump.some((d) => c.name.includes(d))) {
+      const dir = join(OUT, 'dump');
+      mkdirSync(dir, { recursive: true });
+      // The fused mask in grey, the backdrop the frame cut removed (frame.ts) in red.
+      const cut = new Uint8Array(width * height * 3);
+      for (let i = 0; i < width * height; i++) {
+        const v = fused.mask[i];
+        cut[i * 3] = fused.backdrop?.[i] ? 200 : v;
+        cut[i * 3 + 1] = fused.backdrop?.[i] ? 0 : v;
+        cut[i * 3 + 2] = fused.backdrop?.[i] ? 0 : v;
+      }
+      const tiles = [rgb, primary, second, cut, alpha, c.alpha];
+      const comp = [];
+      for (const [t, data] of tiles.entries()) {
+        const ch = t === 0 || t === 3 ? 3 : 1;
+        const buf = await sharp(Buffer.from(data), { raw: { width, height, channels: ch } })
+          .toColourspace('srgb')
+          .png()
+          .toBuffer();
+        comp.push({ input: buf, left: (t % 3) * (width + 4), top: Math.floor(t / 3) * (height + 4) });
+      }
+      await sharp({ create: { width: 3 * width + 8, height: 2 * height + 4, channels: 3, background: '#f0f' } })
+        .composite(comp)
+        .png()
+        .toFile(join(dir, `${c.name}.png`));
+    }
+  }
+  rows.sort((a, b) => a.iou - b.iou);
+  for (const r of rows)
+    console.log(`${r.name.padEnd(44)} IoU ${r.iou.toFixed(3)} MAE ${r.mae.toFixed(4)} boundary ${r.boundary.toFixed(4)} fuse ${r.fuseMs.toFixed(0)} ms`);
+  const mean = (k, sel = rows) => sel.reduce((a, s) => a + s[k], 0) / Math.max(1, sel.length);
+  console.log(
+    `\n${rows.length} cases (${live} live second looks): mean IoU ${mean('iou').toFixed(4)}, worst ${rows[0].iou.toFixed(4)} (${rows[0].name}), < 0.8: ${rows.filter((r) => r.iou < 0.8).length}, multi-part ${mean(
+      'iou',
+      rows.filter((r) => r.multi),
+    ).toFixed(4)}, MAE ${mean('mae').toFixed(4)}, boundary ${mean('boundary').toFixed(4)}, fusion ${mean('fuseMs').toFixed(1)} ms/image`,
+  );
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
