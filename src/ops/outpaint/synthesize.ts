@@ -5,6 +5,9 @@ import { mulberry32, type Rng } from '../../media/random.js';
 import { baseLevel, buildPyramid, type Level, type Margins } from './pyramid.js';
 import { blendStraight, STRAIGHT_BLEND } from './straight.js';
 import { distinctMap } from './distinct.js';
+import { detailMaps } from './detail.js';
+import { onionPeel } from './onion.js';
+import { gradientRender } from './gradient.js';
 import { levelSubject, subjectMask } from './salient.js';
 import { blendSeams, SEAM_BLEND, type SeamBlend } from './seam.js';
 
@@ -23,6 +26,8 @@ export interface SynthOptions {
   distinct?: number;
   /** Overrides the salient-subject cost (bench and tests; 0 = off, and the model is not run). */
   salient?: number;
+  /** Overrides the detail cost (bench and tests; 0 = off). */
+  detail?: number;
   /** Overrides the finest scale's final rendering (bench and tests): 'best' patch per pixel or the 'mean' vote. */
   render?: 'best' | 'mean';
   /** Diagnostics (bench/outpaint-stages.mjs): the canvas after each stage, named. Not for production use. */
@@ -65,6 +70,7 @@ const DISTINCT_DEPTH = 0.5;
  */
 const SALIENT = 6000;
 const SALIENT_DEPTH = 0.2;
+const DETAIL = Number(process.env.OUTPAINT_DETAIL ?? 0);
 /** The distinctness map is computed on the coarsest level with at least this many known pixels a side. */
 const DISTINCT_MIN_KNOWN = 48;
 /** Coarsest level keeps at least this many known pixels a side, so it still shows the layout. */
@@ -255,10 +261,13 @@ export async function patchSynthesis(
       const reach = SALIENT_DEPTH + (1 - SALIENT_DEPTH) * o.creativity;
       p.salient = { map: levelSubject(subject, L, R), cost: salientCost, depth: Math.max(2 * R, reach * depth) };
     }
+    const detailCost = o.detail ?? DETAIL;
+    if (detailCost > 0 && plan.em > 0) p.detail = { ...detailMaps(L, R), cost: detailCost };
     if (!field) {
       field = emptyField(L, R);
       randomInit(L, field, p, rng);
-      initialGuess(L, o.creativity, rng);
+      if (process.env.OUTPAINT_ONION) onionPeel(L, field, p, rng, 4);
+      else initialGuess(L, o.creativity, rng);
     } else {
       field = upsampleField(levels[i + 1]!, field, L, R);
       // Where no search follows, a 3x3 vote renders the upsampled field: the 7x7 one averages
@@ -278,7 +287,10 @@ export async function patchSynthesis(
       refreshDistances(L, field, R);
       const usage = p.reuse > 0 ? usageOf(L, field) : undefined;
       for (let s = 0; s < plan.sweeps; s++) sweep(L, field, p, rng, s % 2 === 1, usage);
-      if (i === 0 && e === plan.em - 1 && (o.render ?? RENDER) === 'best') renderBest(L, field, R);
+      if (((i === 0 && e === plan.em - 1) || process.env.OUTPAINT_RENDERALL) && (o.render ?? RENDER) === 'best') {
+        const from = renderBest(L, field, R);
+        if (i === 0 && process.env.OUTPAINT_POISSON) gradientRender(L, from, Number(process.env.OUTPAINT_POISSON));
+      }
       else vote(L, field, R);
       o.onStage?.(`scale ${scale} em ${e + 1}`, L);
       doneWork += work[i]! / plan.em;
