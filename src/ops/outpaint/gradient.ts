@@ -85,9 +85,13 @@ export function gradientRender(L: Level, from: Int32Array, iterations: number): 
         g2 = img[p * 3 + 2]! - img[q * 3 + 2]!;
         cnt = 1;
       }
-      b[3 * k] += g0 / cnt;
-      b[3 * k + 1] += g1 / cnt;
-      b[3 * k + 2] += g2 / cnt;
+      // Only a moderate step is dissolved (a block of the same background copied lighter or
+      // darker); a large one is an object's edge and is kept as rendered, or the object's colour
+      // would bleed into the band around it (a red disc carried across the seam turned the
+      // texture beyond it pink).
+      b[3 * k] += keepEdge(img[p * 3]! - img[q * 3]!, g0 / cnt);
+      b[3 * k + 1] += keepEdge(img[p * 3 + 1]! - img[q * 3 + 1]!, g1 / cnt);
+      b[3 * k + 2] += keepEdge(img[p * 3 + 2]! - img[q * 3 + 2]!, g2 / cnt);
       const qi = id[q]!;
       if (qi >= 0) nb[4 * k + j] = qi;
       else {
@@ -144,4 +148,13 @@ export function gradientRender(L: Level, from: Int32Array, iterations: number): 
     for (let i = 0; i < 3 * n; i++) p[i] = r[i]! + beta * p[i]!;
   }
   for (let k = 0; k < n; k++) for (let c = 0; c < 3; c++) img[pix[k]! * 3 + c] = x[3 * k + c]!;
+}
+
+/** Steps beyond the sources' own difference by more than this (8-bit units, per channel) are kept. */
+const DISSOLVE = 24;
+
+/** The guidance for a rendered difference `d` whose sources differ by `g`: g plus the part of the step beyond DISSOLVE. */
+function keepEdge(d: number, g: number): number {
+  const e = d - g;
+  return e > DISSOLVE ? d - DISSOLVE : e < -DISSOLVE ? d + DISSOLVE : g;
 }

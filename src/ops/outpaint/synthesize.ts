@@ -6,7 +6,6 @@ import { baseLevel, buildPyramid, type Level, type Margins } from './pyramid.js'
 import { blendStraight, STRAIGHT_BLEND } from './straight.js';
 import { distinctMap } from './distinct.js';
 import { detailMaps } from './detail.js';
-import { onionPeel } from './onion.js';
 import { gradientRender } from './gradient.js';
 import { levelSubject, subjectMask } from './salient.js';
 import { blendSeams, SEAM_BLEND, type SeamBlend } from './seam.js';
@@ -28,6 +27,8 @@ export interface SynthOptions {
   salient?: number;
   /** Overrides the detail cost (bench and tests; 0 = off). */
   detail?: number;
+  /** Turns the gradient-domain render of the finest scale off (bench and tests). */
+  gradient?: boolean;
   /** Overrides the finest scale's final rendering (bench and tests): 'best' patch per pixel or the 'mean' vote. */
   render?: 'best' | 'mean';
   /** Diagnostics (bench/outpaint-stages.mjs): the canvas after each stage, named. Not for production use. */
@@ -70,7 +71,17 @@ const DISTINCT_DEPTH = 0.5;
  */
 const SALIENT = 6000;
 const SALIENT_DEPTH = 0.2;
-const DETAIL = Number(process.env.OUTPAINT_DETAIL ?? 0);
+/**
+ * Detail cost (detail.ts): a source pays DETAIL x (its mean gradient magnitude - the one expected
+ * for the target)^2 per pixel and channel of the patch. Round 8, bench on 5 photos (40 bands):
+ * detail in 0.75-1.33 19 -> 23 bands at 2, with the gradient render 22 (docs/ops/outpaint.md).
+ */
+const DETAIL = 2;
+/**
+ * Conjugate-gradient steps of the gradient-domain render (gradient.ts) at the finest scale that
+ * runs EM; enough for a correction to spread over the bench's deepest bands (~200 px at that scale).
+ */
+const GRADIENT_ITERATIONS = 150;
 /** The distinctness map is computed on the coarsest level with at least this many known pixels a side. */
 const DISTINCT_MIN_KNOWN = 48;
 /** Coarsest level keeps at least this many known pixels a side, so it still shows the layout. */
@@ -266,8 +277,7 @@ export async function patchSynthesis(
     if (!field) {
       field = emptyField(L, R);
       randomInit(L, field, p, rng);
-      if (process.env.OUTPAINT_ONION) onionPeel(L, field, p, rng, 4);
-      else initialGuess(L, o.creativity, rng);
+      initialGuess(L, o.creativity, rng);
     } else {
       field = upsampleField(levels[i + 1]!, field, L, R);
       // Where no search follows, a 3x3 vote renders the upsampled field: the 7x7 one averages
@@ -287,9 +297,10 @@ export async function patchSynthesis(
       refreshDistances(L, field, R);
       const usage = p.reuse > 0 ? usageOf(L, field) : undefined;
       for (let s = 0; s < plan.sweeps; s++) sweep(L, field, p, rng, s % 2 === 1, usage);
-      if (((i === 0 && e === plan.em - 1) || process.env.OUTPAINT_RENDERALL) && (o.render ?? RENDER) === 'best') {
+      if (i === 0 && e === plan.em - 1 && (o.render ?? RENDER) === 'best') {
+        // Best patch per pixel, then its block edges dissolved in the gradient domain (gradient.ts).
         const from = renderBest(L, field, R);
-        if (i === 0 && process.env.OUTPAINT_POISSON) gradientRender(L, from, Number(process.env.OUTPAINT_POISSON));
+        if (o.gradient ?? true) gradientRender(L, from, GRADIENT_ITERATIONS);
       }
       else vote(L, field, R);
       o.onStage?.(`scale ${scale} em ${e + 1}`, L);
