@@ -301,8 +301,7 @@ export async function patchSynthesis(
         // Best patch per pixel, then its block edges dissolved in the gradient domain (gradient.ts).
         const from = renderBest(L, field, R);
         if (o.gradient ?? true) gradientRender(L, from, GRADIENT_ITERATIONS);
-      }
-      else vote(L, field, R);
+      } else vote(L, field, R);
       o.onStage?.(`scale ${scale} em ${e + 1}`, L);
       doneWork += work[i]! / plan.em;
       o.onProgress?.({

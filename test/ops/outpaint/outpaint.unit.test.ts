@@ -212,51 +212,59 @@ describe('outpaint synthesis parts (synthetic canvases)', () => {
     expect(want[10 * w + 8]).toBe(0);
   });
 
-  it('gradient-domain render: a step between two copied blocks is spread out, their texture kept', () => {
+  it('gradient-domain render: a moderate step between two copied blocks is spread out, an object edge kept, texture kept', () => {
     // Original = top 20 rows of a 60x40 canvas: a texture of vertical lines (period 30), dark in
-    // rows 0-9 and brighter by 60 in rows 10-19. The band (rows 20-39) is copied from the dark rows
-    // into columns 0-29 and from the bright rows into columns 30-59, as a best-patch render
-    // would: a hard step of 60 at column 30 that the photo never had.
+    // rows 0-9 and brighter by `lift` in rows 10-19. The band (rows 20-39) is copied from the dark
+    // rows into columns 0-29 and from the bright rows into columns 30-59, as a best-patch render
+    // would: a hard step of `lift` at column 30 that the photo never had.
     const w = 60,
       h = 40;
     const rng = mulberry32(7);
     const tex = Array.from({ length: 30 }, () => 40 + (rng() % 40));
-    const orig = (x: number, y: number) => tex[x % 30]! + (y >= 10 ? 60 : 0);
-    const img = new Float32Array(w * h * 3);
-    for (let y = 0; y < 20; y++) for (let x = 0; x < w; x++) img.fill(orig(x, y), (y * w + x) * 3, (y * w + x) * 3 + 3);
-    const L: Level = { w, h, img, kx0: 0, ky0: 0, kx1: w, ky1: 20 };
-    const from = new Int32Array(w * h).fill(-1);
-    for (let y = 20; y < h; y++)
-      for (let x = 0; x < w; x++) {
-        const s = (((y - 20) % 10) + (x >= 30 ? 10 : 0)) * w + x;
-        from[y * w + x] = s;
-        img.copyWithin((y * w + x) * 3, s * 3, s * 3 + 3);
-      }
-    // The step across columns 29|30 beyond the texture's own difference there.
-    const step = () => {
-      let s = 0;
-      for (let y = 20; y < h; y++) s += Math.abs(img[(y * w + 30) * 3]! - img[(y * w + 29) * 3]! - (tex[0]! - tex[29]!));
-      return s / (h - 20);
-    };
-    // The texture: mean absolute horizontal difference inside the blocks.
-    const texture = () => {
-      let s = 0,
-        n = 0;
+    const run = (lift: number) => {
+      const orig = (x: number, y: number) => tex[x % 30]! + (y >= 10 ? lift : 0);
+      const img = new Float32Array(w * h * 3);
+      for (let y = 0; y < 20; y++) for (let x = 0; x < w; x++) img.fill(orig(x, y), (y * w + x) * 3, (y * w + x) * 3 + 3);
+      const L: Level = { w, h, img, kx0: 0, ky0: 0, kx1: w, ky1: 20 };
+      const from = new Int32Array(w * h).fill(-1);
       for (let y = 20; y < h; y++)
-        for (let x = 1; x < w; x++) {
-          if (x === 30) continue;
-          s += Math.abs(img[(y * w + x) * 3]! - img[(y * w + x - 1) * 3]!);
-          n++;
+        for (let x = 0; x < w; x++) {
+          const s = (((y - 20) % 10) + (x >= 30 ? 10 : 0)) * w + x;
+          from[y * w + x] = s;
+          img.copyWithin((y * w + x) * 3, s * 3, s * 3 + 3);
         }
-      return s / n;
+      // The step across columns 29|30 beyond the texture's own difference there (deep rows).
+      const step = () => {
+        let s = 0;
+        for (let y = 30; y < h; y++) s += Math.abs(img[(y * w + 30) * 3]! - img[(y * w + 29) * 3]! - (tex[0]! - tex[29]!));
+        return s / (h - 30);
+      };
+      // The texture: mean absolute horizontal difference inside the blocks.
+      const texture = () => {
+        let s = 0,
+          n = 0;
+        for (let y = 20; y < h; y++)
+          for (let x = 1; x < w; x++) {
+            if (x === 30) continue;
+            s += Math.abs(img[(y * w + x) * 3]! - img[(y * w + x - 1) * 3]!);
+            n++;
+          }
+        return s / n;
+      };
+      const before = { step: step(), texture: texture() };
+      gradientRender(L, from, 200);
+      // The original is never touched.
+      for (let y = 0; y < 20; y++) for (let x = 0; x < w; x++) expect(img[(y * w + x) * 3]).toBe(orig(x, y));
+      return { before, step: step(), texture: texture() };
     };
-    const before = { step: step(), texture: texture() };
-    gradientRender(L, from, 200);
-    expect(before.step).toBeGreaterThan(50);
-    expect(step()).toBeLessThan(0.2 * before.step);
-    expect(texture()).toBeGreaterThan(0.9 * before.texture);
-    // The original is never touched.
-    for (let y = 0; y < 20; y++) for (let x = 0; x < w; x++) expect(img[(y * w + x) * 3]).toBe(orig(x, y));
+    // A block of the same background copied 20 levels lighter: the step is dissolved.
+    const soft = run(20);
+    expect(soft.before.step).toBeGreaterThan(18);
+    expect(soft.step).toBeLessThan(0.25 * soft.before.step);
+    expect(soft.texture).toBeGreaterThan(0.9 * soft.before.texture);
+    // A step of 100 is an object's edge: kept (all but the dissolved 24 levels).
+    const hard = run(100);
+    expect(hard.step).toBeGreaterThan(0.6 * hard.before.step);
   });
 });
 
