@@ -9,7 +9,7 @@
 // Layouts: right 25%; all sides 15%; top 40%; left + right 25% each (50% in total).
 // Then the speed case: 1024x1024 + 512 px on every side, in a child process for its peak RSS.
 // Writes contact sheets (input | ours | edge copy) to bench/out/outpaint-<layout>.png.
-// Usage: npm run build && node bench/outpaint.mjs [--quick] [--creativity C] [--distinct C] [--salient C] [--no-speed] [--speed-only] [--fixtures DIR]
+// Usage: npm run build && node bench/outpaint.mjs [--quick] [--photos a,b] [--out DIR] [--creativity C] [--distinct C] [--salient C] [--no-speed] [--speed-only] [--fixtures DIR]
 import { mkdirSync, readdirSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { loadavg } from 'node:os';
@@ -32,6 +32,8 @@ const creativity = Number(opt('--creativity', '0'));
 const tuning = argv.includes('--distinct') ? { distinct: Number(opt('--distinct')) } : {};
 // --salient C overrides the cost of copying the salient subject (salient.ts; 0 = off, no model run).
 if (argv.includes('--salient')) tuning.salient = Number(opt('--salient'));
+// --out DIR writes the contact sheets there instead of bench/out (to compare variants side by side).
+const outDir = resolve(opt('--out', resolve(here, 'out')));
 const SPEED_SIDE = 1024,
   SPEED_BAND = 512;
 
@@ -60,7 +62,9 @@ const photos = [
     .map((f) => join(FIXTURES, 'images', f)),
   ...readdirSync(join(FIXTURES, 'textures')).map((f) => join(FIXTURES, 'textures', f)),
 ].sort();
-const files = args.has('--quick') ? photos.filter((f) => /astronaut|chelsea|brick|plant/.test(f)) : photos;
+// --photos a,b keeps only the photos whose file name contains one of the words.
+const only = opt('--photos', args.has('--quick') ? 'astronaut,chelsea,brick,plant' : '');
+const files = only ? photos.filter((f) => only.split(',').some((k) => basename(f).includes(k))) : photos;
 
 /** Margins as fractions of the full photo's width (left/right) and height (top/bottom). */
 const LAYOUTS = [
@@ -101,7 +105,7 @@ const THUMB_H = 150;
 const rows = []; // one per band
 const sheets = Object.fromEntries(LAYOUTS.map((l) => [l.name, []]));
 const times = [];
-mkdirSync(resolve(here, 'out'), { recursive: true });
+mkdirSync(outDir, { recursive: true });
 
 const thumb = (rgb, w, h) =>
   sharp(Buffer.from(rgb), { raw: { width: w, height: h, channels: 3 } })
@@ -179,7 +183,7 @@ if (!args.has('--speed-only')) {
         x += colW[c] + gap;
       });
     });
-    const out = resolve(here, `out/outpaint-${L.name}.png`);
+    const out = resolve(outDir, `outpaint-${L.name}.png`);
     await sharp({ create: { width, height, channels: 3, background: '#ffffff' } })
       .composite(composites)
       .png()

@@ -42,6 +42,11 @@ export interface SearchParams {
    * pixels out.
    */
   salient?: { map: Float32Array; cost: number; depth: number };
+  /**
+   * Cost of a source whose detail differs from what the target is expected to hold (detail.ts):
+   * `cost` x (source detail - expected detail)^2, per pixel and channel of the patch.
+   */
+  detail?: { source: Float32Array; want: Float32Array; cost: number };
 }
 
 /**
@@ -193,6 +198,7 @@ export function sweep(L: Level, F: Field, p: SearchParams, rng: Rng, backward: b
   const reuseCost = p.reuse * patchSize;
   const distinct = p.distinct;
   const salient = p.salient;
+  const detail = p.detail;
   const n = targets.length;
   for (let k = 0; k < n; k++) {
     const t = targets[backward ? n - 1 - k : k]!;
@@ -214,6 +220,8 @@ export function sweep(L: Level, F: Field, p: SearchParams, rng: Rng, backward: b
     if (usage) usage.count[cell0]--;
     let uniq = 0;
     let subj = 0;
+    const want = detail ? detail.want[t]! : 0;
+    const detailCost = detail ? detail.cost * patchSize : 0;
     if (distinct || salient) {
       const dx = tx < L.kx0 ? L.kx0 - tx : tx >= L.kx1 ? tx - L.kx1 + 1 : 0;
       const dy = ty < L.ky0 ? L.ky0 - ty : ty >= L.ky1 ? ty - L.ky1 + 1 : 0;
@@ -224,6 +232,10 @@ export function sweep(L: Level, F: Field, p: SearchParams, rng: Rng, backward: b
     const penalty = (cx: number, cy: number) => {
       let pen = uniq > 0 ? uniq * distinct!.map[cy * w + cx]! : 0;
       if (subj > 0) pen += subj * salient!.map[cy * w + cx]!;
+      if (detailCost > 0) {
+        const dd = detail!.source[cy * w + cx]! - want;
+        pen += detailCost * dd * dd;
+      }
       if (!usage) return pen;
       const over = usage.count[((cy / USAGE_CELL) | 0) * usage.cw + ((cx / USAGE_CELL) | 0)]! / CELL_AREA - 1;
       if (over > 0) pen += over * reuseCost;
@@ -384,9 +396,11 @@ export function vote(L: Level, F: Field, r: number, uniform = false): void {
  * Final rendering (the finest scale): each band pixel takes the value that its best overlapping
  * target patch (highest vote weight) gives it, instead of the weighted mean of all of them.
  */
-export function renderBest(L: Level, F: Field, r: number, falloff = BOUNDARY_FALLOFF): void {
+export function renderBest(L: Level, F: Field, r: number, falloff = BOUNDARY_FALLOFF): Int32Array {
   const { w, h, img } = L;
   const { sx, sy } = F;
+  // Which original pixel each band pixel was copied from (-1: none), for the gradient-domain render.
+  const from = new Int32Array(w * h).fill(-1);
   const { q, depth, rel } = voteWeights(L, F, r, false, falloff);
   for (let y = 0; y < h; y++) {
     const inRows = y >= L.ky0 && y < L.ky1;
@@ -420,9 +434,11 @@ export function renderBest(L: Level, F: Field, r: number, falloff = BOUNDARY_FAL
         img[di] = img[bi]!;
         img[di + 1] = img[bi + 1]!;
         img[di + 2] = img[bi + 2]!;
+        from[y * w + x] = bi / 3;
       }
     }
   }
+  return from;
 }
 
 /**

@@ -5,6 +5,8 @@ import { mulberry32, type Rng } from '../../media/random.js';
 import { baseLevel, buildPyramid, type Level, type Margins } from './pyramid.js';
 import { blendStraight, STRAIGHT_BLEND } from './straight.js';
 import { distinctMap } from './distinct.js';
+import { detailMaps } from './detail.js';
+import { gradientRender } from './gradient.js';
 import { levelSubject, subjectMask } from './salient.js';
 import { blendSeams, SEAM_BLEND, type SeamBlend } from './seam.js';
 
@@ -23,6 +25,10 @@ export interface SynthOptions {
   distinct?: number;
   /** Overrides the salient-subject cost (bench and tests; 0 = off, and the model is not run). */
   salient?: number;
+  /** Overrides the detail cost (bench and tests; 0 = off). */
+  detail?: number;
+  /** Turns the gradient-domain render of the finest scale off (bench and tests). */
+  gradient?: boolean;
   /** Overrides the finest scale's final rendering (bench and tests): 'best' patch per pixel or the 'mean' vote. */
   render?: 'best' | 'mean';
   /** Diagnostics (bench/outpaint-stages.mjs): the canvas after each stage, named. Not for production use. */
@@ -65,6 +71,17 @@ const DISTINCT_DEPTH = 0.5;
  */
 const SALIENT = 6000;
 const SALIENT_DEPTH = 0.2;
+/**
+ * Detail cost (detail.ts): a source pays DETAIL x (its mean gradient magnitude - the one expected
+ * for the target)^2 per pixel and channel of the patch. Round 8, bench on 5 photos (40 bands):
+ * detail in 0.75-1.33 19 -> 23 bands at 2, with the gradient render 22 (docs/ops/outpaint.md).
+ */
+const DETAIL = 2;
+/**
+ * Conjugate-gradient steps of the gradient-domain render (gradient.ts) at the finest scale that
+ * runs EM; enough for a correction to spread over the bench's deepest bands (~200 px at that scale).
+ */
+const GRADIENT_ITERATIONS = 150;
 /** The distinctness map is computed on the coarsest level with at least this many known pixels a side. */
 const DISTINCT_MIN_KNOWN = 48;
 /** Coarsest level keeps at least this many known pixels a side, so it still shows the layout. */
@@ -255,6 +272,8 @@ export async function patchSynthesis(
       const reach = SALIENT_DEPTH + (1 - SALIENT_DEPTH) * o.creativity;
       p.salient = { map: levelSubject(subject, L, R), cost: salientCost, depth: Math.max(2 * R, reach * depth) };
     }
+    const detailCost = o.detail ?? DETAIL;
+    if (detailCost > 0 && plan.em > 0) p.detail = { ...detailMaps(L, R), cost: detailCost };
     if (!field) {
       field = emptyField(L, R);
       randomInit(L, field, p, rng);
@@ -278,8 +297,11 @@ export async function patchSynthesis(
       refreshDistances(L, field, R);
       const usage = p.reuse > 0 ? usageOf(L, field) : undefined;
       for (let s = 0; s < plan.sweeps; s++) sweep(L, field, p, rng, s % 2 === 1, usage);
-      if (i === 0 && e === plan.em - 1 && (o.render ?? RENDER) === 'best') renderBest(L, field, R);
-      else vote(L, field, R);
+      if (i === 0 && e === plan.em - 1 && (o.render ?? RENDER) === 'best') {
+        // Best patch per pixel, then its block edges dissolved in the gradient domain (gradient.ts).
+        const from = renderBest(L, field, R);
+        if (o.gradient ?? true) gradientRender(L, from, GRADIENT_ITERATIONS);
+      } else vote(L, field, R);
       o.onStage?.(`scale ${scale} em ${e + 1}`, L);
       doneWork += work[i]! / plan.em;
       o.onProgress?.({

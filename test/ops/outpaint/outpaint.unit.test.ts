@@ -7,6 +7,8 @@ import { distinctMap } from '../../../src/ops/outpaint/distinct.js';
 import { synthesize } from '../../../src/ops/outpaint/synthesize.js';
 import { trusted } from '../../../src/ops/outpaint/salient.js';
 import { emptyField, renderBest, vote } from '../../../src/ops/outpaint/patchmatch.js';
+import { detailMaps } from '../../../src/ops/outpaint/detail.js';
+import { gradientRender } from '../../../src/ops/outpaint/gradient.js';
 
 // The post-processing steps of outpaint on small synthetic canvases (no media, no models).
 describe('outpaint synthesis parts (synthetic canvases)', () => {
@@ -188,6 +190,81 @@ describe('outpaint synthesis parts (synthetic canvases)', () => {
     }
     expect(copied).toBe(a.L.w * 200);
     expect(averaged).toBeLessThan(a.L.w * 20);
+  });
+
+  it('detail maps: sources are as busy as their patch, targets expect the detail of the original beside them', () => {
+    // 40x40 canvas, original = top 24 rows: noise in columns 0-19, flat grey in 20-39; band below.
+    const w = 40,
+      h = 40;
+    const rng = mulberry32(11);
+    const img = new Float32Array(w * h * 3);
+    for (let y = 0; y < 24; y++) for (let x = 0; x < w; x++) img.fill(x < 20 ? 60 + (rng() % 120) : 128, (y * w + x) * 3, (y * w + x) * 3 + 3);
+    const L: Level = { w, h, img, kx0: 0, ky0: 0, kx1: w, ky1: 24 };
+    const { source, want } = detailMaps(L, 3);
+    expect(source[10 * w + 8]).toBeGreaterThan(20);
+    expect(source[10 * w + 32]).toBe(0);
+    // The band is empty: no source there.
+    expect(source[30 * w + 8]).toBe(0);
+    // Next to the border, below the noise a target expects noise-like detail, below the flat half none.
+    expect(want[25 * w + 6]).toBeGreaterThan(20);
+    expect(want[25 * w + 34]).toBeLessThan(1);
+    // The original itself has no expectation.
+    expect(want[10 * w + 8]).toBe(0);
+  });
+
+  it('gradient-domain render: a moderate step between two copied blocks is spread out, an object edge kept, texture kept', () => {
+    // Original = top 20 rows of a 60x40 canvas: a texture of vertical lines (period 30), dark in
+    // rows 0-9 and brighter by `lift` in rows 10-19. The band (rows 20-39) is copied from the dark
+    // rows into columns 0-29 and from the bright rows into columns 30-59, as a best-patch render
+    // would: a hard step of `lift` at column 30 that the photo never had.
+    const w = 60,
+      h = 40;
+    const rng = mulberry32(7);
+    const tex = Array.from({ length: 30 }, () => 40 + (rng() % 40));
+    const run = (lift: number) => {
+      const orig = (x: number, y: number) => tex[x % 30]! + (y >= 10 ? lift : 0);
+      const img = new Float32Array(w * h * 3);
+      for (let y = 0; y < 20; y++) for (let x = 0; x < w; x++) img.fill(orig(x, y), (y * w + x) * 3, (y * w + x) * 3 + 3);
+      const L: Level = { w, h, img, kx0: 0, ky0: 0, kx1: w, ky1: 20 };
+      const from = new Int32Array(w * h).fill(-1);
+      for (let y = 20; y < h; y++)
+        for (let x = 0; x < w; x++) {
+          const s = (((y - 20) % 10) + (x >= 30 ? 10 : 0)) * w + x;
+          from[y * w + x] = s;
+          img.copyWithin((y * w + x) * 3, s * 3, s * 3 + 3);
+        }
+      // The step across columns 29|30 beyond the texture's own difference there (deep rows).
+      const step = () => {
+        let s = 0;
+        for (let y = 30; y < h; y++) s += Math.abs(img[(y * w + 30) * 3]! - img[(y * w + 29) * 3]! - (tex[0]! - tex[29]!));
+        return s / (h - 30);
+      };
+      // The texture: mean absolute horizontal difference inside the blocks.
+      const texture = () => {
+        let s = 0,
+          n = 0;
+        for (let y = 20; y < h; y++)
+          for (let x = 1; x < w; x++) {
+            if (x === 30) continue;
+            s += Math.abs(img[(y * w + x) * 3]! - img[(y * w + x - 1) * 3]!);
+            n++;
+          }
+        return s / n;
+      };
+      const before = { step: step(), texture: texture() };
+      gradientRender(L, from, 200);
+      // The original is never touched.
+      for (let y = 0; y < 20; y++) for (let x = 0; x < w; x++) expect(img[(y * w + x) * 3]).toBe(orig(x, y));
+      return { before, step: step(), texture: texture() };
+    };
+    // A block of the same background copied 20 levels lighter: the step is dissolved.
+    const soft = run(20);
+    expect(soft.before.step).toBeGreaterThan(18);
+    expect(soft.step).toBeLessThan(0.25 * soft.before.step);
+    expect(soft.texture).toBeGreaterThan(0.9 * soft.before.texture);
+    // A step of 100 is an object's edge: kept (all but the dissolved 24 levels).
+    const hard = run(100);
+    expect(hard.step).toBeGreaterThan(0.6 * hard.before.step);
   });
 });
 
