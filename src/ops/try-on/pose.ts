@@ -1,6 +1,6 @@
 import { POSE, type Person } from '../../engine/people.js';
 import type { BodyGeometry, Point } from './body.js';
-import { clamp, plane, type Plane } from './raster.js';
+import { clamp, forCapsule, plane, type Plane } from './raster.js';
 
 /**
  * Replaces the silhouette heuristics' guesses with BlazePose landmarks wherever the model saw
@@ -194,20 +194,9 @@ export function armsInFront(person: Person, width: number, height: number): Plan
     const segs: Array<[{ x: number; y: number }, { x: number; y: number }]> = [[start, E]];
     if (W.visibility > 0.5 && W.y < height) segs.push([E, W]);
     for (const [p, q] of segs) {
-      const x0 = Math.max(0, Math.floor(Math.min(p.x, q.x) - r)),
-        x1 = Math.min(width - 1, Math.ceil(Math.max(p.x, q.x) + r));
-      const y0 = Math.max(0, Math.floor(Math.min(p.y, q.y) - r)),
-        y1 = Math.min(height - 1, Math.ceil(Math.max(p.y, q.y) + r));
-      const dx = q.x - p.x,
-        dy = q.y - p.y,
-        len2 = Math.max(1e-6, dx * dx + dy * dy);
-      for (let y = y0; y <= y1; y++) {
-        for (let x = x0; x <= x1; x++) {
-          const t = clamp(((x - p.x) * dx + (y - p.y) * dy) / len2, 0, 1);
-          const i = y * width + x;
-          if (Math.hypot(x - p.x - t * dx, y - p.y - t * dy) <= r && person.mask[i]! >= 128 && !inTorso(x + 0.5, y + 0.5)) out[i] = 1;
-        }
-      }
+      forCapsule(p, q, r, width, height, (i, x, y) => {
+        if (person.mask[i]! >= 128 && !inTorso(x + 0.5, y + 0.5)) out[i] = 1;
+      });
     }
   }
   return plane(width, height, out);
@@ -295,24 +284,17 @@ function withLimbs(base: Plane, sil: Plane, skin: Plane, L: Array<{ x: number; y
       r = 0.16 * sw;
       flatStart = true;
     }
-    const x0 = Math.max(0, Math.floor(Math.min(p.x, q.x) - r)),
-      x1 = Math.min(w - 1, Math.ceil(Math.max(p.x, q.x) + r));
-    const y0 = Math.max(0, Math.floor(Math.min(p.y, q.y) - r)),
-      y1 = Math.min(h - 1, Math.ceil(Math.max(p.y, q.y) + r));
-    const dx = q.x - p.x,
-      dy = q.y - p.y,
-      len2 = Math.max(1e-6, dx * dx + dy * dy);
-    for (let y = y0; y <= y1; y++) {
-      for (let x = x0; x <= x1; x++) {
-        const tRaw = ((x - p.x) * dx + (y - p.y) * dy) / len2;
-        if (flatStart && tRaw < 0) continue;
-        const t = clamp(tRaw, 0, 1);
-        const ex = x - (p.x + t * dx),
-          ey = y - (p.y + t * dy);
-        const i = y * w + x;
-        if (ex * ex + ey * ey <= r * r && sil.data[i]) out[i] = 1;
-      }
-    }
+    forCapsule(
+      p,
+      q,
+      r,
+      w,
+      h,
+      (i) => {
+        if (sil.data[i]) out[i] = 1;
+      },
+      flatStart,
+    );
   }
   return plane(w, h, out);
 }

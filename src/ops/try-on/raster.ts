@@ -213,6 +213,39 @@ export function runAt(mask: Plane, y: number, x: number): [number, number] | nul
   return [l, r];
 }
 
+/**
+ * Calls `visit` with the index of every pixel of a width x height raster within `r` of the
+ * segment p-q (a capsule: a limb drawn as a thick line). `flatStart` cuts the capsule flat at p
+ * (no round cap there), for a forearm that ends where a sleeve begins.
+ */
+export function forCapsule(
+  p: { x: number; y: number },
+  q: { x: number; y: number },
+  r: number,
+  width: number,
+  height: number,
+  visit: (i: number, x: number, y: number) => void,
+  flatStart = false,
+): void {
+  const x0 = Math.max(0, Math.floor(Math.min(p.x, q.x) - r)),
+    x1 = Math.min(width - 1, Math.ceil(Math.max(p.x, q.x) + r));
+  const y0 = Math.max(0, Math.floor(Math.min(p.y, q.y) - r)),
+    y1 = Math.min(height - 1, Math.ceil(Math.max(p.y, q.y) + r));
+  const dx = q.x - p.x,
+    dy = q.y - p.y,
+    len2 = Math.max(1e-6, dx * dx + dy * dy);
+  for (let y = y0; y <= y1; y++) {
+    for (let x = x0; x <= x1; x++) {
+      const along = ((x - p.x) * dx + (y - p.y) * dy) / len2;
+      if (flatStart && along < 0) continue;
+      const t = clamp(along, 0, 1);
+      const ex = x - (p.x + t * dx),
+        ey = y - (p.y + t * dy);
+      if (ex * ex + ey * ey <= r * r) visit(y * width + x, x, y);
+    }
+  }
+}
+
 export function clamp(v: number, lo: number, hi: number): number {
   return v < lo ? lo : v > hi ? hi : v;
 }
