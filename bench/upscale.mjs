@@ -11,6 +11,10 @@
 //     reproduce; shrunk with bicubic.
 //   native (the earlier protocol, kept for comparison): a --size crop at native resolution,
 //     shrunk with Lanczos3.
+//   large (the issue's workload): the same clean construction on the large photos of
+//     test/fixtures/large (1826-2048 px: fur, feathers, foliage, bark, dry grass), so the truth is
+//     ~1000 px (a 1000 -> 4000 px job's output, seen at a quarter of the size) and the 4x input
+//     ~250 px of a whole scene at the density of a real photo, not a 64 px thumbnail of one.
 // The perceptual models' figures are the pipeline's (model + texture restoration at the default
 // --texture, src/ops/upscale/texture.ts); "alone" is the model output before it (texture 0).
 // Texture kept: 64 px crops of the fixture photos at native resolution (real fine texture at the
@@ -25,8 +29,9 @@
 //
 //   npx tsc -p tsconfig.json && node bench/upscale.mjs
 //     --size N        the native protocol's crop size, a multiple of 4 (default 384)
-//     --protocols a,b clean, native or both (default clean,native)
-//     --only a,b      fixture photos whose name contains one of these
+//     --protocols a,b clean, native, large (default clean,native,large)
+//     --only a,b      fixture photos (images/) whose name contains one of these; the large
+//                     protocol always runs all of test/fixtures/large
 //     --no-tfjs       skip the TF.js comparison
 //     --tile N        tile edge for the TF.js comparison (default: the engine's tile, 192)
 //     --no-jobs       skip the child-process jobs
@@ -44,8 +49,9 @@
 //     --no-texture-kept  skip the texture-kept table and sheet
 //
 // Writes bench/out/upscale/*.png (the 4x results on the first photo), contact-sheet-x4.png and
-// contact-sheet-x2.png (clean protocol; -native.png for the other; crops: original | Lanczos3 |
-// thick | realesrgan texture 0 | realesrgan | fast texture 0 | fast), contact-sheet-texture-x4.png
+// contact-sheet-x2.png (clean protocol; -native.png and -large.png for the others; crops: original
+// | Lanczos3 | thick | realesrgan texture 0 | realesrgan | fast texture 0 | fast; the large
+// protocol's at 100%, 256 px of the truth), contact-sheet-texture-x4.png
 // (the texture-kept crops) and results.json.
 // Figures depend on the machine's load: the header prints the load average.
 import { execFileSync, spawn } from 'node:child_process';
@@ -165,6 +171,10 @@ const files = readdirSync(join(fixtures, 'images'))
   .filter((f) => !f.includes('trimap'))
   .filter((f) => !only || only.some((o) => f.includes(o)))
   .map((f) => join(fixtures, 'images', f));
+/** The large protocol's photos (1826-2048 px a side; see test/fixtures/README.md). */
+const largeFiles = readdirSync(join(fixtures, 'large'))
+  .filter((f) => /\.(jpe?g|png)$/i.test(f))
+  .map((f) => join(fixtures, 'large', f));
 
 /** A SIZE x SIZE crop from the middle of the photo, at native resolution where it is big enough. */
 async function original(file) {
@@ -217,9 +227,19 @@ const PROTOCOLS = {
     kernel: 'lanczos3',
     describe: `${SIZE}x${SIZE} crops at native resolution (noise and JPEG blocks in the truth), shrunk by the factor with Lanczos3`,
   },
+  large: {
+    truth: cleanOriginal,
+    kernel: 'cubic',
+    files: largeFiles,
+    // 256 px of the truth, not enlarged: the sheet shows the outputs at 100%.
+    sheetCrop: 256,
+    sheetRows: largeFiles.length,
+    describe: 'the large photos (test/fixtures/large, 1826-2048 px) halved by 2x2 box averages (truths of 912-1024 px), shrunk by the factor with bicubic',
+  },
 };
-const protocols = (arg('--protocols') ?? 'clean,native').split(',');
-for (const p of protocols) if (!PROTOCOLS[p]) throw new Error(`--protocols: unknown ${p} (clean, native)`);
+const protocols = (arg('--protocols') ?? 'clean,native,large').split(',');
+for (const p of protocols) if (!PROTOCOLS[p]) throw new Error(`--protocols: unknown ${p} (clean, native, large)`);
+const filesOf = (protocol) => PROTOCOLS[protocol].files ?? files;
 
 const raw = (data, w, h) => sharp(data, { raw: { width: w, height: h, channels: 3 } });
 const cpuNow = () => {
@@ -240,8 +260,9 @@ const acc = {}; // `${protocol} ${scale} ${method}` -> {psnr[], ssim[], wall, cp
 const perImage = [];
 const noQuality = argv.includes('--no-quality');
 for (const protocol of noQuality ? [] : protocols) {
-  const { truth, kernel } = PROTOCOLS[protocol];
-  for (const file of files) {
+  const { truth, kernel, sheetCrop, sheetRows = 4 } = PROTOCOLS[protocol];
+  const pfiles = filesOf(protocol);
+  for (const file of pfiles) {
     const name = basename(file).replace(/\.\w+$/, '');
     const { data: orig, width: W, height: H } = await truth(file);
     const gradOrig = meanGradient(orig, W, H);
@@ -293,7 +314,7 @@ for (const protocol of noQuality ? [] : protocols) {
           aloneDetail: acc[key].aloneDetail.at(-1),
           wall,
         });
-        if (file === files[0] && scale === 4)
+        if (file === pfiles[0] && scale === 4)
           await raw(out, W, H)
             .png()
             .toFile(join(outDir, `${name}-${protocol}-x4-${method}.png`));
@@ -301,11 +322,14 @@ for (const protocol of noQuality ? [] : protocols) {
       // Contact-sheet crops: the third-of-a-side square with the most detail in the original.
       sheetCrops[`${protocol} ${scale}`] ??= [];
       const sheet = sheetCrops[`${protocol} ${scale}`];
-      if (SHEET_METHODS.length > 1 && sheet.length < 4) {
-        const c = Math.floor(Math.min(W, H) / 3);
+      if (SHEET_METHODS.length > 1 && sheet.length < sheetRows) {
+        const c = sheetCrop ?? Math.floor(Math.min(W, H) / 3);
+        // The large protocol's 256 px window goes over the whole truth (left, middle, right);
+        // the others keep the earlier sheets' thirds.
+        const at = (n) => [0, 1, 2].map((k) => (sheetCrop ? Math.floor((k * (n - c)) / 2) : k * c));
         let best = { g: -1, left: 0, top: 0 };
-        for (const top of [0, c, 2 * c])
-          for (const left of [0, c, 2 * c]) {
+        for (const top of at(H))
+          for (const left of at(W)) {
             const crop = await raw(orig, W, H).extract({ left, top, width: c, height: c }).raw().toBuffer();
             const g = meanGradient(crop, c, c);
             if (g > best.g) best = { g, left, top };
@@ -314,7 +338,7 @@ for (const protocol of noQuality ? [] : protocols) {
           raw(data, W, H).extract({ left: best.left, top: best.top, width: c, height: c }).resize(256, 256, { kernel: 'nearest' }).png().toBuffer();
         sheet.push({ name, crops: [await cut(orig), ...(await Promise.all(SHEET_COLS.map((m) => cut(outs[m]))))] });
       }
-      if (file === files[0] && scale === 4) {
+      if (file === pfiles[0] && scale === 4) {
         await raw(orig, W, H)
           .png()
           .toFile(join(outDir, `${name}-${protocol}-original.png`));
@@ -332,7 +356,7 @@ const pad = (s, n) => String(s).padEnd(n);
 const num = (v, d, n = 8) => v.toFixed(d).padStart(n);
 const quality = [];
 for (const protocol of noQuality ? [] : protocols) {
-  console.log(`\nQuality, ${protocol} protocol: ${files.length} fixture photos, ${PROTOCOLS[protocol].describe}, upscaled back`);
+  console.log(`\nQuality, ${protocol} protocol: ${filesOf(protocol).length} photos, ${PROTOCOLS[protocol].describe}, upscaled back`);
   console.log(
     `imgtool = the pipeline: ESRGAN + back-projection (fidelity models), Real-ESRGAN + texture restoration at --texture ${TEXTURE} (perceptual); "alone" = the model output before either`,
   );
@@ -369,7 +393,7 @@ for (const protocol of noQuality ? [] : protocols) {
       );
     }
   }
-  const names = files.map((f) => basename(f).replace(/\.\w+$/, ''));
+  const names = filesOf(protocol).map((f) => basename(f).replace(/\.\w+$/, ''));
   console.log(`detail at 4x per photo (${names.join(', ')}):`);
   for (const method of methods) {
     console.log(`  ${pad(method, 11)}${acc[`${protocol} 4 ${method}`].detail.map((d) => d.toFixed(2)).join(' ')}`);
@@ -401,7 +425,7 @@ for (const [key, rows] of Object.entries(sheetCrops)) {
     .png()
     .toFile(file);
   console.log(
-    `contact sheet: ${file} (${protocol}; ${rows.map((r) => r.name).join(', ')}; a third of the side of each truth, enlarged to 256 px with nearest neighbour)`,
+    `contact sheet: ${file} (${protocol}; ${rows.map((r) => r.name).join(', ')}; ${PROTOCOLS[protocol].sheetCrop ? `${PROTOCOLS[protocol].sheetCrop} px of each truth at 100%` : 'a third of the side of each truth, enlarged to 256 px with nearest neighbour'})`,
   );
 }
 
@@ -692,6 +716,7 @@ writeFileSync(
       size: SIZE,
       protocols,
       images: files.map((f) => basename(f)),
+      largeImages: largeFiles.map((f) => basename(f)),
       cores: os.availableParallelism(),
       loadavgEnd: os.loadavg(),
       quality,
