@@ -231,9 +231,18 @@ const PROTOCOLS = {
     truth: cleanOriginal,
     kernel: 'cubic',
     files: largeFiles,
-    // 256 px of the truth, not enlarged: the sheet shows the outputs at 100%.
+    // 256 px of the truth, not enlarged: the sheet shows the outputs at 100%. Two rows a photo:
+    // its subject (fur, feathers, hide, a person: where a person looks first; left/top in truth
+    // px) and the window with the most detail (grass, bark, branches).
     sheetCrop: 256,
-    sheetRows: largeFiles.length,
+    sheetRows: 2 * largeFiles.length,
+    subjects: {
+      cattle: [330, 250],
+      dog: [480, 60],
+      eagle: [300, 250],
+      elephants: [500, 250],
+      forest_walker: [760, 420],
+    },
     describe: 'the large photos (test/fixtures/large, 1826-2048 px) halved by 2x2 box averages (truths of 912-1024 px), shrunk by the factor with bicubic',
   },
 };
@@ -260,7 +269,7 @@ const acc = {}; // `${protocol} ${scale} ${method}` -> {psnr[], ssim[], wall, cp
 const perImage = [];
 const noQuality = argv.includes('--no-quality');
 for (const protocol of noQuality ? [] : protocols) {
-  const { truth, kernel, sheetCrop, sheetRows = 4 } = PROTOCOLS[protocol];
+  const { truth, kernel, sheetCrop, sheetRows = 4, subjects = {} } = PROTOCOLS[protocol];
   const pfiles = filesOf(protocol);
   for (const file of pfiles) {
     const name = basename(file).replace(/\.\w+$/, '');
@@ -334,8 +343,11 @@ for (const protocol of noQuality ? [] : protocols) {
             const g = meanGradient(crop, c, c);
             if (g > best.g) best = { g, left, top };
           }
-        const cut = (data) =>
-          raw(data, W, H).extract({ left: best.left, top: best.top, width: c, height: c }).resize(256, 256, { kernel: 'nearest' }).png().toBuffer();
+        const cut = (data, at = best) =>
+          raw(data, W, H).extract({ left: at.left, top: at.top, width: c, height: c }).resize(256, 256, { kernel: 'nearest' }).png().toBuffer();
+        const subject = subjects[name] && { left: Math.min(subjects[name][0], W - c), top: Math.min(subjects[name][1], H - c) };
+        if (subject)
+          sheet.push({ name: `${name} (subject)`, crops: [await cut(orig, subject), ...(await Promise.all(SHEET_COLS.map((m) => cut(outs[m], subject))))] });
         sheet.push({ name, crops: [await cut(orig), ...(await Promise.all(SHEET_COLS.map((m) => cut(outs[m]))))] });
       }
       if (file === pfiles[0] && scale === 4) {
@@ -396,8 +408,8 @@ for (const protocol of noQuality ? [] : protocols) {
   const names = filesOf(protocol).map((f) => basename(f).replace(/\.\w+$/, ''));
   console.log(`detail at 4x per photo (${names.join(', ')}):`);
   for (const method of methods) {
-    console.log(`  ${pad(method, 11)}${acc[`${protocol} 4 ${method}`].detail.map((d) => d.toFixed(2)).join(' ')}`);
-    if (isPerceptual(method)) console.log(`  ${pad(`${method} alone`, 11)}${acc[`${protocol} 4 ${method}`].aloneDetail.map((d) => d.toFixed(2)).join(' ')}`);
+    console.log(`  ${pad(method, 17)}${acc[`${protocol} 4 ${method}`].detail.map((d) => d.toFixed(2)).join(' ')}`);
+    if (isPerceptual(method)) console.log(`  ${pad(`${method} alone`, 17)}${acc[`${protocol} 4 ${method}`].aloneDetail.map((d) => d.toFixed(2)).join(' ')}`);
   }
 }
 
