@@ -32,7 +32,9 @@ describe('large upscale fixtures', () => {
     const readme = readFileSync(join(FIXTURES, 'README.md'), 'utf8');
     const rows = readme.split('\n').filter((l) => l.startsWith('| large/ |'));
     for (const f of photos) {
-      const row = rows.find((r) => r.includes(f));
+      // The name on its own, not inside a source path such as domestic_dog.jpg.
+      const named = new RegExp(`(?<![\\w./-])${f.replace(/\./g, '\\.')}`);
+      const row = rows.find((r) => named.test(r));
       expect(row, `${f} has no row in test/fixtures/README.md`).toBeDefined();
       expect(row).toMatch(/CC0|CDLA-Permissive-1\.0|public domain|MIT|BSD|Apache/);
     }
