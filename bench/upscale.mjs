@@ -15,6 +15,11 @@
 //     test/fixtures/large (1826-2048 px: fur, feathers, foliage, bark, dry grass), so the truth is
 //     ~1000 px (a 1000 -> 4000 px job's output, seen at a quarter of the size) and the 4x input
 //     ~250 px of a whole scene at the density of a real photo, not a 64 px thumbnail of one.
+// Besides imgtool's models, one candidate that is measured but not shipped: gans, idealo's GANS
+// (RRDN x4 with a perceptual + adversarial loss; model files of the devDependency
+// @upscalerjs/esrgan-legacy, converted in memory by the project's converter, bench/lib/gans.mjs),
+// run on the engine's tiling with texture restoration like the perceptual models; its job is an
+// approximation of the pipeline (see candidateJob). docs/ops/upscale.md says why it is not shipped.
 // The perceptual models' figures are the pipeline's (model + texture restoration at the default
 // --texture, src/ops/upscale/texture.ts); "alone" is the model output before it (texture 0).
 // Texture kept: 64 px crops of the fixture photos at native resolution (real fine texture at the
@@ -50,7 +55,8 @@
 //
 // Writes bench/out/upscale/*.png (the 4x results on the first photo), contact-sheet-x4.png and
 // contact-sheet-x2.png (clean protocol; -native.png and -large.png for the others; crops: original
-// | Lanczos3 | thick | realesrgan texture 0 | realesrgan | fast texture 0 | fast; the large
+// | Lanczos3 | thick | realesrgan texture 0 | realesrgan | fast texture 0 | fast | gans texture 0
+// | gans; the large
 // protocol's at 100%, 256 px of the truth), contact-sheet-texture-x4.png
 // (the texture-kept crops) and results.json.
 // Figures depend on the machine's load: the header prints the load average.
@@ -67,7 +73,7 @@ const root = resolve(here, '..');
 const dist = (p) => pathToFileURL(join(root, 'dist', p)).href;
 const outDir = join(here, 'out', 'upscale');
 const fixtures = FIXTURES;
-const MODELS = ['slim', 'medium', 'thick', 'realesrgan', 'fast'];
+const MODELS = ['slim', 'medium', 'thick', 'realesrgan', 'fast', 'gans'];
 /** Models also shipped as TF.js (the speed comparison) and refined by back-projection. */
 const FIDELITY = ['slim', 'medium', 'thick'];
 
@@ -78,6 +84,30 @@ const arg = (name, def) => {
 };
 
 // ---------------------------------------------------------------- child: one whole job
+/**
+ * A candidate model (not in imgtool) as close to the pipeline as the bench can make it: decode
+ * to sRGB RGB, the model on the engine's tiling, texture restoration, JPEG q92 4:4:4. One
+ * 2-thread session instead of the pipeline's single-threaded session per core, so its peak RSS
+ * holds one onnxruntime arena, not two.
+ */
+async function candidateJob(data, scale, onProgress) {
+  const { gansUpscaler } = await import('./lib/gans.mjs');
+  const { restoreTexture } = await import(dist('ops/upscale/texture.js'));
+  const { upscale: op } = await import(dist('ops/upscale/index.js'));
+  const up = await gansUpscaler();
+  const { data: rgb, info } = await sharp(data).rotate().removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
+  onProgress({ stage: 'upscale', done: 0, total: 0 });
+  const out = await up({ data: new Uint8Array(rgb), width: info.width, height: info.height }, scale);
+  onProgress({ stage: 'refine' });
+  await restoreTexture(out.data, out.width, out.height, new Uint8Array(rgb), info.width, info.height, {
+    strength: op.options.parse({ scale: 2 }).texture,
+  });
+  const jpeg = await sharp(out.data, { raw: { width: out.width, height: out.height, channels: 3 } })
+    .jpeg({ quality: 92, chromaSubsampling: '4:4:4' })
+    .toBuffer();
+  return { data: jpeg, meta: { width: out.width, height: out.height } };
+}
+
 if (argv[0] === '--child') {
   const [, file, scale, model] = argv;
   const { run } = await import(dist('ops/upscale/pipeline.js'));
@@ -98,10 +128,13 @@ if (argv[0] === '--child') {
     // Back-projection (fidelity models) or texture restoration (perceptual ones) comes next.
     if ((e.stage === 'refine' || e.stage === 'encode') && !phase.end) phase.end = { t: performance.now(), cpu: cpuS() };
   };
-  const res = await run(
-    { operation: 'upscale', inputs: { image: { name: basename(file), data, size: data.length } }, options: { scale: Number(scale), model } },
-    { signal: new AbortController().signal, onProgress, warn: () => {}, tempPath: () => join(os.tmpdir(), 'unused') },
-  );
+  const res =
+    model === 'gans'
+      ? await candidateJob(data, Number(scale), onProgress)
+      : await run(
+          { operation: 'upscale', inputs: { image: { name: basename(file), data, size: data.length } }, options: { scale: Number(scale), model } },
+          { signal: new AbortController().signal, onProgress, warn: () => {}, tempPath: () => join(os.tmpdir(), 'unused') },
+        );
   const wall = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
   const modelWall = (phase.end.t - phase.start.t) / 1000;
@@ -152,7 +185,17 @@ const { upscaleRgb, inferTile, DEFAULT_TILE } = await import(dist('engine/esrgan
 const { backProject } = await import(dist('ops/upscale/backproject.js'));
 const { restoreTexture } = await import(dist('ops/upscale/texture.js'));
 const { modelAlpha, lanczosAlpha } = await import(dist('ops/upscale/alpha.js'));
-const { isPerceptual } = await import(dist('engine/esrgan.js'));
+const { isPerceptual: shippedPerceptual } = await import(dist('engine/esrgan.js'));
+/** Candidate models measured here but not shipped (bench/lib/gans.mjs): perceptual, run on the engine's tiling. */
+const CANDIDATES = ['gans'];
+const isPerceptual = (m) => CANDIDATES.includes(m) || shippedPerceptual(m);
+const candidateRun = {};
+/** The engine's upscaleRgb for imgtool's models; the candidate's own tiled session otherwise. */
+async function upscaleWith(model, img, scale) {
+  if (!CANDIDATES.includes(model)) return upscaleRgb(img, { model, scale });
+  candidateRun[model] ??= (await import('./lib/gans.mjs')).gansUpscaler();
+  return (await candidateRun[model])(img, scale);
+}
 const { getSession, engineThreads } = await import(dist('engine/models.js'));
 const { upscale: upscaleOp } = await import(dist('ops/upscale/index.js'));
 const DEFAULT_MODEL = upscaleOp.options.parse({ scale: 2 }).model;
@@ -259,7 +302,7 @@ const cpuNow = () => {
 // ---------------------------------------------------------------- quality
 const benchModels = arg('--models')?.split(',') ?? MODELS;
 const methods = ['lanczos3', ...benchModels];
-const SHEET_METHODS = ['lanczos3', 'thick', 'realesrgan', 'fast'].filter((m) => methods.includes(m));
+const SHEET_METHODS = ['lanczos3', 'thick', 'realesrgan', 'fast', 'gans'].filter((m) => methods.includes(m));
 /** Sheet columns: each perceptual model also without texture restoration ("alone"). */
 const SHEET_COLS = SHEET_METHODS.flatMap((m) => (isPerceptual(m) ? [`${m}:alone`, m] : [m]));
 const sheetLabel = (c, scale) =>
@@ -288,7 +331,7 @@ for (const protocol of noQuality ? [] : protocols) {
         let alone; // ESRGAN without imgtool's back-projection
         if (method === 'lanczos3') out = new Uint8Array(await raw(low, lw, lh).resize(W, H, { kernel: 'lanczos3', fit: 'fill' }).raw().toBuffer());
         else {
-          out = (await upscaleRgb({ data: low, width: lw, height: lh }, { model: method, scale })).data;
+          out = (await upscaleWith(method, { data: low, width: lw, height: lh }, scale)).data;
           alone = Uint8Array.from(out);
           if (!isPerceptual(method)) await backProject(out, W, H, low, lw, lh);
           else await restoreTexture(out, W, H, low, lw, lh, { strength: TEXTURE });
@@ -373,7 +416,7 @@ for (const protocol of noQuality ? [] : protocols) {
     `imgtool = the pipeline: ESRGAN + back-projection (fidelity models), Real-ESRGAN + texture restoration at --texture ${TEXTURE} (perceptual); "alone" = the model output before either`,
   );
   console.log(
-    'detail = mean luma gradient of the output / of the truth (1 = as much detail as the truth); perceptual models (realesrgan, fast) are judged by detail within 0.8-1.25 and by eye, fidelity ones by PSNR',
+    'detail = mean luma gradient of the output / of the truth (1 = as much detail as the truth); perceptual models (realesrgan, fast, gans) are judged by detail within 0.8-1.25 and by eye, fidelity ones by PSNR',
   );
   console.log(
     `${pad('scale', 6)}${pad('method', 11)}${'PSNR dB'.padStart(8)}${'vs L3'.padStart(8)}${'SSIM'.padStart(8)}${'vs L3'.padStart(8)}${'detail'.padStart(8)}${'alone dB'.padStart(9)}${'alone SSIM'.padStart(11)}${'alone det'.padStart(10)}${'s/MP'.padStart(8)}${'cpu s/MP'.padStart(10)}`,
@@ -490,7 +533,7 @@ if (!argv.includes('--no-texture-kept') && !noQuality) {
         );
         continue;
       }
-      const out = (await upscaleRgb({ data: input, width: S, height: S }, { model: method, scale: 4 })).data;
+      const out = (await upscaleWith(method, { data: input, width: S, height: S }, 4)).data;
       if (isPerceptual(method)) {
         outs[`${method}:alone`] = Uint8Array.from(out);
         await restoreTexture(out, 4 * S, 4 * S, input, S, S, { strength: TEXTURE });
@@ -588,7 +631,7 @@ if (!argv.includes('--no-alpha')) {
         const out =
           method === 'lanczos3'
             ? await lanczosAlpha(a, lw, lh, W, H)
-            : await modelAlpha(a, lw, lh, (grey) => upscaleRgb({ data: grey, width: lw, height: lh }, { model: method, scale }));
+            : await modelAlpha(a, lw, lh, (grey) => upscaleWith(method, { data: grey, width: lw, height: lh }, scale));
         let e = 0;
         for (const i of band) e += Math.abs(out[i] - truth[i]);
         const key = `${scale} ${method}`;

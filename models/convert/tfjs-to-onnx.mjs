@@ -12,26 +12,54 @@ import { encodeConverted, floatTensor, node, valueInfo } from './onnx-proto.mjs'
 /** NHWC axis -> NCHW axis for rank-4 tensors. */
 const AXIS_NHWC_TO_NCHW = { 0: 0, 1: 2, 2: 3, 3: 1, [-1]: 1, [-2]: 3, [-3]: 2 };
 
-/** Reads every weight of a TF.js layers model into name -> {shape, data}. */
+/**
+ * Reads every weight of a TF.js layers model into name -> {shape, data}.
+ * Quantized weights (the converter's --quantize_uint8/uint16/float16) are widened to float32
+ * exactly as TF.js decodes them (tfjs-core io_utils decodeWeight: q * scale + min, rounded to
+ * float32 once), so the graph computes with the same numbers as the original model in TF.js.
+ * idealo's GANS (@upscalerjs/esrgan-legacy gans) ships every weight as uint8.
+ */
 export function readTfjsWeights(modelDir, modelJson) {
   const weights = new Map();
   for (const group of modelJson.weightsManifest) {
     const buf = Buffer.concat(group.paths.map((p) => fs.readFileSync(path.join(modelDir, p))));
     let offset = 0;
     for (const w of group.weights) {
-      if (w.dtype !== 'float32' || w.quantization) {
-        throw new Error(`weight ${w.name}: only unquantised float32 weights are supported (got ${w.dtype})`);
-      }
+      if (w.dtype !== 'float32') throw new Error(`weight ${w.name}: only float32 weights are supported (got ${w.dtype})`);
       const count = w.shape.reduce((a, b) => a * b, 1);
       const data = new Float32Array(count);
-      // Copy out: shard offsets are not necessarily 4-byte aligned inside the concatenation.
-      Buffer.from(data.buffer).set(buf.subarray(offset, offset + count * 4));
-      offset += count * 4;
+      const q = w.quantization;
+      if (!q) {
+        // Copy out: shard offsets are not necessarily 4-byte aligned inside the concatenation.
+        Buffer.from(data.buffer).set(buf.subarray(offset, offset + count * 4));
+        offset += count * 4;
+      } else if (q.dtype === 'uint8' || q.dtype === 'uint16') {
+        if (typeof q.min !== 'number' || typeof q.scale !== 'number') throw new Error(`weight ${w.name}: ${q.dtype} quantization without min and scale`);
+        const bytes = q.dtype === 'uint8' ? 1 : 2;
+        for (let i = 0; i < count; i++) {
+          const v = bytes === 1 ? buf[offset + i] : buf.readUInt16LE(offset + 2 * i);
+          data[i] = v * q.scale + q.min;
+        }
+        offset += count * bytes;
+      } else if (q.dtype === 'float16') {
+        for (let i = 0; i < count; i++) data[i] = halfToFloat(buf.readUInt16LE(offset + 2 * i));
+        offset += count * 2;
+      } else throw new Error(`weight ${w.name}: unsupported quantization ${q.dtype}`);
       weights.set(w.name, { shape: w.shape, data });
     }
     if (offset !== buf.length) throw new Error(`weight shards hold ${buf.length} bytes, manifest describes ${offset}`);
   }
   return weights;
+}
+
+/** IEEE 754 half -> number (exact: every half is a float32). */
+function halfToFloat(h) {
+  const sign = h & 0x8000 ? -1 : 1;
+  const exp = (h >> 10) & 0x1f;
+  const frac = h & 0x3ff;
+  if (exp === 0) return sign * frac * 2 ** -24;
+  if (exp === 31) return frac ? Number.NaN : sign * Number.POSITIVE_INFINITY;
+  return sign * (1 + frac / 1024) * 2 ** (exp - 15);
 }
 
 /** Keras kernel [kh, kw, in, out] -> ONNX Conv weight [out, in, kh, kw]. */

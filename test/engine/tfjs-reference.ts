@@ -54,11 +54,23 @@ export async function useBackend(backend: TfBackend): Promise<void> {
   await tf.ready();
 }
 
-export async function loadUpscalerModel(model: 'slim' | 'medium' | 'thick', scale: number): Promise<tf.LayersModel> {
+/** Where each model's TF.js files are: the three ESRGAN packages, and idealo's GANS in esrgan-legacy. */
+function upscalerModelDir(model: UpscalerModel, scale: number): string {
+  const pkg = model === 'gans' ? '@upscalerjs/esrgan-legacy' : `@upscalerjs/esrgan-${model}`;
+  // Along Node's lookup paths: these packages' "exports" leave out package.json and the models.
+  const root = (require.resolve.paths(pkg) ?? []).map((d) => path.join(d, pkg)).find((d) => fs.existsSync(path.join(d, 'package.json')));
+  if (!root) throw new Error(`${pkg} is not installed`);
+  return model === 'gans' ? path.join(root, 'models', 'gans') : path.join(root, 'models', `x${scale}`);
+}
+
+export type UpscalerModel = 'slim' | 'medium' | 'thick' | 'gans';
+
+export async function loadUpscalerModel(model: UpscalerModel, scale: number): Promise<tf.LayersModel> {
   registerCustomLayers();
-  const dir = path.join(path.dirname(require.resolve(`@upscalerjs/esrgan-${model}`)).replace(/dist.*$/, ''), 'models', `x${scale}`);
+  const dir = upscalerModelDir(model, scale);
   const json = JSON.parse(fs.readFileSync(path.join(dir, 'model.json'), 'utf8'));
   const weightData = Buffer.concat(json.weightsManifest.flatMap((g: { paths: string[] }) => g.paths.map((p) => fs.readFileSync(path.join(dir, p)))));
+  // TF.js decodes GANS's uint8-quantized weights itself (the spec carries min and scale).
   return tf.loadLayersModel(
     tf.io.fromMemory({
       modelTopology: json.modelTopology,
