@@ -114,7 +114,6 @@ const thumb = (rgb, w, h) =>
     .png()
     .toBuffer();
 
-
 /** Reflects an index into [0, n). */
 const reflect = (i, n) => (i < 0 ? Math.min(n - 1, -i - 1) : i >= n ? Math.max(0, 2 * n - 1 - i) : i);
 
@@ -163,7 +162,11 @@ const ORACLES = {
  */
 async function runOracles() {
   const names = [...Object.keys(ORACLES), 'far'];
-  console.log(`outpaint oracles: ${files.length} photos x ${LAYOUTS.length} layouts, against the bench's paddings; load ${loadavg().map((v) => v.toFixed(1)).join(' ')}`);
+  console.log(
+    `outpaint oracles: ${files.length} photos x ${LAYOUTS.length} layouts, against the bench's paddings; load ${loadavg()
+      .map((v) => v.toFixed(1))
+      .join(' ')}`,
+  );
   const scored = { bench: [], far: [] };
   for (const file of files) {
     const photo = await loadRgb(file);
@@ -211,7 +214,11 @@ async function runOracles() {
             };
           scored[geometry].push(row);
           if (args.has('--verbose'))
-            console.log(`${geometry.padEnd(5)} ${name.padEnd(14)} ${L.label.padEnd(15)} ${side.padEnd(6)} | SSIM ${Object.keys(fills).map((k) => `${k} ${row.res[k].ssim.toFixed(3)}`).join(', ')}`);
+            console.log(
+              `${geometry.padEnd(5)} ${name.padEnd(14)} ${L.label.padEnd(15)} ${side.padEnd(6)} | SSIM ${Object.keys(fills)
+                .map((k) => `${k} ${row.res[k].ssim.toFixed(3)}`)
+                .join(', ')}`,
+            );
         }
       }
     }
@@ -229,7 +236,12 @@ async function runOracles() {
     }
     for (const L of LAYOUTS) {
       const ls = rs.filter((r) => r.layout === L.name);
-      console.log(`  ${geometry} ${L.label}: SSIM wins ${names.filter((k) => ls[0].res[k]).map((k) => `${k} ${judge(ls, k).ssimWins}/${ls.length}`).join(', ')}`);
+      console.log(
+        `  ${geometry} ${L.label}: SSIM wins ${names
+          .filter((k) => ls[0].res[k])
+          .map((k) => `${k} ${judge(ls, k).ssimWins}/${ls.length}`)
+          .join(', ')}`,
+      );
     }
   }
 }
