@@ -248,7 +248,9 @@ export async function patchSynthesis(
   // The salient subject, found once on the original by U2-Net-p (salient.ts); absent for
   // pictures without a confident compact subject (textures), which then fill as before.
   const salientCost = o.salient ?? SALIENT;
-  const subject = salientCost > 0 ? await subjectMask(rgb, width, height, o.signal) : undefined;
+  const found = salientCost > 0 ? await subjectMask(rgb, width, height, o.signal) : undefined;
+  // Only if the cost applies on some side that has a band (salient.ts `sideWeights`).
+  const subject = found && [m.left, m.top, m.right, m.bottom].some((b, k) => b > 0 && found.sides[k]! > 0) ? found : undefined;
 
   let field: Field | undefined;
   for (let i = n - 1; i >= 0; i--) {
@@ -270,7 +272,7 @@ export async function patchSynthesis(
     if (subject && plan.em > 0) {
       const depth = Math.max(L.kx0, L.ky0, L.w - L.kx1, L.h - L.ky1);
       const reach = SALIENT_DEPTH + (1 - SALIENT_DEPTH) * o.creativity;
-      p.salient = { map: levelSubject(subject, L, R), cost: salientCost, depth: Math.max(2 * R, reach * depth) };
+      p.salient = { map: levelSubject(subject, L, R), cost: salientCost, depth: Math.max(2 * R, reach * depth), sides: subject.sides };
     }
     const detailCost = o.detail ?? DETAIL;
     if (detailCost > 0 && plan.em > 0) p.detail = { ...detailMaps(L, R), cost: detailCost };

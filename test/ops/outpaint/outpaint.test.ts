@@ -178,6 +178,47 @@ describe('outpaint', () => {
     expect(await fromSubject(undefined, [top - 4, top])).toBeGreaterThan(0.05);
   });
 
+  it('salient subject, portrait cut on all sides: the cost is weighed per side, so no second head grows above the head', async () => {
+    // The astronaut at 240 px with 15% cut off every side: the suit runs along the bottom and both
+    // sides, so the subject touches more than half the border, which until round 8 switched the
+    // cost off everywhere (a second face grew above the head). Now the bottom, which the suit runs
+    // along, stays free and the top, which only the head pokes through, pays: the outer half of the
+    // top band is drawn from the subject for 49% of its targets without the cost, 0% with it (seed 1).
+    const src = await sharp(fixture('images/astronaut.png')).resize(240).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    const S = src.info.width;
+    const b = Math.round(0.15 * S);
+    const w = S - 2 * b;
+    const rgb = new Uint8Array(
+      await sharp(src.data, { raw: { width: S, height: S, channels: 3 } })
+        .extract({ left: b, top: b, width: w, height: w })
+        .raw()
+        .toBuffer(),
+    );
+    const subject = await subjectMask(rgb, w, w);
+    expect(subject, 'the mask is used').toBeDefined();
+    expect(subject!.sides[1], 'top pays').toBe(1);
+    expect(subject!.sides[3], 'bottom free').toBe(0);
+    const m = { left: b, top: b, right: b, bottom: b };
+    const fromSubject = async (salient: number | undefined) => {
+      const { level, field } = await patchSynthesis(rgb, w, w, m, { creativity: 0, seed: 1, salient });
+      const map = levelSubject(subject!, level, 0);
+      let n = 0,
+        inside = 0;
+      for (const t of field.targets) {
+        const x = t % level.w,
+          y = Math.floor(t / level.w);
+        // The outer half of the top band above the original (the head's side), corners left out.
+        if (y >= Math.floor(b / 2) || x < b || x >= b + w) continue;
+        n++;
+        if (map[field.sy[t]! * level.w + field.sx[t]!]! >= 0.5) inside++;
+      }
+      return inside / n;
+    };
+    const [off, on] = [await fromSubject(0), await fromSubject(undefined)];
+    expect(off).toBeGreaterThan(0.3);
+    expect(on).toBeLessThan(0.25 * off);
+  });
+
   it('is reproducible with a seed; creativity with another seed changes the fill', async () => {
     const opts = { bottom: 32, output_format: 'png', creativity: 0.6 };
     const a = await runOp('outpaint', { image: bufferInput('cat.png', photo) }, { ...opts, seed: 11 });
