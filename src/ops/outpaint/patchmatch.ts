@@ -350,10 +350,10 @@ function voteWeights(L: Level, F: Field, r: number, uniform: boolean, falloff = 
  * target patches' sources say it should be (weights: `voteWeights`). Sources are always
  * original pixels, so the band can be rewritten in place.
  */
-export function vote(L: Level, F: Field, r: number, uniform = false): void {
+export function vote(L: Level, F: Field, r: number, uniform = false, falloff = BOUNDARY_FALLOFF): void {
   const { w, h, img } = L;
   const { sx, sy } = F;
-  const { q, depth, rel } = voteWeights(L, F, r, uniform);
+  const { q, depth, rel } = voteWeights(L, F, r, uniform, falloff);
   for (let y = 0; y < h; y++) {
     const inRows = y >= L.ky0 && y < L.ky1;
     for (let x = 0; x < w; x++) {
