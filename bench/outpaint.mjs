@@ -10,6 +10,7 @@
 // Then the speed case: 1024x1024 + 512 px on every side, in a child process for its peak RSS.
 // Writes contact sheets (input | ours | edge copy) to bench/out/outpaint-<layout>.png.
 // Usage: npm run build && node bench/outpaint.mjs [--quick] [--photos a,b] [--out DIR] [--creativity C] [--distinct C] [--salient C] [--no-speed] [--speed-only] [--fixtures DIR]
+//        node bench/outpaint.mjs --oracles [--verbose] [--photos a,b]: reference fills instead of imgtool (see runOracles)
 import { mkdirSync, readdirSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { loadavg } from 'node:os';
@@ -113,6 +114,159 @@ const thumb = (rgb, w, h) =>
     .png()
     .toBuffer();
 
+/** Reflects an index into [0, n). */
+const reflect = (i, n) => (i < 0 ? Math.min(n - 1, -i - 1) : i >= n ? Math.max(0, 2 * n - 1 - i) : i);
+
+/**
+ * An oracle fill of the canvas `full` (W x H, the true picture) with margins m: every band pixel
+ * (bands as bandsOf: top/bottom own the corners) takes full's pixel at the offset `at(side, d)`
+ * returns ({dx, dy}, d = that side's margin), reflected at the canvas edges; original pixels stay.
+ */
+function shiftedFill(full, W, H, m, at) {
+  const out = new Uint8Array(full.data);
+  for (const { side, rect } of bandsOf(W, H, m)) {
+    const d = m[side];
+    const { dx, dy } = at(side, d);
+    for (let y = rect.y0; y < rect.y1; y++)
+      for (let x = rect.x0; x < rect.x1; x++) {
+        const si = (reflect(y + dy, H) * W + reflect(x + dx, W)) * 3;
+        const di = (y * W + x) * 3;
+        out[di] = full.data[si];
+        out[di + 1] = full.data[si + 1];
+        out[di + 2] = full.data[si + 2];
+      }
+  }
+  return out;
+}
+const ALONG = (s) => (side) => (side === 'top' || side === 'bottom' ? { dx: s, dy: 0 } : { dx: 0, dy: s });
+/** Toward the picture's inside by the band's own depth: the strip just inside the border, moved out unflipped. */
+const INNER = (side, d) => ({ left: { dx: d, dy: 0 }, right: { dx: -d, dy: 0 }, top: { dx: 0, dy: d }, bottom: { dx: 0, dy: -d } })[side];
+/** Away from the picture by the band's depth: the window beyond the band (only where the photo extends that far). */
+const FAR = (side, d) => ({ left: { dx: -d, dy: 0 }, right: { dx: d, dy: 0 }, top: { dx: 0, dy: -d }, bottom: { dx: 0, dy: d } })[side];
+const ORACLES = {
+  truth: () => ({ dx: 0, dy: 0 }),
+  'along 1': ALONG(1),
+  'along 2': ALONG(2),
+  'along 4': ALONG(4),
+  'along 8': ALONG(8),
+  'along 16': ALONG(16),
+  inner: INNER,
+};
+
+/**
+ * Two geometries. "bench": the bench's own cases (the photo is the truth canvas, the layout's
+ * bands cut off it). "far": each photo cropped so that beyond every band lies another window of
+ * the band's depth that is still photo: the same layout cut from that smaller canvas (known part
+ * smaller, bands proportionally so), where the oracle `far` - the real window just beyond the band,
+ * moved in - exists; the other oracles are scored on these cases too, against these cases' paddings.
+ */
+async function runOracles() {
+  const names = [...Object.keys(ORACLES), 'far'];
+  console.log(
+    `outpaint oracles: ${files.length} photos x ${LAYOUTS.length} layouts, against the bench's paddings; load ${loadavg()
+      .map((v) => v.toFixed(1))
+      .join(' ')}`,
+  );
+  const scored = { bench: [], far: [] };
+  for (const file of files) {
+    const photo = await loadRgb(file);
+    const name = basename(file).replace(/\.\w+$/, '');
+    for (const L of LAYOUTS) {
+      for (const geometry of ['bench', 'far']) {
+        let full = photo,
+          fw = photo.width,
+          fh = photo.height;
+        let ox = 0,
+          oy = 0;
+        if (geometry === 'far') {
+          // Largest canvas whose bands plus one more band's depth beyond each fit in the photo.
+          fw = Math.floor(photo.width / (1 + L.f.left + L.f.right));
+          fh = Math.floor(photo.height / (1 + L.f.top + L.f.bottom));
+          ox = Math.round(L.f.left * fw);
+          oy = Math.round(L.f.top * fh);
+          full = { data: crop(photo, ox, oy, fw, fh), width: fw, height: fh };
+        }
+        const W = fw,
+          H = fh;
+        const m = { left: Math.round(L.f.left * W), right: Math.round(L.f.right * W), top: Math.round(L.f.top * H), bottom: Math.round(L.f.bottom * H) };
+        const w = W - m.left - m.right,
+          h = H - m.top - m.bottom;
+        const input = crop(full, m.left, m.top, w, h);
+        const known = { x0: m.left, y0: m.top, x1: m.left + w, y1: m.top + h };
+        const fills = {};
+        for (const k of PADDINGS) fills[k] = await baselineFill(input, w, h, m, k);
+        for (const [k, at] of Object.entries(ORACLES)) fills[k] = shiftedFill(full, W, H, m, at);
+        if (geometry === 'far') {
+          // The photo around the crop, offsets taken on the photo's own canvas.
+          const mb = { left: m.left + ox, top: m.top + oy, right: photo.width - ox - W + m.right, bottom: photo.height - oy - H + m.bottom };
+          const big = shiftedFill(photo, photo.width, photo.height, mb, (side) => FAR(side, m[side]));
+          fills.far = crop({ data: big, width: photo.width }, ox, oy, W, H);
+          for (let y = 0; y < h; y++) fills.far.set(input.subarray(y * w * 3, (y + 1) * w * 3), ((y + m.top) * W + m.left) * 3);
+        }
+        for (const { side, rect } of bandsOf(W, H, m)) {
+          const trueDetail = sobelMean(full.data, W, H, rect);
+          const row = { name, layout: L.name, side, res: {} };
+          for (const k of Object.keys(fills))
+            row.res[k] = {
+              detail: sobelMean(fills[k], W, H, rect) / Math.max(1e-6, trueDetail),
+              ssim: ssim(fills[k], full.data, W, H, rect),
+              seam: Math.abs(seamFigure(fills[k], W, H, known, side)),
+            };
+          scored[geometry].push(row);
+          if (args.has('--verbose'))
+            console.log(
+              `${geometry.padEnd(5)} ${name.padEnd(14)} ${L.label.padEnd(15)} ${side.padEnd(6)} | SSIM ${Object.keys(fills)
+                .map((k) => `${k} ${row.res[k].ssim.toFixed(3)}`)
+                .join(', ')}`,
+            );
+        }
+      }
+    }
+  }
+  console.log('\ngeometry oracle    bands | detail in 0.75..1.33 | SSIM > edge & mirror | |seam| < every padding | mean detail | mean SSIM | mean |seam|');
+  for (const geometry of ['bench', 'far']) {
+    const rs = scored[geometry];
+    for (const k of [...names, ...PADDINGS]) {
+      if (!rs[0].res[k]) continue;
+      const j = judge(rs, k);
+      const pct = (v) => `${String(v).padStart(3)}/${j.n} (${((100 * v) / j.n).toFixed(0).padStart(3)}%)`;
+      console.log(
+        `${geometry.padEnd(8)} ${k.padEnd(10)} ${String(j.n).padStart(4)} | ${pct(j.inRange).padEnd(20)} | ${pct(j.ssimWins).padEnd(20)} | ${pct(j.seamWins).padEnd(22)} | ${j.m(k, 'detail').toFixed(2).padStart(11)} | ${j.m(k, 'ssim').toFixed(3).padStart(9)} | ${j.m(k, 'seam').toFixed(1).padStart(6)}`,
+      );
+    }
+    for (const L of LAYOUTS) {
+      const ls = rs.filter((r) => r.layout === L.name);
+      console.log(
+        `  ${geometry} ${L.label}: SSIM wins ${names
+          .filter((k) => ls[0].res[k])
+          .map((k) => `${k} ${judge(ls, k).ssimWins}/${ls.length}`)
+          .join(', ')}`,
+      );
+    }
+  }
+}
+
+/**
+ * The bench's three goals for method `k` over the band rows `rs`: detail ratio in 0.75-1.33, band
+ * SSIM above both edge copy and mirror, |seam| below every padding (for a padding itself, the
+ * other two paddings).
+ */
+function judge(rs, k = 'imgtool') {
+  const inRange = rs.filter((r) => r.res[k].detail >= 0.75 && r.res[k].detail <= 1.33).length;
+  const ssimWins = rs.filter((r) => r.res[k].ssim > r.res.replicate.ssim && r.res[k].ssim > r.res.mirror.ssim).length;
+  const seamWins = rs.filter((r) => PADDINGS.every((p) => p === k || r.res[k].seam < r.res[p].seam)).length;
+  const m = (key, f) => mean(rs.map((r) => r.res[key][f]));
+  return { n: rs.length, inRange, ssimWins, seamWins, m };
+}
+
+// --oracles: instead of imgtool, score reference fills that are real photo content at full detail
+// but not the exact truth, with the same three measures against the same paddings (round 9): is
+// the issue's SSIM line reachable by any full-detail fill that is not the truth itself?
+if (args.has('--oracles')) {
+  await runOracles();
+  process.exit(0);
+}
+
 if (!args.has('--speed-only')) {
   console.log(
     `outpaint bench: ${files.length} photos x ${LAYOUTS.length} layouts, imgtool at creativity ${creativity}${tuning.distinct === undefined ? '' : `, distinct ${tuning.distinct}`}${tuning.salient === undefined ? '' : `, salient ${tuning.salient}`}, seed 1; load ${loadavg()
@@ -192,13 +346,6 @@ if (!args.has('--speed-only')) {
   }
 
   // Summary: per layout and overall.
-  const judge = (rs) => {
-    const inRange = rs.filter((r) => r.res.imgtool.detail >= 0.75 && r.res.imgtool.detail <= 1.33).length;
-    const ssimWins = rs.filter((r) => r.res.imgtool.ssim > r.res.replicate.ssim && r.res.imgtool.ssim > r.res.mirror.ssim).length;
-    const seamWins = rs.filter((r) => PADDINGS.every((k) => r.res.imgtool.seam < r.res[k].seam)).length;
-    const m = (k, f) => mean(rs.map((r) => r.res[k][f]));
-    return { n: rs.length, inRange, ssimWins, seamWins, m };
-  };
   console.log(
     '\nsummary                 bands | detail in 0.75..1.33 | SSIM > edge & mirror | |seam| < every padding | mean detail ours/edge/mirror/blur | mean SSIM ours/edge/mirror/blur | mean |seam| ours/edge/mirror/blur',
   );

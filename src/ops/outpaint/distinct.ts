@@ -20,8 +20,14 @@ import type { Level } from './pyramid.js';
  * Found with a self-PatchMatch of the original onto itself (random start, propagation and
  * random search), once, at a coarse scale where it is cheap; the other levels read it
  * resampled.
+ *
+ * Round 9: the distance that counts is to the second other occurrence (`rank` 2: the second
+ * nearest patch that is a patch width away from the patch and from the nearest). Objects come in
+ * pairs (eyes, cheeks, a pair of shoes): by the nearest alone each eye was the other's duplicate,
+ * so the pair scored as texture and was copied freely (baboon, left + right 25%: an eye again in
+ * the left band). A texture repeats many times, so its second occurrence is as close as its first.
  */
-export function distinctMap(L: Level, r: number, rng: Rng, sweeps = 4): Float32Array {
+export function distinctMap(L: Level, r: number, rng: Rng, sweeps = 4, rank: 1 | 2 = RANK): Float32Array {
   const { w, img } = L;
   const sx0 = L.kx0 + r,
     sx1 = L.kx1 - 1 - r,
@@ -35,6 +41,10 @@ export function distinctMap(L: Level, r: number, rng: Rng, sweeps = 4): Float32A
   const nx = new Int32Array(qw * qh);
   const ny = new Int32Array(qw * qh);
   const nd = new Float32Array(qw * qh);
+  // The second nearest other occurrence (at least a patch width from the patch and from the nearest).
+  const mx = new Int32Array(qw * qh).fill(-1);
+  const my = new Int32Array(qw * qh);
+  const md = new Float32Array(qw * qh).fill(Infinity);
   const norm = 1 / (3 * (2 * r + 1) ** 2);
   const dist = (ax: number, ay: number, bx: number, by: number, best: number) => {
     let sum = 0;
@@ -76,21 +86,49 @@ export function distinctMap(L: Level, r: number, rng: Rng, sweeps = 4): Float32A
       let bx = nx[i]!,
         by = ny[i]!,
         bd = nd[i]!;
+      let cx2 = mx[i]!,
+        cy2 = my[i]!,
+        cd2 = md[i]!;
       const consider = (cx: number, cy: number) => {
         if (cx < sx0 || cx > sx1 || cy < sy0 || cy > sy1 || !far(ax, ay, cx, cy)) return;
-        const d = dist(ax, ay, cx, cy, bd);
+        const d = dist(ax, ay, cx, cy, rank === 2 ? Math.max(bd, cd2) : bd);
         if (d < bd) {
+          // A new nearest; the old one becomes the second if it is another occurrence.
+          if (rank === 2 && far(cx, cy, bx, by) && bd < cd2) {
+            cd2 = bd;
+            cx2 = bx;
+            cy2 = by;
+          }
           bd = d;
           bx = cx;
           by = cy;
+        } else if (rank === 2 && d < cd2 && far(cx, cy, bx, by)) {
+          cd2 = d;
+          cx2 = cx;
+          cy2 = cy;
         }
       };
-      if (qx - step >= 0 && qx - step < qw) consider(nx[i - step]! + step, ny[i - step]!);
-      if (qy - step >= 0 && qy - step < qh) consider(nx[i - step * qw]!, ny[i - step * qw]! + step);
+      if (qx - step >= 0 && qx - step < qw) {
+        consider(nx[i - step]! + step, ny[i - step]!);
+        if (rank === 2 && mx[i - step]! >= 0) consider(mx[i - step]! + step, my[i - step]!);
+      }
+      if (qy - step >= 0 && qy - step < qh) {
+        consider(nx[i - step * qw]!, ny[i - step * qw]! + step);
+        if (rank === 2 && mx[i - step * qw]! >= 0) consider(mx[i - step * qw]!, my[i - step * qw]! + step);
+      }
       for (let rad = maxR; rad >= 1; rad >>= 1) consider(bx - rad + (rng() % (2 * rad + 1)), by - rad + (rng() % (2 * rad + 1)));
+      if (rank === 2) {
+        // Search around the second too, and pure random candidates: a second occurrence is by
+        // definition away from the first, where the search around the first does not look.
+        if (cx2 >= 0) for (let rad = maxR >> 2; rad >= 1; rad >>= 1) consider(cx2 - rad + (rng() % (2 * rad + 1)), cy2 - rad + (rng() % (2 * rad + 1)));
+        consider(sx0 + (rng() % qw), sy0 + (rng() % qh));
+      }
       nx[i] = bx;
       ny[i] = by;
       nd[i] = bd;
+      mx[i] = cx2;
+      my[i] = cy2;
+      md[i] = cd2;
     }
   }
   // Only what is clearly more unique than the picture's typical patch counts: smooth areas and
@@ -100,18 +138,24 @@ export function distinctMap(L: Level, r: number, rng: Rng, sweeps = 4): Float32A
   // is unique too) and gravel's detail ratio fell from 0.81 to 0.72. Twice the median keeps
   // textures whole; the price is that it also lets through objects only moderately more unique
   // than their surroundings (docs/ops/outpaint.md).
-  const sorted = Float32Array.from(nd).sort();
+  const score = rank === 2 ? md.map((v, i) => (Number.isFinite(v) ? v : nd[i]!)) : nd;
+  const sorted = Float32Array.from(score).sort();
   const base = DISTINCT_FREE * sorted[sorted.length >> 1]!;
   // Every original pixel takes the value of its nearest valid patch centre.
   for (let y = L.ky0; y < L.ky1; y++) {
     const qy = Math.min(qh - 1, Math.max(0, y - sy0));
     for (let x = L.kx0; x < L.kx1; x++) {
       const qx = Math.min(qw - 1, Math.max(0, x - sx0));
-      out[y * w + x] = Math.max(0, nd[qy * qw + qx]! - base) * norm;
+      out[y * w + x] = Math.max(0, score[qy * qw + qx]! - base) * norm;
     }
   }
   return out;
 }
 
+/**
+ * Which neighbour's distance counts: 1 = the nearest other patch, 2 = the second nearest that is
+ * another occurrence (a patch width away from the nearest too). See round 9 in docs/ops/outpaint.md.
+ */
+const RANK: 1 | 2 = 2;
 /** Patches up to this multiple of the median uniqueness are free (see above). */
 const DISTINCT_FREE = 2;

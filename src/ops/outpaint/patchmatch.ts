@@ -38,10 +38,10 @@ export interface SearchParams {
   distinct?: { map: Float32Array; cost: number; depth: number };
   /**
    * Cost of copying the salient subject (salient.ts): `map` (per pixel of the level, 0..1, the
-   * subject mask) x `cost`, ramping in linearly from nothing at the seam to full strength `depth`
-   * pixels out.
+   * subject mask) x `cost` x the weight of the side the target lies beyond (`sides`: left, top,
+   * right, bottom), ramping in linearly from nothing at the seam to full strength `depth` pixels out.
    */
-  salient?: { map: Float32Array; cost: number; depth: number };
+  salient?: { map: Float32Array; cost: number; depth: number; sides: [number, number, number, number] };
   /**
    * Cost of a source whose detail differs from what the target is expected to hold (detail.ts):
    * `cost` x (source detail - expected detail)^2, per pixel and channel of the patch.
@@ -227,7 +227,9 @@ export function sweep(L: Level, F: Field, p: SearchParams, rng: Rng, backward: b
       const dy = ty < L.ky0 ? L.ky0 - ty : ty >= L.ky1 ? ty - L.ky1 + 1 : 0;
       const out = Math.max(dx, dy);
       if (distinct) uniq = Math.min(1, out / distinct.depth) * distinct.cost * patchSize;
-      if (salient) subj = Math.min(1, out / salient.depth) * salient.cost * patchSize;
+      // The side the target lies beyond (left, top, right, bottom) sets how much of the cost applies.
+      const side = dx >= dy ? (tx < L.kx0 ? 0 : 2) : ty < L.ky0 ? 1 : 3;
+      if (salient) subj = Math.min(1, out / salient.depth) * salient.cost * salient.sides[side]! * patchSize;
     }
     const penalty = (cx: number, cy: number) => {
       let pen = uniq > 0 ? uniq * distinct!.map[cy * w + cx]! : 0;
@@ -348,10 +350,10 @@ function voteWeights(L: Level, F: Field, r: number, uniform: boolean, falloff = 
  * target patches' sources say it should be (weights: `voteWeights`). Sources are always
  * original pixels, so the band can be rewritten in place.
  */
-export function vote(L: Level, F: Field, r: number, uniform = false): void {
+export function vote(L: Level, F: Field, r: number, uniform = false, falloff = BOUNDARY_FALLOFF): void {
   const { w, h, img } = L;
   const { sx, sy } = F;
-  const { q, depth, rel } = voteWeights(L, F, r, uniform);
+  const { q, depth, rel } = voteWeights(L, F, r, uniform, falloff);
   for (let y = 0; y < h; y++) {
     const inRows = y >= L.ky0 && y < L.ky1;
     for (let x = 0; x < w; x++) {

@@ -19,7 +19,12 @@ export interface SubjectMask {
   mask: Uint8Array;
   width: number;
   height: number;
+  /** How much of the cost applies to each side's band, 0..1 (`sideWeights`). */
+  sides: SideWeights;
 }
+
+/** Per side of the original: left, top, right, bottom. */
+export type SideWeights = [number, number, number, number];
 
 /** The model sees 320x320; the original is first shrunk to about that (cheap, and bounds memory). */
 const WORK_SIDE = 320;
@@ -36,6 +41,20 @@ const MIN_AREA = 0.03;
 const MAX_AREA = 0.75;
 const MAX_AMBIGUOUS = 2;
 const MAX_BORDER = 0.5;
+/**
+ * Round 9: a subject touching more than MAX_BORDER of the whole border no longer loses the cost
+ * everywhere; the test falls back to each side. A side the subject runs along (the suit along the
+ * bottom and the sides of a portrait cut on all four sides) keeps its band free to carry it on; a
+ * side it only pokes through (the head at the top) gets the full cost, since what lies beyond is
+ * the end of the subject and then background. Before, the all-sides cut of the astronaut and of
+ * the Apollo crew had no cost at all and stacked a second head above the head. The weight falls
+ * linearly from 1 where the subject covers SIDE_FREE of the side to 0 at SIDE_FULL. A subject
+ * within MAX_BORDER overall keeps the cost on every side, as before (the butterfly's wings run
+ * along most of the top border of its top-40% cut, and the cost is what keeps a black wing mass
+ * out of the band above them).
+ */
+const SIDE_FREE = 0.5;
+const SIDE_FULL = 0.75;
 
 /**
  * Runs U2-Net-p on the original (shrunk to ~320 px), and returns its mask if it shows a
@@ -55,10 +74,13 @@ export async function subjectMask(rgb: Uint8Array, width: number, height: number
         )
       : rgb;
   const { mask } = await segment({ data: small, width: w, height: h, channels: 3 }, 'u2netp', { signal });
-  return trusted(mask, w, h) ? { mask, width: w, height: h } : undefined;
+  return trusted(mask, w, h) ? { mask, width: w, height: h, sides: sideWeights(mask, w, h) } : undefined;
 }
 
-/** Whether a mask shows a confident compact subject (see MIN_AREA and the rest). */
+/**
+ * Whether a mask shows a confident compact subject (see MIN_AREA and the rest) that leaves at
+ * least one side free of it (`sideWeights`).
+ */
 export function trusted(mask: Uint8Array, w: number, h: number): boolean {
   let fg = 0,
     amb = 0;
@@ -66,11 +88,31 @@ export function trusted(mask: Uint8Array, w: number, h: number): boolean {
     if (v >= 128) fg++;
     if (v >= 32 && v < 224) amb++;
   }
-  let touch = 0;
-  for (let x = 0; x < w; x++) touch += (mask[x]! >= 128 ? 1 : 0) + (mask[(h - 1) * w + x]! >= 128 ? 1 : 0);
-  for (let y = 0; y < h; y++) touch += (mask[y * w]! >= 128 ? 1 : 0) + (mask[y * w + w - 1]! >= 128 ? 1 : 0);
   const area = fg / mask.length;
-  return area >= MIN_AREA && area <= MAX_AREA && amb <= MAX_AMBIGUOUS * fg && touch <= MAX_BORDER * 2 * (w + h);
+  return area >= MIN_AREA && area <= MAX_AREA && amb <= MAX_AMBIGUOUS * fg && sideWeights(mask, w, h).some((v) => v > 0);
+}
+
+/**
+ * The subject cost's weight for each side's band (left, top, right, bottom): 1 on every side if
+ * the subject touches at most MAX_BORDER of the whole border; otherwise per side, 1 where it covers
+ * at most SIDE_FREE of that side, falling to 0 at SIDE_FULL.
+ */
+export function sideWeights(mask: Uint8Array, w: number, h: number): SideWeights {
+  let left = 0,
+    right = 0,
+    top = 0,
+    bottom = 0;
+  for (let x = 0; x < w; x++) {
+    top += mask[x]! >= 128 ? 1 : 0;
+    bottom += mask[(h - 1) * w + x]! >= 128 ? 1 : 0;
+  }
+  for (let y = 0; y < h; y++) {
+    left += mask[y * w]! >= 128 ? 1 : 0;
+    right += mask[y * w + w - 1]! >= 128 ? 1 : 0;
+  }
+  if (left + right + top + bottom <= MAX_BORDER * 2 * (w + h)) return [1, 1, 1, 1];
+  const weight = (touch: number) => Math.min(1, Math.max(0, (SIDE_FULL - touch) / (SIDE_FULL - SIDE_FREE)));
+  return [weight(left / h), weight(top / w), weight(right / h), weight(bottom / w)];
 }
 
 /**

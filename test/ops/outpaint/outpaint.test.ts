@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { bufferInput, fixture, runOp } from '../../helpers.js';
 import { baselineFill } from '../../../bench/lib/baselines.mjs';
 import { seamFigure, sobelMean } from '../../../bench/lib/metrics.mjs';
-import { patchSynthesis } from '../../../src/ops/outpaint/synthesize.js';
+import { patchSynthesis, synthesize } from '../../../src/ops/outpaint/synthesize.js';
 import { usageOf } from '../../../src/ops/outpaint/patchmatch.js';
 import { levelSubject, subjectMask } from '../../../src/ops/outpaint/salient.js';
 
@@ -176,6 +176,84 @@ describe('outpaint', () => {
     // Next to the seam, where the cost ramps in from nothing, the subject is still carried on:
     // 10% of the last 4 rows drawn from it (28% without the cost).
     expect(await fromSubject(undefined, [top - 4, top])).toBeGreaterThan(0.05);
+  });
+
+  it('salient subject, portrait cut on all sides: the cost is weighed per side, so no second head grows above the head', async () => {
+    // The astronaut at 240 px with 15% cut off every side: the suit runs along the bottom and both
+    // sides, so the subject touches more than half the border, which until round 8 switched the
+    // cost off everywhere (a second face grew above the head). Now the bottom, which the suit runs
+    // along, stays free and the top, which only the head pokes through, pays: the outer half of the
+    // top band is drawn from the subject for 49% of its targets without the cost, 0% with it (seed 1).
+    const src = await sharp(fixture('images/astronaut.png')).resize(240).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    const S = src.info.width;
+    const b = Math.round(0.15 * S);
+    const w = S - 2 * b;
+    const rgb = new Uint8Array(
+      await sharp(src.data, { raw: { width: S, height: S, channels: 3 } })
+        .extract({ left: b, top: b, width: w, height: w })
+        .raw()
+        .toBuffer(),
+    );
+    const subject = await subjectMask(rgb, w, w);
+    expect(subject, 'the mask is used').toBeDefined();
+    expect(subject!.sides[1], 'top pays').toBe(1);
+    expect(subject!.sides[3], 'bottom free').toBe(0);
+    const m = { left: b, top: b, right: b, bottom: b };
+    const fromSubject = async (salient: number | undefined) => {
+      const { level, field } = await patchSynthesis(rgb, w, w, m, { creativity: 0, seed: 1, salient });
+      const map = levelSubject(subject!, level, 0);
+      let n = 0,
+        inside = 0;
+      for (const t of field.targets) {
+        const x = t % level.w,
+          y = Math.floor(t / level.w);
+        // The outer half of the top band above the original (the head's side), corners left out.
+        if (y >= Math.floor(b / 2) || x < b || x >= b + w) continue;
+        n++;
+        if (map[field.sy[t]! * level.w + field.sx[t]!]! >= 0.5) inside++;
+      }
+      return inside / n;
+    };
+    const [off, on] = [await fromSubject(0), await fromSubject(undefined)];
+    expect(off).toBeGreaterThan(0.3);
+    expect(on).toBeLessThan(0.25 * off);
+  });
+
+  it('coarsest-scale vote: what touches the seam is not dragged up the band (no skin pillar above a cut face)', async () => {
+    // Grace Hopper at 320 px with the top 40% cut off: the border runs through her face. With the
+    // finer scales' vote falloff (2 per pixel of depth) at the coarsest scale too, each EM
+    // iteration dragged the face's colour further up, and skin-coloured sources that are not the
+    // subject (the gold fringe and white stripe of the flag beside her) filled a pillar above the
+    // face: in the face's columns, 30% of the outer quarter of the band skin-coloured. With 1.3 at
+    // the coarsest scale, 7% (seed 1).
+    const src = await sharp(fixture('images/grace_hopper.jpg')).resize(320).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    const W = src.info.width;
+    const top = Math.round(0.4 * src.info.height);
+    const h = src.info.height - top;
+    const rgb = new Uint8Array(
+      await sharp(src.data, { raw: { width: W, height: src.info.height, channels: 3 } })
+        .extract({ left: 0, top, width: W, height: h })
+        .raw()
+        .toBuffer(),
+    );
+    const skin = (d: Uint8Array, i: number) => d[i]! > 140 && d[i]! > d[i + 1]! + 20 && d[i + 1]! > d[i + 2]!;
+    const cols: number[] = [];
+    for (let x = 0; x < W; x++) if (skin(rgb, x * 3)) cols.push(x);
+    expect(cols.length, 'the border cuts through the face').toBeGreaterThan(W / 4);
+    const pillar = async (coarseFalloff: number | undefined) => {
+      const { data } = await synthesize(rgb, W, h, { left: 0, top, right: 0, bottom: 0 }, { creativity: 0, seed: 1, coarseFalloff });
+      let n = 0,
+        k = 0;
+      for (let y = 0; y < Math.floor(top / 4); y++)
+        for (const x of cols) {
+          n++;
+          if (skin(data, (y * W + x) * 3)) k++;
+        }
+      return k / n;
+    };
+    const [steep, gentle] = [await pillar(2), await pillar(undefined)];
+    expect(steep).toBeGreaterThan(0.2);
+    expect(gentle).toBeLessThan(0.5 * steep);
   });
 
   it('is reproducible with a seed; creativity with another seed changes the fill', async () => {

@@ -5,7 +5,7 @@ import type { Level } from '../../../src/ops/outpaint/pyramid.js';
 import { mulberry32 } from '../../../src/media/random.js';
 import { distinctMap } from '../../../src/ops/outpaint/distinct.js';
 import { synthesize } from '../../../src/ops/outpaint/synthesize.js';
-import { trusted } from '../../../src/ops/outpaint/salient.js';
+import { sideWeights, trusted } from '../../../src/ops/outpaint/salient.js';
 import { emptyField, renderBest, vote } from '../../../src/ops/outpaint/patchmatch.js';
 import { detailMaps } from '../../../src/ops/outpaint/detail.js';
 import { gradientRender } from '../../../src/ops/outpaint/gradient.js';
@@ -125,6 +125,36 @@ describe('outpaint synthesis parts (synthetic canvases)', () => {
     for (let i = kh * w; i < w * h; i++) expect(D[i]).toBe(0);
   });
 
+  it('distinctness counts the second occurrence: a pair of objects (two eyes) is distinct, a texture is not', () => {
+    // The texture above with two identical 10x10 red squares. Each square's nearest other patch is
+    // the other square (distance 0), so by the nearest alone the pair looked like texture and was
+    // copied freely (the baboon's eyes on both sides of its left + right 25% fill); the second
+    // nearest other occurrence is texture, far away.
+    const w = 64,
+      h = 64,
+      kh = 48;
+    const img = new Float32Array(w * h * 3);
+    const rng = mulberry32(9);
+    const tile = Array.from({ length: 64 }, () => 40 + (rng() % 160));
+    for (let y = 0; y < kh; y++)
+      for (let x = 0; x < w; x++) {
+        const i = (y * w + x) * 3;
+        const red = ((x >= 12 && x < 22) || (x >= 40 && x < 50)) && y >= 20 && y < 30;
+        img[i] = red ? 230 : tile[(y % 8) * 8 + (x % 8)]!;
+        img[i + 1] = red ? 20 : img[i]!;
+        img[i + 2] = red ? 20 : img[i]!;
+      }
+    const L: Level = { w, h, img, kx0: 0, ky0: 0, kx1: w, ky1: kh };
+    const first = distinctMap(L, 3, mulberry32(1), 6, 1);
+    const second = distinctMap(L, 3, mulberry32(1), 6, 2);
+    expect(first[25 * w + 17]).toBe(0);
+    expect(second[25 * w + 17]).toBeGreaterThan(1000);
+    expect(second[25 * w + 45]).toBeGreaterThan(1000);
+    // The texture still has exact repeats at the second occurrence too.
+    expect(second[10 * w + 10]).toBe(0);
+    expect(second[40 * w + 30]).toBe(0);
+  });
+
   it('an object cut by the border is carried on next to the seam but not copied again deep in the band', async () => {
     // 160x160 periodic texture (tile 16 px) with one red disc cut by the bottom border; band =
     // 80 rows below. Seeds 1-3 measured 161-324 red pixels in the outer 40 rows without the
@@ -146,11 +176,19 @@ describe('outpaint synthesis parts (synthetic canvases)', () => {
       return n;
     };
     const m = { left: 0, top: 0, right: 0, bottom: 80 };
-    const off = (await synthesize(rgb, W, H, m, { creativity: 0, seed: 1, distinct: 0, salient: 0 })).data;
-    const on = (await synthesize(rgb, W, H, m, { creativity: 0, seed: 1, salient: 0 })).data;
+    // With the coarsest scale's vote falloff of the finer scales (2 per pixel, round 8), as when
+    // these figures were measured: since round 9 the gentler coarsest vote (1.3) alone no longer
+    // drags the disc out (0 red pixels in the outer rows without the distinctness cost either), so
+    // the distinctness cost is tested where it is what makes the difference.
+    const off = (await synthesize(rgb, W, H, m, { creativity: 0, seed: 1, distinct: 0, salient: 0, coarseFalloff: 2 })).data;
+    const on = (await synthesize(rgb, W, H, m, { creativity: 0, seed: 1, salient: 0, coarseFalloff: 2 })).data;
     expect(redIn(off, H + 40, H + 80)).toBeGreaterThan(100);
     expect(redIn(on, H + 40, H + 80)).toBeLessThan(20);
     expect(redIn(on, H, H + 40)).toBeGreaterThan(500);
+    // The default: no second disc, the cut one carried on next to the seam.
+    const now = (await synthesize(rgb, W, H, m, { creativity: 0, seed: 1, salient: 0 })).data;
+    expect(redIn(now, H + 40, H + 80)).toBeLessThan(20);
+    expect(redIn(now, H, H + 40)).toBeGreaterThan(500);
   });
 
   // A 20x20 original above a 200-row band, every band patch pointing at a random source.
@@ -313,6 +351,30 @@ describe('outpaint salient-subject gate (synthetic masks, no model)', () => {
     expect(
       trusted(
         maskOf(() => 255),
+        W,
+        H,
+      ),
+    ).toBe(false);
+    // A portrait cut on all sides (round 9): the body runs along the bottom and both sides (the
+    // subject touches more than half the border), the head pokes through the top. Trusted, with
+    // the cost on the top only; before, such a mask was dropped and the band above the head grew
+    // a second head.
+    const portrait = maskOf((x, y) => ((y >= 8 && (x < 12 || x >= 52)) || y >= 40 || Math.abs(x - 32) < 8 ? 255 : 0));
+    expect(trusted(portrait, W, H)).toBe(true);
+    expect(sideWeights(portrait, W, H)).toEqual([0, 1, 0, 0]);
+    // A subject within half the border keeps the cost on every side, however much of one side it
+    // covers (the disc cut by the bottom border above).
+    expect(
+      sideWeights(
+        maskOf((x, y) => ((x - 32) ** 2 + (y - 48) ** 2 < 400 ? 255 : 0)),
+        W,
+        H,
+      ),
+    ).toEqual([1, 1, 1, 1]);
+    // A frame along all four sides: no side is free of it, nothing to draw the band from.
+    expect(
+      trusted(
+        maskOf((x, y) => (x < 6 || y < 6 || x >= W - 6 || y >= H - 6 ? 255 : 0)),
         W,
         H,
       ),
