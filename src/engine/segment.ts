@@ -37,6 +37,13 @@ export interface SegmentOptions {
    */
   size?: number;
   /**
+   * For models with a size range (isnet): `size` is the input's longer side, and the shorter side
+   * follows the image's aspect ratio (rounded to the range's multiple, at least its min) instead
+   * of squashing the image to a square. The fully convolutional model then computes only the
+   * pixels the image has: a 4:3 image at 1024 costs 1024x768, about 0.72x the square's time.
+   */
+  keepAspect?: boolean;
+  /**
    * At most this many sessions of the model (default: as many as the engine's cores allow). A
    * model that is a small share of a pipeline's time (U2-Net-p beside ISNet) needs only one, and
    * each session holds its own activations (~440 MB for U2-Net-p at 320 with its arena).
@@ -65,11 +72,11 @@ interface Square {
 }
 
 /** The model input size for this call: the caller's choice where the model allows one. */
-export function modelInputSize(model: SegmentModel, size?: number): Square {
-  return inputSize(segmentEntry(model), size);
+export function modelInputSize(model: SegmentModel, size?: number, aspect?: { width: number; height: number }): Square {
+  return inputSize(segmentEntry(model), size, aspect);
 }
 
-function inputSize(entry: ModelEntry, size?: number): Square {
+function inputSize(entry: ModelEntry, size?: number, aspect?: { width: number; height: number }): Square {
   const [, , h, w] = entry.input.shape;
   const range = entry.input.size;
   if (typeof h === 'number' && typeof w === 'number') {
@@ -79,15 +86,20 @@ function inputSize(entry: ModelEntry, size?: number): Square {
     return { w, h };
   }
   if (!range) throw new Error(`model ${entry.id} has dynamic H/W but no input.size in the manifest`);
-  if (size === undefined) return { w: range.default, h: range.default };
-  if (!Number.isInteger(size) || size < range.min || size > range.max || size % range.multiple !== 0) {
+  const side = size ?? range.default;
+  if (!Number.isInteger(side) || side < range.min || side > range.max || side % range.multiple !== 0) {
     throw new ImgtoolError(
       'invalid_parameter',
-      `Expected size to be a multiple of ${range.multiple} from ${range.min} to ${range.max} for model ${entry.id} but received ${size}`,
+      `Expected size to be a multiple of ${range.multiple} from ${range.min} to ${range.max} for model ${entry.id} but received ${side}`,
       { field: 'size' },
     );
   }
-  return { w: size, h: size };
+  if (!aspect || aspect.width === aspect.height) return { w: side, h: side };
+  const short = Math.max(
+    range.min,
+    Math.round((side * Math.min(aspect.width, aspect.height)) / Math.max(aspect.width, aspect.height) / range.multiple) * range.multiple,
+  );
+  return aspect.width > aspect.height ? { w: side, h: short } : { w: short, h: side };
 }
 
 function checkInput(img: SegmentInput): void {
@@ -183,10 +195,16 @@ let isnetSessions: 'one' | 'shared' | 'per-core' = 'one';
 let arena: boolean | undefined;
 const isIsnet = (model: SegmentModel) => model.startsWith('isnet');
 
+/** ISNet's intra-op threads in the 'one' layout (undefined: the engine's per-input share) and whether they spin while waiting. */
+let isnetThreads: number | undefined;
+let isnetSpin = true;
+
 /** Tuning hook for benchmarks: ISNet's session layout and arena (see isnetSessions, arena). */
-export function configureSegment(o: { isnetSessions?: 'one' | 'shared' | 'per-core'; arena?: boolean }): void {
+export function configureSegment(o: { isnetSessions?: 'one' | 'shared' | 'per-core'; arena?: boolean; isnetThreads?: number; isnetSpin?: boolean }): void {
   if (o.isnetSessions) isnetSessions = o.isnetSessions;
   if (o.arena !== undefined) arena = o.arena;
+  if (o.isnetThreads !== undefined) isnetThreads = o.isnetThreads;
+  if (o.isnetSpin !== undefined) isnetSpin = o.isnetSpin;
 }
 
 function segmentPool(model: SegmentModel, most = Infinity): Promise<SessionPool> {
@@ -195,7 +213,8 @@ function segmentPool(model: SegmentModel, most = Infinity): Promise<SessionPool>
     const withArena = arena ?? isnetSessions === 'one';
     const memory = withArena ? { enableMemPattern: false } : { enableCpuMemArena: false };
     if (isnetSessions === 'shared') return sessionPool(model, 1, { intraOpNumThreads: engineCores(), ...memory });
-    if (isnetSessions === 'one') return sessionPool(model, 1, { intraOpNumThreads: threads, ...memory });
+    const spin = isnetSpin ? {} : { extra: { session: { intra_op: { allow_spinning: '0' } } } };
+    if (isnetSessions === 'one') return sessionPool(model, 1, { intraOpNumThreads: isnetThreads ?? threads, ...memory, ...spin });
     return sessionPool(model, Math.max(1, Math.min(most, Math.floor(engineCores() / threads))), { intraOpNumThreads: threads, ...memory });
   }
   // U2-Net-p keeps its arena but not onnxruntime's memory pattern: with the pattern its session
@@ -224,7 +243,8 @@ export async function segment(img: SegmentInput, model: SegmentModel, opts: Segm
  */
 export async function segmentBatch(frames: SegmentInput[], model: SegmentModel, opts: SegmentBatchOptions = {}): Promise<SegmentResult[]> {
   const entry = segmentEntry(model);
-  const size = inputSize(entry, opts.size);
+  // A batch shares one tensor shape: the first frame's aspect (video frames share theirs).
+  const size = inputSize(entry, opts.size, opts.keepAspect && frames.length > 0 ? frames[0] : undefined);
   throwIfAborted(opts.signal);
   const pool = await segmentPool(model, opts.sessions);
   const batch = typeof entry.input.shape[0] === 'string' ? Math.max(1, opts.batchSize ?? 4) : 1;
