@@ -107,6 +107,11 @@ async function child(engine, listFile) {
     if (name.includes('-percore')) configureSegment({ isnetSessions: 'per-core' });
     if (name.includes('-shared')) configureSegment({ isnetSessions: 'shared' });
     if (name.includes('-arena')) configureSegment({ arena: true });
+    // "-t2": the one ISNet session with two intra-op threads; "-nospin": its threads block instead of spinning while they wait.
+    if (name.includes('-t2')) configureSegment({ isnetThreads: 2 });
+    if (name.includes('-nospin')) configureSegment({ isnetSpin: false });
+    // "-square": ISNet sees the image squashed to 1024x1024 (before round 8) instead of at its aspect ratio.
+    if (name.includes('-square')) configureCutout({ isnetAspect: false });
     // "-nocache": libvips' operation cache off (sharp.cache(false)), to see what it holds.
     if (name.includes('-nocache')) sharp.cache(false);
     // "-nopeople": without the people assist (person.ts), to measure what it costs in the same run.
@@ -129,6 +134,9 @@ async function child(engine, listFile) {
           .replace('-percore', '')
           .replace('-shared', '')
           .replace('-arena', '')
+          .replace('-t2', '')
+          .replace('-nospin', '')
+          .replace('-square', '')
           .replace('-noflip', '')
           .replace('-nocache', '')
           .replace('-nopeople', '')
