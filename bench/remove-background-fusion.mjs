@@ -8,7 +8,7 @@
  * seconds. Cases the fused mask is unsure of (recrop.ts) run the whole cut-out live, as the
  * pipeline does. With the same code this reproduces the bench's quality figures.
  *
- *   npx tsc -p tsconfig.json && node bench/remove-background-fusion.mjs [--n 42] [--only name,name] [--dump name,name] [--isnet-side N] [--isnet-square]
+ *   npx tsc -p tsconfig.json && node bench/remove-background-fusion.mjs [--n 42] [--only name,name] [--dump name,name] [--isnet-side N] [--isnet-square] [--closer cut|always|off] [--closer-margin M]
  *
  * --dump writes, for the named cases, image | ISNet | U2-Net-p | fused (coarse; what the frame cut
  * removed in red) | refined | truth
@@ -36,7 +36,7 @@ const { fuseMasks, DEFAULT_FUSION } = await import('../dist/ops/remove-backgroun
 const { refineAlpha, DEFAULT_REFINE, MODEL_INPUT_SIDE } = await import('../dist/ops/remove-background/refine.js');
 const { detectPersons, personInCutout } = await import('../dist/ops/remove-background/person.js');
 const { unsure } = await import('../dist/ops/remove-background/recrop.js');
-const { cutoutSubject, configureCutout } = await import('../dist/ops/remove-background/cutout.js');
+const { cutoutSubject, configureCutout, lookCloser } = await import('../dist/ops/remove-background/cutout.js');
 const { decodeImage } = await import('../dist/media/image.js');
 const { removeBackground } = await import('../dist/ops/remove-background/index.js');
 
@@ -59,6 +59,10 @@ async function main() {
   const isnetSide = Number(arg('isnet-side', '1024'));
   const isnetAspect = !process.argv.includes('--isnet-square');
   if (isnetSide !== 1024 || !isnetAspect) configureCutout({ isnetSide, isnetAspect });
+  // --closer cut|always|off, --closer-margin M: the closer look at the subject after a frame cut
+  // (cutout.ts, lookCloser), which runs the models on a crop (live, counted with the second looks).
+  const closer = arg('closer', 'cut');
+  configureCutout({ closer, ...(arg('closer-margin') ? { closerMargin: Number(arg('closer-margin')) } : {}) });
   const isnetTag = `${isnetSide === 1024 ? '' : `@${isnetSide}`}${isnetAspect ? '-aspect' : ''}`;
   const rows = [];
   let live = 0;
@@ -97,12 +101,18 @@ async function main() {
       fused = fuseMasks({ primary, second, image: input, width, height }, 'auto', { ...DEFAULT_FUSION, frame: undefined });
     }
     const fuseMs = performance.now() - t0;
+
     let alpha;
     if (unsure(fused.mask, width, height)) {
       // The second look runs the models on crops: the whole cut-out, live.
       live++;
       alpha = (await cutoutSubject(img, { people: false })).mask;
     } else {
+      // A closer look at the subject after a frame cut (cutout.ts), live: it runs the models on a crop.
+      if (closer !== 'off' && (closer === 'always' || fused.backdrop)) {
+        live++;
+        fused = (await lookCloser(input, fused, 'auto')) ?? fused;
+      }
       alpha = refineAlpha(input, fused.mask, MODEL_INPUT_SIDE.u2netp, DEFAULT_REFINE);
     }
     const s = scoreAlpha(alpha, c.alpha, width, height);

@@ -6,9 +6,9 @@
  * evaluation set (bench/remove-background-set.mjs). Stages: JPEG decode, ISNet (at the image's
  * aspect, 1024 on the longer side, and squashed to 1024x1024 as before round 8), U2-Net-p at 320,
  * fusion (with the frame cut), the pose detector (people gate), guided refinement, foreground
- * colours, PNG encode at level 2. Wall milliseconds, mean over the images and the median; the
- * engine's run over the same images is timed too, for the sum's sake. Run on a quiet machine or
- * read the shares, not the absolute times.
+ * colours, PNG encode at level 2. Wall milliseconds, mean over the images and the median, and the
+ * process's CPU milliseconds per image (all threads: the stages run one after the other), which
+ * depend less on the machine's load than wall time.
  *
  *   npx tsc -p tsconfig.json && node bench/remove-background-profile.mjs [--n 14]
  */
@@ -39,10 +39,14 @@ const add = (k, ms) => {
   times[k] ??= [];
   times[k].push(ms);
 };
+const cpu = {};
 async function timed(k, f) {
   const t0 = performance.now();
+  const c0 = process.cpuUsage();
   const r = await f();
   add(k, performance.now() - t0);
+  const c = process.cpuUsage(c0);
+  cpu[k] = (cpu[k] ?? 0) + (c.user + c.system) / 1000;
   return r;
 }
 for (let k = -1; k < n; k++) {
@@ -78,5 +82,7 @@ console.log(
     .join(' ')}`,
 );
 for (const [k, xs] of Object.entries(times))
-  console.log(`${k.padEnd(20)} mean ${(xs.reduce((p, q) => p + q, 0) / xs.length).toFixed(1).padStart(7)} ms  median ${med(xs).toFixed(1).padStart(7)} ms`);
+  console.log(
+    `${k.padEnd(20)} wall mean ${(xs.reduce((p, q) => p + q, 0) / xs.length).toFixed(1).padStart(7)} ms  median ${med(xs).toFixed(1).padStart(7)} ms  CPU mean ${(cpu[k] / xs.length).toFixed(1).padStart(7)} ms`,
+  );
 process.exit(0);

@@ -118,6 +118,8 @@ async function child(engine, listFile) {
     if (name.includes('-nopeople')) configureCutout({ people: false });
     // "-norecrop": without the second look on a crop when the models are unsure (recrop.ts).
     if (name.includes('-norecrop')) configureCutout({ recrop: false });
+    // "-nocloser": without the closer look at the subject after a frame cut (cutout.ts, lookCloser).
+    if (name.includes('-nocloser')) configureCutout({ closer: 'off' });
     // What the CLI does for a batch at --concurrency K: each input's sessions get cores / K threads.
     (await import('../dist/engine/models.js')).configureEngine({ concurrency: k });
     const ctx = { signal: new AbortController().signal, onProgress: () => {}, warn: () => {}, tempPath: (e) => join(dir, `tmp.${e}`) };
@@ -140,7 +142,8 @@ async function child(engine, listFile) {
           .replace('-noflip', '')
           .replace('-nocache', '')
           .replace('-nopeople', '')
-          .replace('-norecrop', ''),
+          .replace('-norecrop', '')
+          .replace('-nocloser', ''),
         mask_only: false,
       };
       return (await run({ operation: 'remove-background', inputs: { image: { name: file, data, size: data.length } }, options }, ctx)).data;
