@@ -272,9 +272,12 @@ export async function lookCloser(
   const crop = { x: x0, y: y0, width: x1 - x0, height: y1 - y0 };
   if (crop.width * crop.height > closerMaxShare * w * h) return undefined;
   const sub = { data: cropPixels(input.data, 3, w, crop), width: crop.width, height: crop.height, channels: 3 as const };
+  // ISNet at the crop's own resolution (at least 384 px): on the set this scored as twice the
+  // crop's side did (mean 0.9574 against 0.9572; 1.5x: 0.9569) for about a third of the compute.
+  // U2-Net-p is needed too: ISNet alone on the crop kept the pith (headphones 0.663).
   const [second, primary] = await Promise.all([
     segment(sub, 'u2netp', { signal, size: MODEL_INPUT_SIDE.u2netp, sessions: 1 }),
-    segment(sub, isnetModel ?? 'isnet', { signal, size: cropSide(crop), keepAspect: isnetAspect }),
+    segment(sub, isnetModel ?? 'isnet', { signal, size: cropSide(crop, 1, 384), keepAspect: isnetAspect }),
   ]);
   throwIfAborted(signal);
   const f = fuseMasks({ primary: primary.mask, second: second.mask, image: sub, width: sub.width, height: sub.height }, keep);
@@ -314,12 +317,13 @@ function subjectBox(mask: Uint8Array, w: number, h: number): { x: number; y: num
 }
 
 /**
- * ISNet's input side for a second-look crop: twice the crop's longer side (a multiple of 32),
- * between 512 and the whole-image side. A crop is a fraction of the image, and upsampling a
- * 300 px crop to 1024 px costs 4x the work of 512 px for no detail the crop has.
+ * ISNet's input side for a second-look crop: `factor` times the crop's longer side (a multiple of
+ * 32), between `min` and the whole-image side; the unsure look (lookAgain) uses twice, at least
+ * 512. A crop is a fraction of the image, and upsampling a 300 px crop to 1024 px costs 4x the
+ * work of 512 px for no detail the crop has.
  */
-function cropSide(crop: { width: number; height: number }): number {
-  return Math.min(isnetSide, Math.max(512, Math.ceil((2 * Math.max(crop.width, crop.height)) / 32) * 32));
+function cropSide(crop: { width: number; height: number }, factor = 2, min = 512): number {
+  return Math.min(isnetSide, Math.max(min, Math.ceil((factor * Math.max(crop.width, crop.height)) / 32) * 32));
 }
 
 /** The image mirrored left to right (libvips). */
