@@ -8,7 +8,7 @@
  * seconds. Cases the fused mask is unsure of (recrop.ts) run the whole cut-out live, as the
  * pipeline does. With the same code this reproduces the bench's quality figures.
  *
- *   npx tsc -p tsconfig.json && node bench/remove-background-fusion.mjs [--n 42] [--only name,name] [--dump name,name] [--isnet-side N] [--isnet-square] [--closer cut|always|off] [--closer-margin M]
+ *   npx tsc -p tsconfig.json && node bench/remove-background-fusion.mjs [--n 42] [--only name,name] [--dump name,name] [--isnet-side N] [--isnet-square] [--closer cut|always|off] [--closer-margin M] [--u2-side N]
  *
  * --dump writes, for the named cases, image | ISNet | U2-Net-p | fused (coarse; what the frame cut
  * removed in red) | refined | truth
@@ -63,6 +63,8 @@ async function main() {
   // (cutout.ts, lookCloser), which runs the models on a crop (live, counted with the second looks).
   const closer = arg('closer', 'cut');
   configureCutout({ closer, ...(arg('closer-margin') ? { closerMargin: Number(arg('closer-margin')) } : {}) });
+  // --u2-side N: U2-Net-p's input side for the whole-image mask (the pipeline's is 320).
+  const u2Side = Number(arg('u2-side', '320'));
   const isnetTag = `${isnetSide === 1024 ? '' : `@${isnetSide}`}${isnetAspect ? '-aspect' : ''}`;
   const rows = [];
   let live = 0;
@@ -84,11 +86,11 @@ async function main() {
     }
     const input = { data: rgb, width, height, channels: 3 };
     const fi = join(CACHE, `${c.name}.${isnetModel}${isnetTag}.png`);
-    const fu = join(CACHE, `${c.name}.u2netp.png`);
+    const fu = join(CACHE, `${c.name}.u2netp${u2Side === 320 ? '' : `@${u2Side}`}.png`);
     if (!existsSync(fi) || !existsSync(fu)) {
       const [a, b] = await Promise.all([
         segment(input, isnetModel, { size: isnetSide, keepAspect: isnetAspect }),
-        segment(input, 'u2netp', { size: MODEL_INPUT_SIDE.u2netp, sessions: 1 }),
+        segment(input, 'u2netp', { size: u2Side, sessions: 1 }),
       ]);
       await saveGrey(a.mask, width, height, fi);
       await saveGrey(b.mask, width, height, fu);

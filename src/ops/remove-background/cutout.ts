@@ -252,7 +252,7 @@ async function lookAgain(input: SegmentInput & { channels: 3 }, model: CutoutMod
  * enough to run out of the frame took the models' attention; in the crop most of it is out of
  * view and the product fills their input. On the fruit stall ISNet then gives the headphones
  * alone, without the orange's pith inside their arc that both models merged in on the whole frame
- * (0.787 -> 0.968). The crop's cut-out replaces the first one when it is confident (recrop.ts'
+ * (0.787 -> 0.972). The crop's cut-out replaces the first one when it is confident (recrop.ts'
  * rule) and lies within it (closerWithin); otherwise undefined.
  */
 export async function lookCloser(
