@@ -107,9 +107,12 @@ async function child(engine, listFile) {
     if (name.includes('-percore')) configureSegment({ isnetSessions: 'per-core' });
     if (name.includes('-shared')) configureSegment({ isnetSessions: 'shared' });
     if (name.includes('-arena')) configureSegment({ arena: true });
-    // "-t2": the one ISNet session with two intra-op threads; "-nospin": its threads block instead of spinning while they wait.
+    // "-t1": the one ISNet session on one spinning thread (round 7's layout); "-t2": on two threads;
+    // "-spin" / "-nospin": its threads spin / block while they wait (round 8's default: all cores, not spinning).
+    if (name.includes('-t1')) configureSegment({ isnetThreads: 1, isnetSpin: true });
     if (name.includes('-t2')) configureSegment({ isnetThreads: 2 });
     if (name.includes('-nospin')) configureSegment({ isnetSpin: false });
+    if (name.includes('-spin')) configureSegment({ isnetSpin: true });
     // "-square": ISNet sees the image squashed to 1024x1024 (before round 8) instead of at its aspect ratio.
     if (name.includes('-square')) configureCutout({ isnetAspect: false });
     // "-nocache": libvips' operation cache off (sharp.cache(false)), to see what it holds.
@@ -136,8 +139,10 @@ async function child(engine, listFile) {
           .replace('-percore', '')
           .replace('-shared', '')
           .replace('-arena', '')
+          .replace('-t1', '')
           .replace('-t2', '')
           .replace('-nospin', '')
+          .replace('-spin', '')
           .replace('-square', '')
           .replace('-noflip', '')
           .replace('-nocache', '')

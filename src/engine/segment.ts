@@ -174,7 +174,8 @@ async function runBatch(pool: SessionPool, entry: ModelEntry, size: Square, fram
 
 /**
  * How ISNet's sessions are laid out for inputs in flight.
- * - 'one' (default): one session, with its memory arena, used by the inputs in flight in turn.
+ * - 'one' (default): one session, with its memory arena, used by the inputs in flight in turn,
+ *   on all the engine's cores with threads that do not spin (isnetThreads, isnetSpin; round 8).
  *   Without the arena every run takes its ~450 MB of 1024x1024 activations from the system again
  *   and gives them back (page faults and zeroing): one run took 1.53-1.64 s against 1.03-1.11 s
  *   with the arena (same process layout, alternating, load ~7). So one session with the arena on
@@ -195,9 +196,17 @@ let isnetSessions: 'one' | 'shared' | 'per-core' = 'one';
 let arena: boolean | undefined;
 const isIsnet = (model: SegmentModel) => model.startsWith('isnet');
 
-/** ISNet's intra-op threads in the 'one' layout (undefined: the engine's per-input share) and whether they spin while waiting. */
+/**
+ * ISNet's intra-op threads in the 'one' layout (undefined: all the engine's cores) and whether
+ * they spin while waiting. With one single-threaded session (round 7) the second core idled
+ * whenever the inputs in flight were all waiting for ISNet: on a quiet machine that capped a batch
+ * at ISNet's rate (0.943 images/s against 1.112 with two threads that do not spin, 42 images, same
+ * run; docs/ops/remove-background.md, round 8). Spinning threads compete with U2-Net-p and the
+ * JavaScript stages for the core they share (2.61x imgly against 3.52x with one thread, loaded);
+ * threads that block give it back (3.49x).
+ */
 let isnetThreads: number | undefined;
-let isnetSpin = true;
+let isnetSpin = false;
 
 /** Tuning hook for benchmarks: ISNet's session layout and arena (see isnetSessions, arena). */
 export function configureSegment(o: { isnetSessions?: 'one' | 'shared' | 'per-core'; arena?: boolean; isnetThreads?: number; isnetSpin?: boolean }): void {
@@ -214,7 +223,7 @@ function segmentPool(model: SegmentModel, most = Infinity): Promise<SessionPool>
     const memory = withArena ? { enableMemPattern: false } : { enableCpuMemArena: false };
     if (isnetSessions === 'shared') return sessionPool(model, 1, { intraOpNumThreads: engineCores(), ...memory });
     const spin = isnetSpin ? {} : { extra: { session: { intra_op: { allow_spinning: '0' } } } };
-    if (isnetSessions === 'one') return sessionPool(model, 1, { intraOpNumThreads: isnetThreads ?? threads, ...memory, ...spin });
+    if (isnetSessions === 'one') return sessionPool(model, 1, { intraOpNumThreads: isnetThreads ?? engineCores(), ...memory, ...spin });
     return sessionPool(model, Math.max(1, Math.min(most, Math.floor(engineCores() / threads))), { intraOpNumThreads: threads, ...memory });
   }
   // U2-Net-p keeps its arena but not onnxruntime's memory pattern: with the pattern its session
