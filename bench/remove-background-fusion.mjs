@@ -3,12 +3,12 @@
  * Fusion alone, from cached model outputs: the default mode's steps after inference (fusion.ts
  * with the frame cut, the person check, the second look when unsure, refinement) on the bench's
  * evaluation set, scored like bench/remove-background.mjs. The models' soft masks (ISNet int8 at
- * 1024, U2-Net-p at 320, exactly as cutoutSubject runs them) are computed once and cached in
+ * 1024 on the longer side, U2-Net-p at 320, exactly as cutoutSubject runs them) are computed once and cached in
  * bench/out/remove-background/cache/, so a change to fusion is measured on all 42 cases in
  * seconds. Cases the fused mask is unsure of (recrop.ts) run the whole cut-out live, as the
  * pipeline does. With the same code this reproduces the bench's quality figures.
  *
- *   npx tsc -p tsconfig.json && node bench/remove-background-fusion.mjs [--n 42] [--only name,name] [--dump name,name]
+ *   npx tsc -p tsconfig.json && node bench/remove-background-fusion.mjs [--n 42] [--only name,name] [--dump name,name] [--isnet-side N] [--isnet-square] [--closer cut|always|off] [--closer-margin M] [--u2-side N]
  *
  * --dump writes, for the named cases, image | ISNet | U2-Net-p | fused (coarse; what the frame cut
  * removed in red) | refined | truth
@@ -36,7 +36,7 @@ const { fuseMasks, DEFAULT_FUSION } = await import('../dist/ops/remove-backgroun
 const { refineAlpha, DEFAULT_REFINE, MODEL_INPUT_SIDE } = await import('../dist/ops/remove-background/refine.js');
 const { detectPersons, personInCutout } = await import('../dist/ops/remove-background/person.js');
 const { unsure } = await import('../dist/ops/remove-background/recrop.js');
-const { cutoutSubject } = await import('../dist/ops/remove-background/cutout.js');
+const { cutoutSubject, configureCutout, lookCloser } = await import('../dist/ops/remove-background/cutout.js');
 const { decodeImage } = await import('../dist/media/image.js');
 const { removeBackground } = await import('../dist/ops/remove-background/index.js');
 
@@ -53,6 +53,19 @@ async function main() {
   const [width, height] = [640, 480];
   mkdirSync(CACHE, { recursive: true });
   const isnetModel = int8Preferred() ? 'isnet-int8' : 'isnet';
+  // --isnet-side N / --isnet-square: ISNet's input (longer) side, and the image squashed to a
+  // square (the default before round 8) instead of its own aspect ratio, as
+  // configureCutout({ isnetSide, isnetAspect }) runs it; cached per variant.
+  const isnetSide = Number(arg('isnet-side', '1024'));
+  const isnetAspect = !process.argv.includes('--isnet-square');
+  if (isnetSide !== 1024 || !isnetAspect) configureCutout({ isnetSide, isnetAspect });
+  // --closer cut|always|off, --closer-margin M: the closer look at the subject after a frame cut
+  // (cutout.ts, lookCloser), which runs the models on a crop (live, counted with the second looks).
+  const closer = arg('closer', 'cut');
+  configureCutout({ closer, ...(arg('closer-margin') ? { closerMargin: Number(arg('closer-margin')) } : {}) });
+  // --u2-side N: U2-Net-p's input side for the whole-image mask (the pipeline's is 320).
+  const u2Side = Number(arg('u2-side', '320'));
+  const isnetTag = `${isnetSide === 1024 ? '' : `@${isnetSide}`}${isnetAspect ? '-aspect' : ''}`;
   const rows = [];
   let live = 0;
   for (let k = 0; k < n; k++) {
@@ -72,10 +85,13 @@ async function main() {
       rgb[i * 3 + 2] = img.data[j + 2];
     }
     const input = { data: rgb, width, height, channels: 3 };
-    const fi = join(CACHE, `${c.name}.${isnetModel}.png`);
-    const fu = join(CACHE, `${c.name}.u2netp.png`);
+    const fi = join(CACHE, `${c.name}.${isnetModel}${isnetTag}.png`);
+    const fu = join(CACHE, `${c.name}.u2netp${u2Side === 320 ? '' : `@${u2Side}`}.png`);
     if (!existsSync(fi) || !existsSync(fu)) {
-      const [a, b] = await Promise.all([segment(input, isnetModel, { size: 1024 }), segment(input, 'u2netp', { size: MODEL_INPUT_SIDE.u2netp, sessions: 1 })]);
+      const [a, b] = await Promise.all([
+        segment(input, isnetModel, { size: isnetSide, keepAspect: isnetAspect }),
+        segment(input, 'u2netp', { size: u2Side, sessions: 1 }),
+      ]);
       await saveGrey(a.mask, width, height, fi);
       await saveGrey(b.mask, width, height, fu);
     }
@@ -87,12 +103,18 @@ async function main() {
       fused = fuseMasks({ primary, second, image: input, width, height }, 'auto', { ...DEFAULT_FUSION, frame: undefined });
     }
     const fuseMs = performance.now() - t0;
+
     let alpha;
     if (unsure(fused.mask, width, height)) {
       // The second look runs the models on crops: the whole cut-out, live.
       live++;
       alpha = (await cutoutSubject(img, { people: false })).mask;
     } else {
+      // A closer look at the subject after a frame cut (cutout.ts), live: it runs the models on a crop.
+      if (closer !== 'off' && (closer === 'always' || fused.backdrop)) {
+        live++;
+        fused = (await lookCloser(input, fused, 'auto')) ?? fused;
+      }
       alpha = refineAlpha(input, fused.mask, MODEL_INPUT_SIDE.u2netp, DEFAULT_REFINE);
     }
     const s = scoreAlpha(alpha, c.alpha, width, height);

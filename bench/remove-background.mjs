@@ -107,12 +107,22 @@ async function child(engine, listFile) {
     if (name.includes('-percore')) configureSegment({ isnetSessions: 'per-core' });
     if (name.includes('-shared')) configureSegment({ isnetSessions: 'shared' });
     if (name.includes('-arena')) configureSegment({ arena: true });
+    // "-t1": the one ISNet session on one spinning thread (round 7's layout); "-t2": on two threads;
+    // "-spin" / "-nospin": its threads spin / block while they wait (round 8's default: all cores, not spinning).
+    if (name.includes('-t1')) configureSegment({ isnetThreads: 1, isnetSpin: true });
+    if (name.includes('-t2')) configureSegment({ isnetThreads: 2 });
+    if (name.includes('-nospin')) configureSegment({ isnetSpin: false });
+    if (name.includes('-spin')) configureSegment({ isnetSpin: true });
+    // "-square": ISNet sees the image squashed to 1024x1024 (before round 8) instead of at its aspect ratio.
+    if (name.includes('-square')) configureCutout({ isnetAspect: false });
     // "-nocache": libvips' operation cache off (sharp.cache(false)), to see what it holds.
     if (name.includes('-nocache')) sharp.cache(false);
     // "-nopeople": without the people assist (person.ts), to measure what it costs in the same run.
     if (name.includes('-nopeople')) configureCutout({ people: false });
     // "-norecrop": without the second look on a crop when the models are unsure (recrop.ts).
     if (name.includes('-norecrop')) configureCutout({ recrop: false });
+    // "-nocloser": without the closer look at the subject after a frame cut (cutout.ts, lookCloser).
+    if (name.includes('-nocloser')) configureCutout({ closer: 'off' });
     // What the CLI does for a batch at --concurrency K: each input's sessions get cores / K threads.
     (await import('../dist/engine/models.js')).configureEngine({ concurrency: k });
     const ctx = { signal: new AbortController().signal, onProgress: () => {}, warn: () => {}, tempPath: (e) => join(dir, `tmp.${e}`) };
@@ -129,10 +139,16 @@ async function child(engine, listFile) {
           .replace('-percore', '')
           .replace('-shared', '')
           .replace('-arena', '')
+          .replace('-t1', '')
+          .replace('-t2', '')
+          .replace('-nospin', '')
+          .replace('-spin', '')
+          .replace('-square', '')
           .replace('-noflip', '')
           .replace('-nocache', '')
           .replace('-nopeople', '')
-          .replace('-norecrop', ''),
+          .replace('-norecrop', '')
+          .replace('-nocloser', ''),
         mask_only: false,
       };
       return (await run({ operation: 'remove-background', inputs: { image: { name: file, data, size: data.length } }, options }, ctx)).data;

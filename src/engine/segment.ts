@@ -37,6 +37,13 @@ export interface SegmentOptions {
    */
   size?: number;
   /**
+   * For models with a size range (isnet): `size` is the input's longer side, and the shorter side
+   * follows the image's aspect ratio (rounded to the range's multiple, at least its min) instead
+   * of squashing the image to a square. The fully convolutional model then computes only the
+   * pixels the image has: a 4:3 image at 1024 costs 1024x768, about 0.72x the square's time.
+   */
+  keepAspect?: boolean;
+  /**
    * At most this many sessions of the model (default: as many as the engine's cores allow). A
    * model that is a small share of a pipeline's time (U2-Net-p beside ISNet) needs only one, and
    * each session holds its own activations (~440 MB for U2-Net-p at 320 with its arena).
@@ -65,11 +72,11 @@ interface Square {
 }
 
 /** The model input size for this call: the caller's choice where the model allows one. */
-export function modelInputSize(model: SegmentModel, size?: number): Square {
-  return inputSize(segmentEntry(model), size);
+export function modelInputSize(model: SegmentModel, size?: number, aspect?: { width: number; height: number }): Square {
+  return inputSize(segmentEntry(model), size, aspect);
 }
 
-function inputSize(entry: ModelEntry, size?: number): Square {
+function inputSize(entry: ModelEntry, size?: number, aspect?: { width: number; height: number }): Square {
   const [, , h, w] = entry.input.shape;
   const range = entry.input.size;
   if (typeof h === 'number' && typeof w === 'number') {
@@ -79,15 +86,20 @@ function inputSize(entry: ModelEntry, size?: number): Square {
     return { w, h };
   }
   if (!range) throw new Error(`model ${entry.id} has dynamic H/W but no input.size in the manifest`);
-  if (size === undefined) return { w: range.default, h: range.default };
-  if (!Number.isInteger(size) || size < range.min || size > range.max || size % range.multiple !== 0) {
+  const side = size ?? range.default;
+  if (!Number.isInteger(side) || side < range.min || side > range.max || side % range.multiple !== 0) {
     throw new ImgtoolError(
       'invalid_parameter',
-      `Expected size to be a multiple of ${range.multiple} from ${range.min} to ${range.max} for model ${entry.id} but received ${size}`,
+      `Expected size to be a multiple of ${range.multiple} from ${range.min} to ${range.max} for model ${entry.id} but received ${side}`,
       { field: 'size' },
     );
   }
-  return { w: size, h: size };
+  if (!aspect || aspect.width === aspect.height) return { w: side, h: side };
+  const short = Math.max(
+    range.min,
+    Math.round((side * Math.min(aspect.width, aspect.height)) / Math.max(aspect.width, aspect.height) / range.multiple) * range.multiple,
+  );
+  return aspect.width > aspect.height ? { w: side, h: short } : { w: short, h: side };
 }
 
 function checkInput(img: SegmentInput): void {
@@ -162,7 +174,8 @@ async function runBatch(pool: SessionPool, entry: ModelEntry, size: Square, fram
 
 /**
  * How ISNet's sessions are laid out for inputs in flight.
- * - 'one' (default): one session, with its memory arena, used by the inputs in flight in turn.
+ * - 'one' (default): one session, with its memory arena, used by the inputs in flight in turn,
+ *   on all the engine's cores with threads that do not spin (isnetThreads, isnetSpin; round 8).
  *   Without the arena every run takes its ~450 MB of 1024x1024 activations from the system again
  *   and gives them back (page faults and zeroing): one run took 1.53-1.64 s against 1.03-1.11 s
  *   with the arena (same process layout, alternating, load ~7). So one session with the arena on
@@ -183,10 +196,24 @@ let isnetSessions: 'one' | 'shared' | 'per-core' = 'one';
 let arena: boolean | undefined;
 const isIsnet = (model: SegmentModel) => model.startsWith('isnet');
 
+/**
+ * ISNet's intra-op threads in the 'one' layout (undefined: all the engine's cores) and whether
+ * they spin while waiting. With one single-threaded session (round 7) the second core idled
+ * whenever the inputs in flight were all waiting for ISNet: on a quiet machine that capped a batch
+ * at ISNet's rate (0.943 images/s against 1.112 with two threads that do not spin, 42 images, same
+ * run; docs/ops/remove-background.md, round 8). Spinning threads compete with U2-Net-p and the
+ * JavaScript stages for the core they share (2.61x imgly against 3.52x with one thread, loaded);
+ * threads that block give it back (3.49x).
+ */
+let isnetThreads: number | undefined;
+let isnetSpin = false;
+
 /** Tuning hook for benchmarks: ISNet's session layout and arena (see isnetSessions, arena). */
-export function configureSegment(o: { isnetSessions?: 'one' | 'shared' | 'per-core'; arena?: boolean }): void {
+export function configureSegment(o: { isnetSessions?: 'one' | 'shared' | 'per-core'; arena?: boolean; isnetThreads?: number; isnetSpin?: boolean }): void {
   if (o.isnetSessions) isnetSessions = o.isnetSessions;
   if (o.arena !== undefined) arena = o.arena;
+  if (o.isnetThreads !== undefined) isnetThreads = o.isnetThreads;
+  if (o.isnetSpin !== undefined) isnetSpin = o.isnetSpin;
 }
 
 function segmentPool(model: SegmentModel, most = Infinity): Promise<SessionPool> {
@@ -195,7 +222,8 @@ function segmentPool(model: SegmentModel, most = Infinity): Promise<SessionPool>
     const withArena = arena ?? isnetSessions === 'one';
     const memory = withArena ? { enableMemPattern: false } : { enableCpuMemArena: false };
     if (isnetSessions === 'shared') return sessionPool(model, 1, { intraOpNumThreads: engineCores(), ...memory });
-    if (isnetSessions === 'one') return sessionPool(model, 1, { intraOpNumThreads: threads, ...memory });
+    const spin = isnetSpin ? {} : { extra: { session: { intra_op: { allow_spinning: '0' } } } };
+    if (isnetSessions === 'one') return sessionPool(model, 1, { intraOpNumThreads: isnetThreads ?? engineCores(), ...memory, ...spin });
     return sessionPool(model, Math.max(1, Math.min(most, Math.floor(engineCores() / threads))), { intraOpNumThreads: threads, ...memory });
   }
   // U2-Net-p keeps its arena but not onnxruntime's memory pattern: with the pattern its session
@@ -224,7 +252,8 @@ export async function segment(img: SegmentInput, model: SegmentModel, opts: Segm
  */
 export async function segmentBatch(frames: SegmentInput[], model: SegmentModel, opts: SegmentBatchOptions = {}): Promise<SegmentResult[]> {
   const entry = segmentEntry(model);
-  const size = inputSize(entry, opts.size);
+  // A batch shares one tensor shape: the first frame's aspect (video frames share theirs).
+  const size = inputSize(entry, opts.size, opts.keepAspect && frames.length > 0 ? frames[0] : undefined);
   throwIfAborted(opts.signal);
   const pool = await segmentPool(model, opts.sessions);
   const batch = typeof entry.input.shape[0] === 'string' ? Math.max(1, opts.batchSize ?? 4) : 1;

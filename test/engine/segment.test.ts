@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { segment, segmentBatch } from '../../src/engine/segment.js';
+import { modelInputSize, segment, segmentBatch } from '../../src/engine/segment.js';
 import { cutoutOnTexture, iou } from './fixtures.js';
 
 const CASES: Array<[string, string]> = [
@@ -39,5 +39,19 @@ describe('segment', () => {
       for (let i = 0; i < r.mask.length; i++) maxDiff = Math.max(maxDiff, Math.abs(r.mask[i] - single.mask[i]));
       expect(maxDiff).toBeLessThanOrEqual(1);
     }
+  }, 60_000);
+
+  it('keepAspect: ISNet sees the image at its own aspect ratio, the longer side at size', async () => {
+    // 4:3 at 1024 is 1024x768 (0.72x the square's compute), the shorter side rounded to 32.
+    expect(modelInputSize('isnet', 1024, { width: 640, height: 480 })).toEqual({ w: 1024, h: 768 });
+    expect(modelInputSize('isnet', 1024, { width: 300, height: 400 })).toEqual({ w: 768, h: 1024 });
+    expect(modelInputSize('isnet', 1024, { width: 1000, height: 333 })).toEqual({ w: 1024, h: 352 });
+    // A panorama's shorter side stays within the model's range.
+    expect(modelInputSize('isnet', 1024, { width: 5000, height: 100 })).toEqual({ w: 1024, h: 256 });
+    expect(modelInputSize('isnet', 1024)).toEqual({ w: 1024, h: 1024 });
+    const { image, alpha } = await cutoutOnTexture('sneaker.png', 'brick.png');
+    const res = await segment({ ...image, channels: 3 }, 'isnet', { keepAspect: true });
+    expect(res.mask.length).toBe(image.width * image.height);
+    expect(iou(res.mask, alpha)).toBeGreaterThan(0.8);
   }, 60_000);
 });

@@ -33,9 +33,20 @@ export interface FrameParams {
   blindShare: number;
   /** With two models: blocks of the cut where both are at least this (saturated) on most pixels, connected to the uncut mask, are the product (fusion.ts). */
   certain: number;
+  /** With two models: cut each model's mask on its own and unite the cuts, rather than cutting their union (fusion.ts). */
+  perModel?: boolean;
 }
 
-export const DEFAULT_FRAME: FrameParams = { reach: 10, step: 0.05, minCutShare: 0.2, minKeepShare: 0.05, colourRatio: 1, blindShare: 0.2, certain: 255 };
+export const DEFAULT_FRAME: FrameParams = {
+  reach: 10,
+  step: 0.05,
+  minCutShare: 0.2,
+  minKeepShare: 0.05,
+  colourRatio: 1,
+  blindShare: 0.2,
+  certain: 255,
+  perModel: true,
+};
 
 /** The image at analysis resolution: means of f x f blocks, RGB interleaved. */
 export function blockMeans(image: { data: Uint8Array; channels: number }, w: number, h: number, f: number, lw: number, lh: number): Float32Array {

@@ -44,8 +44,10 @@ export interface FusionParams {
   sureShare: number;
   /** ...the confident model's mean on it is at least this (0..1), */
   sureConfidence: number;
-  /** ...and its outline against the backdrop runs along edges this many times the image's mean gradient. */
+  /** ...and its outline against the backdrop runs along edges this many times the image's mean gradient; */
   sureEdge: number;
+  /** A blob near a kept core (partNearShare) at least this share of the main core's area, as confident (sureConfidence), is kept whatever the other model says. */
+  nearSureShare: number;
   /** Soft (below-threshold) values survive within this share of the diagonal of what is kept. */
   haloShare: number;
   /** Regions smaller than this share of the image are specks (`all` drops them). */
@@ -65,6 +67,7 @@ export const DEFAULT_FUSION: FusionParams = {
   sureShare: 0.5,
   sureConfidence: 0.95,
   sureEdge: 3,
+  nearSureShare: 0.3,
   haloShare: 0.02,
   speckShare: 0.0005,
   frame: DEFAULT_FRAME,
@@ -101,6 +104,11 @@ function nearestDown(mask: Uint8Array, w: number, h: number, f: number): Uint8Ar
     for (let x = 0; x < lw; x++, k++) low[k] = mask[row + Math.min(w - 1, x * f + (f >> 1))];
   }
   return low;
+}
+
+/** 1 where the soft mask is confident (>= 128). */
+function binary(m: Uint8Array): Uint8Array {
+  return m.map((v) => (v >= 128 ? 1 : 0));
 }
 
 export interface FusionInput {
@@ -152,8 +160,21 @@ export function fuseMasks(input: FusionInput, keep: Keep = 'auto', params: Fusio
   // A backdrop object running out of the frame is dropped before anything is judged (frame.ts);
   // `all` keeps every salient region, so it keeps those too.
   if (params.frame && keep !== 'all') {
-    const inside = nearestDown(hi, w, h, f).map((v) => (v >= 128 ? 1 : 0));
-    const cut = frameCut(inside, edges(), lw, lh, params.frame, blockMeans(image, w, h, f, lw, lh));
+    const inside = binary(nearestDown(hi, w, h, f));
+    const colours = blockMeans(image, w, h, f, lw, lh);
+    let cut: Uint8Array | undefined;
+    if (second && params.frame.perModel) {
+      // Each model's mask is cut on its own and the cuts united. In the union, a piece only one
+      // model took (ISNet's top of the orange, running out at the top edge) can join a product
+      // only the other model found (the leather shoes) to the frame, and the geodesic then went
+      // through it into the shoes; in each model's own mask that bridge does not exist.
+      const cutA = frameCut(binary(nearestDown(primary, w, h, f)), edges(), lw, lh, params.frame, colours);
+      const cutB = frameCut(binary(nearestDown(second, w, h, f)), edges(), lw, lh, params.frame, colours);
+      if (cutA || cutB) {
+        cut = new Uint8Array(lw * lh);
+        for (let k = 0; k < cut.length; k++) cut[k] = (cutA?.[k] ?? 0) | (cutB?.[k] ?? 0);
+      }
+    } else cut = frameCut(inside, edges(), lw, lh, params.frame, colours);
     if (cut && second) spareWhereOneModelIsOutside(cut, primary, second, w, h, f, lw, params.frame.blindShare);
     if (cut && second) spareCertain(cut, inside, primary, second, w, h, f, lw, params.frame.certain);
     if (cut) {
@@ -434,6 +455,7 @@ function keepBlobs(
   const rim = new Float64Array(m);
   const rimCount = new Float64Array(m);
   const nearest = new Float64Array(m).fill(Infinity);
+  const framed = new Uint8Array(m);
   const dist = distanceToSeeds(keepAll, w, h);
   for (let y = 0, i = 0; y < h; y++) {
     for (let x = 0; x < w; x++, i++) {
@@ -444,6 +466,7 @@ function keepBlobs(
       confidence[l] += hi[i];
       if (dist[i] < nearest[l]) nearest[l] = dist[i];
       const edge = x === 0 || y === 0 || x === w - 1 || y === h - 1;
+      if (edge) framed[l] = 1;
       if (edge || labels[i - 1] !== l || labels[i + 1] !== l || labels[i - w] !== l || labels[i + w] !== l) {
         outline[l]++;
         // On the frame the outline is the picture's, not the object's: it counts as no edge.
@@ -467,6 +490,16 @@ function keepBlobs(
     const sure = areas[l] >= p.sureShare * mainArea && confidence[l] / areas[l] >= p.sureConfidence * 255 && rim[l] / Math.max(1, rimCount[l]) >= p.sureEdge;
     // Body-sized, it is judged like a core of comparable size: wherever it is.
     keep[l] = (part && supported) || (sure && areas[l] >= p.partThickness * outline[l]) ? 1 : 0;
+    // A large part near the body that one model is sure of and the other gives nothing: the
+    // trophy's plinth and the cherries' stem and leaf on brick (U2-Net-p 0.99 / 0.95; ISNet at the
+    // image's aspect 0.005 / 0.05), the leather shoes on the fruit stall (U2-Net-p 0.98; ISNet took
+    // the orange). Near the body and that large, the other model's silence is not evidence: on the
+    // set the backdrop regions one model took near the body are small (<= 0.14 of the main core)
+    // or less certain (<= 0.94). A part lies inside the picture; a region running out of it (a
+    // wall behind the product one model took whole) is backdrop. Far from the body the sure-edge
+    // rule above still applies.
+    const nearSure = !framed[l] && nearest[l] <= partNear && areas[l] >= p.nearSureShare * mainArea && confidence[l] / areas[l] >= p.sureConfidence * 255;
+    if (nearSure && areas[l] >= p.partThickness * outline[l]) keep[l] = 1;
   }
   for (let i = 0; i < labels.length; i++) {
     if (keep[labels[i]]) {

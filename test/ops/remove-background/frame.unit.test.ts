@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { colourEdges, DEFAULT_FRAME, frameCut, frameDistance } from '../../../src/ops/remove-background/frame.js';
-import { fuseMasks } from '../../../src/ops/remove-background/fusion.js';
+import { DEFAULT_FUSION, fuseMasks } from '../../../src/ops/remove-background/fusion.js';
 
 const W = 200,
   H = 150;
@@ -194,5 +194,76 @@ describe('remove-background fusion: one model sure of a whole object', () => {
     expect(mask[75 * W + 55]).toBeLessThan(128);
     expect(mask[75 * W + 145]).toBeGreaterThanOrEqual(128);
     expect(parts).toHaveLength(1);
+  });
+});
+
+describe('remove-background fusion: each model cut by the frame on its own', () => {
+  // A backdrop band runs out of the bottom of the frame (both models take it); a product sits in
+  // front of its top (a blue disc only U2-Net-p finds, with a strong edge against the band); a
+  // strip of the disc's colour runs from it to the top edge, which only ISNet takes; and a second
+  // product (a green square both models find) stands apart. In the union the strip joins the disc
+  // to the frame without an edge, so a cut of the union takes the disc with the band.
+  function bridged() {
+    const data = new Uint8Array(W * H * 3).fill(90);
+    const isnet = blank();
+    const u2 = blank();
+    for (let y = 0; y < H; y++) {
+      for (let x = 0; x < W; x++) {
+        const i = y * W + x;
+        const band = x >= 40 && x < 160 && y >= 85;
+        const disc = inDisc(x, y, 100, 60, 28);
+        const strip = x >= 90 && x < 110 && y < 40;
+        const square = x >= 5 && x < 30 && y >= 20 && y < 50;
+        if (disc || strip) data.set([40, 80, 230], i * 3);
+        else if (band) data.set([240, 150, 40], i * 3);
+        else if (square) data.set([40, 200, 60], i * 3);
+        if ((band && !disc) || square) isnet[i] = u2[i] = 235;
+        if (strip && !disc) isnet[i] = 230;
+        if (disc) u2[i] = 250;
+      }
+    }
+    return { data, isnet, u2 };
+  }
+
+  it('keeps a product only one model found when the other model bridges it to the frame', () => {
+    const { data, isnet, u2 } = bridged();
+    const image = { data, channels: 3 };
+    const { mask, backdrop } = fuseMasks({ primary: isnet, second: u2, image, width: W, height: H });
+    expect(backdrop).toBeDefined();
+    expect(mask[60 * W + 100]).toBeGreaterThanOrEqual(128); // the disc
+    expect(mask[30 * W + 15]).toBeGreaterThanOrEqual(128); // the square
+    expect(mask[130 * W + 100]).toBe(0); // the band
+    expect(mask[10 * W + 100]).toBe(0); // the strip
+    // Cutting the union instead: the geodesic runs down the strip into the disc.
+    const union = fuseMasks({ primary: isnet, second: u2, image, width: W, height: H }, 'auto', {
+      ...DEFAULT_FUSION,
+      frame: { ...DEFAULT_FRAME, perModel: false },
+    });
+    expect(union.backdrop?.[60 * W + 100]).toBe(1);
+    expect(union.mask[60 * W + 100]).toBe(0);
+  });
+});
+
+describe('remove-background fusion: a large part near the body that one model is sure of', () => {
+  // A trophy's plinth just below its cup: U2-Net-p is sure of it, ISNet gives it nothing, and
+  // nothing in the flat image outlines it, so neither the support rule nor the sure-edge rule
+  // keeps it.
+  it('keeps it', () => {
+    const data = new Uint8Array(W * H * 3).fill(90);
+    const a = blank();
+    const b = blank();
+    for (let y = 0; y < H; y++) {
+      for (let x = 0; x < W; x++) {
+        const i = y * W + x;
+        if (inDisc(x, y, 100, 50, 30)) a[i] = b[i] = 250; // the cup, both models
+        if (x >= 75 && x < 125 && y >= 85 && y < 115) b[i] = 250; // the plinth, 5 px below: U2-Net-p's alone
+      }
+    }
+    const image = { data, channels: 3 };
+    const { mask, parts } = fuseMasks({ primary: a, second: b, image, width: W, height: H });
+    expect(mask[100 * W + 100]).toBeGreaterThanOrEqual(128);
+    expect(parts).toHaveLength(2);
+    const off = fuseMasks({ primary: a, second: b, image, width: W, height: H }, 'auto', { ...DEFAULT_FUSION, nearSureShare: Infinity });
+    expect(off.mask[100 * W + 100]).toBe(0);
   });
 });
