@@ -8,7 +8,7 @@
  * seconds. Cases the fused mask is unsure of (recrop.ts) run the whole cut-out live, as the
  * pipeline does. With the same code this reproduces the bench's quality figures.
  *
- *   npx tsc -p tsconfig.json && node bench/remove-background-fusion.mjs [--n 42] [--only name,name] [--dump name,name] [--isnet-side N] [--isnet-square] [--closer cut|always|off] [--closer-margin M] [--u2-side N]
+ *   npx tsc -p tsconfig.json && node bench/remove-background-fusion.mjs [--n 42] [--only name,name] [--dump name,name] [--isnet-side N] [--isnet-square] [--closer cut|always|off|small:F] [--closer-margin M] [--u2-side N] [--isnet-flip mean|max] [--u2-flip mean|max]
  *
  * --dump writes, for the named cases, image | ISNet | U2-Net-p | fused (coarse; what the frame cut
  * removed in red) | refined | truth
@@ -46,6 +46,18 @@ const saveGrey = (data, w, h, file) =>
     .png({ compressionLevel: 2 })
     .toFile(file);
 
+/** The share of the frame the box of the mask's pixels >= 128 covers. */
+function boxShare(mask, w, h) {
+  let [x0, y0, x1, y1] = [w, h, -1, -1];
+  for (let i = 0; i < w * h; i++) {
+    if (mask[i] < 128) continue;
+    const x = i % w,
+      y = (i / w) | 0;
+    [x0, y0, x1, y1] = [Math.min(x0, x), Math.min(y0, y), Math.max(x1, x), Math.max(y1, y)];
+  }
+  return x1 < 0 ? 1 : ((x1 - x0 + 1) * (y1 - y0 + 1)) / (w * h);
+}
+
 async function main() {
   const n = Number(arg('n', '42'));
   const only = arg('only');
@@ -61,11 +73,27 @@ async function main() {
   if (isnetSide !== 1024 || !isnetAspect) configureCutout({ isnetSide, isnetAspect });
   // --closer cut|always|off, --closer-margin M: the closer look at the subject after a frame cut
   // (cutout.ts, lookCloser), which runs the models on a crop (live, counted with the second looks).
-  const closer = arg('closer', 'cut');
+  // --closer small:F (round 9): also when the cut-out's box is under F of the frame (the subject
+  // would fill the models' input on a crop), decided here from the fused mask.
+  let closer = arg('closer', 'cut');
+  let closerSmall = 0;
+  if (closer.startsWith('small:')) [closer, closerSmall] = ['cut', Number(closer.slice(6))];
   configureCutout({ closer, ...(arg('closer-margin') ? { closerMargin: Number(arg('closer-margin')) } : {}) });
   // --u2-side N: U2-Net-p's input side for the whole-image mask (the pipeline's is 320).
   const u2Side = Number(arg('u2-side', '320'));
   const isnetTag = `${isnetSide === 1024 ? '' : `@${isnetSide}`}${isnetAspect ? '-aspect' : ''}`;
+  // --isnet-flip mean|max, --u2-flip mean|max (round 9): the model also on the mirrored image
+  // (test-time augmentation), its mask mirrored back and combined with the plain one per pixel.
+  const isnetFlip = arg('isnet-flip');
+  const u2Flip = arg('u2-flip');
+  // The live cases (second and closer looks) see ISNet's mirrored view too, averaged as cutout.ts's hook does.
+  if (isnetFlip === 'mean') configureCutout({ isnetFlip: true });
+  const mirror = (d, w, h, ch) => {
+    const o = new Uint8Array(d.length);
+    for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) for (let c = 0; c < ch; c++) o[(y * w + (w - 1 - x)) * ch + c] = d[(y * w + x) * ch + c];
+    return o;
+  };
+  const combine = (a, b, how) => a.map((v, i) => (how === 'max' ? Math.max(v, b[i]) : (v + b[i] + 1) >> 1));
   const rows = [];
   let live = 0;
   for (let k = 0; k < n; k++) {
@@ -95,8 +123,21 @@ async function main() {
       await saveGrey(a.mask, width, height, fi);
       await saveGrey(b.mask, width, height, fu);
     }
-    const primary = await grey(fi);
-    const second = await grey(fu);
+    let primary = await grey(fi);
+    let second = await grey(fu);
+    for (const [how, model, file, opts] of [
+      [isnetFlip, isnetModel, fi.replace(/\.png$/, '.flip.png'), { size: isnetSide, keepAspect: isnetAspect }],
+      [u2Flip, 'u2netp', fu.replace(/\.png$/, '.flip.png'), { size: u2Side, sessions: 1 }],
+    ]) {
+      if (!how) continue;
+      if (!existsSync(file)) {
+        const m = await segment({ ...input, data: mirror(rgb, width, height, 3) }, model, opts);
+        await saveGrey(mirror(m.mask, width, height, 1), width, height, file);
+      }
+      const f = await grey(file);
+      if (model === 'u2netp') second = combine(second, f, how);
+      else primary = combine(primary, f, how);
+    }
     const t0 = performance.now();
     let fused = fuseMasks({ primary, second, image: input, width, height }, 'auto');
     if (fused.backdrop && personInCutout(await detectPersons(input), fused.mask, width, height)) {
@@ -111,7 +152,7 @@ async function main() {
       alpha = (await cutoutSubject(img, { people: false })).mask;
     } else {
       // A closer look at the subject after a frame cut (cutout.ts), live: it runs the models on a crop.
-      if (closer !== 'off' && (closer === 'always' || fused.backdrop)) {
+      if (closer !== 'off' && (closer === 'always' || fused.backdrop || boxShare(fused.mask, width, height) < closerSmall)) {
         live++;
         fused = (await lookCloser(input, fused, 'auto')) ?? fused;
       }
