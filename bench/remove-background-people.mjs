@@ -3,7 +3,11 @@
  * remove-background on photos of people: the salient cut-out alone vs with the person masks
  * added (src/ops/remove-background/person.ts).
  *
- *   npx tsc -p tsconfig.json && node bench/remove-background-people.mjs [--model isnet|u2netp] [--fixtures DIR]
+ *   npx tsc -p tsconfig.json && node bench/remove-background-people.mjs [--model isnet|u2netp] [--fixtures DIR] [--compare people|image-parts]
+ *
+ * --compare image-parts (round 10): "before" is the cut-out without the parts only the image
+ * shows (fusion.ts's imageParts, image-parts.ts), "after" with them, both with the people
+ * assist; non-person images that change get a sheet too.
  *
  * No person photo with exact alpha exists in the fixtures, so the figure needs no invented
  * truth: BlazePose's landmarks with visibility > 0.5 (inside the frame) are points on the
@@ -35,6 +39,19 @@ const MODEL = arg('model', 'isnet');
 const PEOPLE = ['astronaut.png', 'grace_hopper.jpg', 'camera.png', 'messi5.jpg', 'basketball1.png'];
 
 const { cutoutSubject } = await import(join(DIST, 'ops/remove-background/cutout.js'));
+const { DEFAULT_FUSION } = await import(join(DIST, 'ops/remove-background/fusion.js'));
+const COMPARE = arg('compare', 'people');
+const IMAGE_PARTS = DEFAULT_FUSION.imageParts;
+/** The cut-out "before": without the people assist, or (--compare image-parts) without the image parts rule. */
+async function cutBefore(img) {
+  if (COMPARE !== 'image-parts') return cutoutSubject(img, { model: MODEL, people: false });
+  DEFAULT_FUSION.imageParts = undefined;
+  try {
+    return await cutoutSubject(img, { model: MODEL });
+  } finally {
+    DEFAULT_FUSION.imageParts = IMAGE_PARTS;
+  }
+}
 const { detectPeople } = await import(join(DIST, 'engine/people.js'));
 
 const GROUPS = {
@@ -115,7 +132,10 @@ async function sheet(name, img, before, after, people) {
     const layers = cells[c].svg ? [{ input: Buffer.from(`<svg width="${tile}" height="${th}">${cells[c].svg}</svg>`), left: 0, top: 0 }] : [];
     tiles.push({ input: await sharp(base).composite(layers).png().toBuffer(), left: c * tile, top: 22 });
   }
-  const labels = [name, `salient cut-out (${MODEL})`, '+ person masks', 'green added, red removed'];
+  const labels =
+    COMPARE === 'image-parts'
+      ? [name, 'without image parts', 'with image parts', 'green added, red removed']
+      : [name, `salient cut-out (${MODEL})`, '+ person masks', 'green added, red removed'];
   tiles.push({
     input: Buffer.from(
       `<svg width="${tile * 4}" height="22"><rect width="100%" height="100%" fill="white"/>${labels.map((t, c) => `<text x="${c * tile + 4}" y="16" font-family="sans-serif" font-size="14">${t}</text>`).join('')}</svg>`,
@@ -153,7 +173,7 @@ for (const file of PEOPLE) {
   const path = join(FIXTURES, 'images', file);
   if (!existsSync(path)) continue;
   const img = await load(path);
-  const before = (await timed('without', () => cutoutSubject(img, { model: MODEL, people: false }))).mask;
+  const before = (await timed('without', () => cutBefore(img))).mask;
   const cut = await timed('with', () => cutoutSubject(img, { model: MODEL }));
   const after = cut.mask;
   const people = await detectPeople(img);
@@ -198,11 +218,12 @@ console.log(
 const others = readdirSync(join(FIXTURES, 'images')).filter((f) => !PEOPLE.includes(f) && /\.(png|jpe?g)$/.test(f));
 for (const file of others) {
   const img = await load(join(FIXTURES, 'images', file));
-  const a = (await timed('without', () => cutoutSubject(img, { model: MODEL, people: false }))).mask;
+  const a = (await timed('without', () => cutBefore(img))).mask;
   const b = await timed('with', () => cutoutSubject(img, { model: MODEL }));
   let diff = 0;
   for (let i = 0; i < a.length; i++) if (a[i] !== b.mask[i]) diff++;
   console.log(`non-person ${file.padEnd(18)} people added ${b.people}, pixels changed ${diff}`);
+  if (diff && COMPARE === 'image-parts') rows.push(await sheet(file, img, a, b.mask, []));
 }
 
 console.log(
@@ -216,7 +237,7 @@ const composite = rows.map((input, i) => {
   y += metas[i].height;
   return t;
 });
-const file = join(OUT, `sheet-${MODEL}.png`);
+const file = join(OUT, `sheet-${MODEL}${COMPARE === 'people' ? '' : `-${COMPARE}`}.png`);
 await sharp({ create: { width: Math.max(...metas.map((m) => m.width)), height: y, channels: 3, background: 'white' } })
   .composite(composite)
   .png()

@@ -17,13 +17,16 @@
  * The soft value is the union (max) on and right next to kept blobs, so a part found by one model
  * keeps that model's edge, and the agreement (min) elsewhere, which gives the tighter boundary
  * band. Weak values survive only close to what is kept. When the models pick different objects
- * (little overlap), the one whose outline follows stronger image edges is used alone.
+ * (little overlap), the one whose outline follows stronger image edges is used alone. A part
+ * neither model sees at all is taken from the image when it looks like one next to the body
+ * (image-parts.ts: a smooth, strongly outlined region amid a busy backdrop).
  *
  * `keep` chooses what the user wants: `auto` (above), `largest` (only the largest kept region,
  * one connected object), `all` (every region either model is confident about, minus specks).
  */
 import { distanceToSeeds, labelRegions } from './cleanup.js';
 import { blockMeans, colourEdges, DEFAULT_FRAME, frameCut, type FrameParams } from './frame.js';
+import { DEFAULT_IMAGE_PARTS, imageParts, type ImagePartParams } from './image-parts.js';
 
 export type Keep = 'auto' | 'largest' | 'all';
 
@@ -54,6 +57,8 @@ export interface FusionParams {
   speckShare: number;
   /** Backdrop cut by the frame (frame.ts); undefined to keep it. */
   frame?: FrameParams;
+  /** Parts only the image shows, next to the body (image-parts.ts); undefined to skip. Two models, `auto` only. */
+  imageParts?: ImagePartParams;
 }
 
 // Chosen on the bench's evaluation set (bench/remove-background-set.mjs); docs/ops/remove-background.md.
@@ -71,6 +76,7 @@ export const DEFAULT_FUSION: FusionParams = {
   haloShare: 0.02,
   speckShare: 0.0005,
   frame: DEFAULT_FRAME,
+  imageParts: DEFAULT_IMAGE_PARTS,
 };
 
 /** A kept part: a connected region of the final mask (alpha >= 128), in image pixels. */
@@ -156,25 +162,26 @@ export function fuseMasks(input: FusionInput, keep: Keep = 'auto', params: Fusio
   }
   let edgesMemo: Float32Array | undefined;
   const edges = () => (edgesMemo ??= colourEdges(image, w, h, f, lw, lh));
+  let coloursMemo: Float32Array | undefined;
+  const colours = () => (coloursMemo ??= blockMeans(image, w, h, f, lw, lh));
   let backdrop: Uint8Array | undefined;
   // A backdrop object running out of the frame is dropped before anything is judged (frame.ts);
   // `all` keeps every salient region, so it keeps those too.
   if (params.frame && keep !== 'all') {
     const inside = binary(nearestDown(hi, w, h, f));
-    const colours = blockMeans(image, w, h, f, lw, lh);
     let cut: Uint8Array | undefined;
     if (second && params.frame.perModel) {
       // Each model's mask is cut on its own and the cuts united. In the union, a piece only one
       // model took (ISNet's top of the orange, running out at the top edge) can join a product
       // only the other model found (the leather shoes) to the frame, and the geodesic then went
       // through it into the shoes; in each model's own mask that bridge does not exist.
-      const cutA = frameCut(binary(nearestDown(primary, w, h, f)), edges(), lw, lh, params.frame, colours);
-      const cutB = frameCut(binary(nearestDown(second, w, h, f)), edges(), lw, lh, params.frame, colours);
+      const cutA = frameCut(binary(nearestDown(primary, w, h, f)), edges(), lw, lh, params.frame, colours());
+      const cutB = frameCut(binary(nearestDown(second, w, h, f)), edges(), lw, lh, params.frame, colours());
       if (cutA || cutB) {
         cut = new Uint8Array(lw * lh);
         for (let k = 0; k < cut.length; k++) cut[k] = (cutA?.[k] ?? 0) | (cutB?.[k] ?? 0);
       }
-    } else cut = frameCut(inside, edges(), lw, lh, params.frame, colours);
+    } else cut = frameCut(inside, edges(), lw, lh, params.frame, colours());
     if (cut && second) spareWhereOneModelIsOutside(cut, primary, second, w, h, f, lw, params.frame.blindShare);
     if (cut && second) spareCertain(cut, inside, primary, second, w, h, f, lw, params.frame.certain);
     if (cut) {
@@ -205,6 +212,20 @@ export function fuseMasks(input: FusionInput, keep: Keep = 'auto', params: Fusio
       // The union only on and right next to a kept blob: elsewhere the agreement draws the edge.
       if (dHi[k] <= 2) mask[i] = hi[i];
       else if (dAll[k] <= halo) mask[i] = lo[i];
+    }
+  }
+  // A part neither model sees but the image shows next to the body (image-parts.ts). Only with
+  // two models: both silent there is what the rule asks (one model alone is often silent on parts).
+  if (second && keep === 'auto' && params.imageParts) {
+    const found = imageParts(
+      { colours: colours(), edges: edges(), body: keepAll, hi: nearestDown(hi, w, h, f), distance: dAll, width: lw, height: lh },
+      params.imageParts,
+    ).add;
+    if (found) {
+      for (let y = 0, i = 0; y < h; y++) {
+        const row = ((y / f) | 0) * lw;
+        for (let x = 0; x < w; x++, i++) if (found[row + ((x / f) | 0)]) mask[i] = 255;
+      }
     }
   }
   return { mask, parts: partsOf(mask, w, h, params.speckShare), backdrop };
