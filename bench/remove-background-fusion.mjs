@@ -8,7 +8,7 @@
  * seconds. Cases the fused mask is unsure of (recrop.ts) run the whole cut-out live, as the
  * pipeline does. With the same code this reproduces the bench's quality figures.
  *
- *   npx tsc -p tsconfig.json && node bench/remove-background-fusion.mjs [--n 42] [--only name,name] [--dump name,name] [--isnet-side N] [--isnet-square] [--closer cut|always|off|small:F] [--closer-margin M] [--u2-side N] [--isnet-flip mean|max] [--u2-flip mean|max]
+ *   npx tsc -p tsconfig.json && node bench/remove-background-fusion.mjs [--n 42] [--only name,name] [--dump name,name] [--isnet-side N] [--isnet-square] [--closer cut|always|off|small:F] [--closer-margin M] [--u2-side N] [--isnet-flip mean|max] [--u2-flip mean|max] [--no-opening]
  *
  * --dump writes, for the named cases, image | ISNet | U2-Net-p | fused (coarse; what the frame cut
  * removed in red) | refined | truth
@@ -93,6 +93,9 @@ async function main() {
     for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) for (let c = 0; c < ch; c++) o[(y * w + (w - 1 - x)) * ch + c] = d[(y * w + x) * ch + c];
     return o;
   };
+  // --no-opening (round 10): without the rule for backdrop seen through the subject's opening
+  // (opening.ts), everywhere fuseMasks runs (the whole image and the second and closer looks' crops).
+  if (process.argv.includes('--no-opening')) DEFAULT_FUSION.opening = undefined;
   const combine = (a, b, how) => a.map((v, i) => (how === 'max' ? Math.max(v, b[i]) : (v + b[i] + 1) >> 1));
   const rows = [];
   let live = 0;
@@ -159,7 +162,9 @@ async function main() {
       alpha = refineAlpha(input, fused.mask, MODEL_INPUT_SIDE.u2netp, DEFAULT_REFINE);
     }
     const s = scoreAlpha(alpha, c.alpha, width, height);
-    rows.push({ name: c.name, multi: c.multi, ...s, fuseMs });
+    // A checksum of the alpha, to tell which cases a change touches at all.
+    const sum = alpha.reduce((a, v, i) => (a + v * ((i % 65521) + 1)) % 1000000007, 0);
+    rows.push({ name: c.name, multi: c.multi, ...s, fuseMs, sum });
     if (dump.some((d) => c.name.includes(d))) {
       const dir = join(OUT, 'dump');
       mkdirSync(dir, { recursive: true });
@@ -189,7 +194,9 @@ async function main() {
   }
   rows.sort((a, b) => a.iou - b.iou);
   for (const r of rows)
-    console.log(`${r.name.padEnd(44)} IoU ${r.iou.toFixed(3)} MAE ${r.mae.toFixed(4)} boundary ${r.boundary.toFixed(4)} fuse ${r.fuseMs.toFixed(0)} ms`);
+    console.log(
+      `${r.name.padEnd(44)} IoU ${r.iou.toFixed(3)} MAE ${r.mae.toFixed(4)} boundary ${r.boundary.toFixed(4)} fuse ${r.fuseMs.toFixed(0)} ms alpha ${r.sum}`,
+    );
   const mean = (k, sel = rows) => sel.reduce((a, s) => a + s[k], 0) / Math.max(1, sel.length);
   console.log(
     `\n${rows.length} cases (${live} live second looks): mean IoU ${mean('iou').toFixed(4)}, worst ${rows[0].iou.toFixed(4)} (${rows[0].name}), < 0.8: ${rows.filter((r) => r.iou < 0.8).length}, multi-part ${mean(

@@ -3,7 +3,7 @@
  * remove-background on photos of people: the salient cut-out alone vs with the person masks
  * added (src/ops/remove-background/person.ts).
  *
- *   npx tsc -p tsconfig.json && node bench/remove-background-people.mjs [--model isnet|u2netp] [--fixtures DIR]
+ *   npx tsc -p tsconfig.json && node bench/remove-background-people.mjs [--model isnet|u2netp] [--fixtures DIR] [--no-opening]
  *
  * No person photo with exact alpha exists in the fixtures, so the figure needs no invented
  * truth: BlazePose's landmarks with visibility > 0.5 (inside the frame) are points on the
@@ -36,6 +36,8 @@ const PEOPLE = ['astronaut.png', 'grace_hopper.jpg', 'camera.png', 'messi5.jpg',
 
 const { cutoutSubject } = await import(join(DIST, 'ops/remove-background/cutout.js'));
 const { detectPeople } = await import(join(DIST, 'engine/people.js'));
+// --no-opening (round 10): without the rule for backdrop seen through the subject's opening (opening.ts).
+if (process.argv.includes('--no-opening')) (await import(join(DIST, 'ops/remove-background/fusion.js'))).DEFAULT_FUSION.opening = undefined;
 
 const GROUPS = {
   face: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10],

@@ -24,6 +24,7 @@
  */
 import { distanceToSeeds, labelRegions } from './cleanup.js';
 import { blockMeans, colourEdges, DEFAULT_FRAME, frameCut, type FrameParams } from './frame.js';
+import { DEFAULT_OPENING, openingBackdrop, touchesFrame, type OpeningParams } from './opening.js';
 
 export type Keep = 'auto' | 'largest' | 'all';
 
@@ -54,6 +55,8 @@ export interface FusionParams {
   speckShare: number;
   /** Backdrop cut by the frame (frame.ts); undefined to keep it. */
   frame?: FrameParams;
+  /** Backdrop seen through the subject's opening (opening.ts; `auto` only); undefined to keep it. */
+  opening?: OpeningParams;
 }
 
 // Chosen on the bench's evaluation set (bench/remove-background-set.mjs); docs/ops/remove-background.md.
@@ -71,6 +74,7 @@ export const DEFAULT_FUSION: FusionParams = {
   haloShare: 0.02,
   speckShare: 0.0005,
   frame: DEFAULT_FRAME,
+  opening: DEFAULT_OPENING,
 };
 
 /** A kept part: a connected region of the final mask (alpha >= 128), in image pixels. */
@@ -156,25 +160,31 @@ export function fuseMasks(input: FusionInput, keep: Keep = 'auto', params: Fusio
   }
   let edgesMemo: Float32Array | undefined;
   const edges = () => (edgesMemo ??= colourEdges(image, w, h, f, lw, lh));
+  // The opening rule (opening.ts) is for a subject shown whole: when either model's mask runs out
+  // of the picture, before the frame cut takes such parts away, what is left is not the whole
+  // outline (a man in a patterned shirt cut by the frame: the frame cut took his lower half, and
+  // the shirt's dark patches then passed as backdrop in the opening of what remained).
+  const inPicture = !!params.opening && keep === 'auto' && !touchesFrame(binary(nearestDown(hi, w, h, f)), lw, lh);
+  let coloursMemo: Float32Array | undefined;
+  const colours = () => (coloursMemo ??= blockMeans(image, w, h, f, lw, lh));
   let backdrop: Uint8Array | undefined;
   // A backdrop object running out of the frame is dropped before anything is judged (frame.ts);
   // `all` keeps every salient region, so it keeps those too.
   if (params.frame && keep !== 'all') {
     const inside = binary(nearestDown(hi, w, h, f));
-    const colours = blockMeans(image, w, h, f, lw, lh);
     let cut: Uint8Array | undefined;
     if (second && params.frame.perModel) {
       // Each model's mask is cut on its own and the cuts united. In the union, a piece only one
       // model took (ISNet's top of the orange, running out at the top edge) can join a product
       // only the other model found (the leather shoes) to the frame, and the geodesic then went
       // through it into the shoes; in each model's own mask that bridge does not exist.
-      const cutA = frameCut(binary(nearestDown(primary, w, h, f)), edges(), lw, lh, params.frame, colours);
-      const cutB = frameCut(binary(nearestDown(second, w, h, f)), edges(), lw, lh, params.frame, colours);
+      const cutA = frameCut(binary(nearestDown(primary, w, h, f)), edges(), lw, lh, params.frame, colours());
+      const cutB = frameCut(binary(nearestDown(second, w, h, f)), edges(), lw, lh, params.frame, colours());
       if (cutA || cutB) {
         cut = new Uint8Array(lw * lh);
         for (let k = 0; k < cut.length; k++) cut[k] = (cutA?.[k] ?? 0) | (cutB?.[k] ?? 0);
       }
-    } else cut = frameCut(inside, edges(), lw, lh, params.frame, colours);
+    } else cut = frameCut(inside, edges(), lw, lh, params.frame, colours());
     if (cut && second) spareWhereOneModelIsOutside(cut, primary, second, w, h, f, lw, params.frame.blindShare);
     if (cut && second) spareCertain(cut, inside, primary, second, w, h, f, lw, params.frame.certain);
     if (cut) {
@@ -207,7 +217,22 @@ export function fuseMasks(input: FusionInput, keep: Keep = 'auto', params: Fusio
       else if (dAll[k] <= halo) mask[i] = lo[i];
     }
   }
+  if (params.opening && inPicture) dropOpeningBackdrop(mask, colours(), w, h, f, lw, lh, params.opening);
   return { mask, parts: partsOf(mask, w, h, params.speckShare), backdrop };
+}
+
+/**
+ * A backdrop object seen through the subject's opening (the peg inside the headphones' arc, both
+ * models sure of it) is not reached by the frame cut and is as confident as the subject; its
+ * colour and where it borders the backdrop give it away (opening.ts). Clears it in place.
+ */
+function dropOpeningBackdrop(mask: Uint8Array, colours: Float32Array, w: number, h: number, f: number, lw: number, lh: number, p: OpeningParams): void {
+  const drop = openingBackdrop(binary(nearestDown(mask, w, h, f)), colours, lw, lh, p);
+  if (!drop) return;
+  for (let y = 0, i = 0; y < h; y++) {
+    const row = ((y / f) | 0) * lw;
+    for (let x = 0; x < w; x++, i++) if (drop[row + ((x / f) | 0)]) mask[i] = 0;
+  }
 }
 
 /**
