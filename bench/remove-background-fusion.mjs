@@ -8,7 +8,7 @@
  * seconds. Cases the fused mask is unsure of (recrop.ts) run the whole cut-out live, as the
  * pipeline does. With the same code this reproduces the bench's quality figures.
  *
- *   npx tsc -p tsconfig.json && node bench/remove-background-fusion.mjs [--n 42] [--only name,name] [--dump name,name] [--isnet-side N] [--isnet-square] [--closer cut|always|off|small:F] [--closer-margin M] [--u2-side N] [--isnet-flip mean|max] [--u2-flip mean|max] [--image-parts off]
+ *   npx tsc -p tsconfig.json && node bench/remove-background-fusion.mjs [--n 42] [--only name,name] [--dump name,name] [--isnet-side N] [--isnet-square] [--closer cut|always|off|small:F] [--closer-margin M] [--u2-side N] [--isnet-flip mean|max] [--u2-flip mean|max] [--image-parts off] [--no-opening]
  *
  * --dump writes, for the named cases, image | ISNet | U2-Net-p | fused (coarse; what the frame cut
  * removed in red) | refined | truth
@@ -97,6 +97,9 @@ async function main() {
   // --image-parts off (round 10): without the parts only the image shows (image-parts.ts); the
   // pipeline's fusions (live second and closer looks too) read DEFAULT_FUSION, so it is switched there.
   if (arg('image-parts') === 'off') DEFAULT_FUSION.imageParts = undefined;
+  // --no-opening (round 10): without the rule for backdrop seen through the subject's opening
+  // (opening.ts), everywhere fuseMasks runs (the whole image and the second and closer looks' crops).
+  if (process.argv.includes('--no-opening')) DEFAULT_FUSION.opening = undefined;
   const combine = (a, b, how) => a.map((v, i) => (how === 'max' ? Math.max(v, b[i]) : (v + b[i] + 1) >> 1));
   const rows = [];
   let live = 0;

@@ -27,6 +27,7 @@
 import { distanceToSeeds, labelRegions } from './cleanup.js';
 import { blockMeans, colourEdges, DEFAULT_FRAME, frameCut, type FrameParams } from './frame.js';
 import { DEFAULT_IMAGE_PARTS, imageParts, type ImagePartParams } from './image-parts.js';
+import { DEFAULT_OPENING, openingBackdrop, touchesFrame, type OpeningParams } from './opening.js';
 
 export type Keep = 'auto' | 'largest' | 'all';
 
@@ -59,6 +60,8 @@ export interface FusionParams {
   frame?: FrameParams;
   /** Parts only the image shows, next to the body (image-parts.ts); undefined to skip. Two models, `auto` only. */
   imageParts?: ImagePartParams;
+  /** Backdrop seen through the subject's opening (opening.ts; `auto` only); undefined to keep it. */
+  opening?: OpeningParams;
 }
 
 // Chosen on the bench's evaluation set (bench/remove-background-set.mjs); docs/ops/remove-background.md.
@@ -77,6 +80,7 @@ export const DEFAULT_FUSION: FusionParams = {
   speckShare: 0.0005,
   frame: DEFAULT_FRAME,
   imageParts: DEFAULT_IMAGE_PARTS,
+  opening: DEFAULT_OPENING,
 };
 
 /** A kept part: a connected region of the final mask (alpha >= 128), in image pixels. */
@@ -162,6 +166,11 @@ export function fuseMasks(input: FusionInput, keep: Keep = 'auto', params: Fusio
   }
   let edgesMemo: Float32Array | undefined;
   const edges = () => (edgesMemo ??= colourEdges(image, w, h, f, lw, lh));
+  // The opening rule (opening.ts) is for a subject shown whole: when either model's mask runs out
+  // of the picture, before the frame cut takes such parts away, what is left is not the whole
+  // outline (a man in a patterned shirt cut by the frame: the frame cut took his lower half, and
+  // the shirt's dark patches then passed as backdrop in the opening of what remained).
+  const inPicture = !!params.opening && keep === 'auto' && !touchesFrame(binary(nearestDown(hi, w, h, f)), lw, lh);
   let coloursMemo: Float32Array | undefined;
   const colours = () => (coloursMemo ??= blockMeans(image, w, h, f, lw, lh));
   let backdrop: Uint8Array | undefined;
@@ -228,7 +237,24 @@ export function fuseMasks(input: FusionInput, keep: Keep = 'auto', params: Fusio
       }
     }
   }
+  // Last, so the opening rule judges the whole cut-out, parts from the image included (the
+  // cherries' stem is rare in colour too, but only 0.71 of its backdrop border lies in the opening).
+  if (params.opening && inPicture) dropOpeningBackdrop(mask, colours(), w, h, f, lw, lh, params.opening);
   return { mask, parts: partsOf(mask, w, h, params.speckShare), backdrop };
+}
+
+/**
+ * A backdrop object seen through the subject's opening (the peg inside the headphones' arc, both
+ * models sure of it) is not reached by the frame cut and is as confident as the subject; its
+ * colour and where it borders the backdrop give it away (opening.ts). Clears it in place.
+ */
+function dropOpeningBackdrop(mask: Uint8Array, colours: Float32Array, w: number, h: number, f: number, lw: number, lh: number, p: OpeningParams): void {
+  const drop = openingBackdrop(binary(nearestDown(mask, w, h, f)), colours, lw, lh, p);
+  if (!drop) return;
+  for (let y = 0, i = 0; y < h; y++) {
+    const row = ((y / f) | 0) * lw;
+    for (let x = 0; x < w; x++, i++) if (drop[row + ((x / f) | 0)]) mask[i] = 0;
+  }
 }
 
 /**
