@@ -8,7 +8,7 @@
  * seconds. Cases the fused mask is unsure of (recrop.ts) run the whole cut-out live, as the
  * pipeline does. With the same code this reproduces the bench's quality figures.
  *
- *   npx tsc -p tsconfig.json && node bench/remove-background-fusion.mjs [--n 42] [--only name,name] [--dump name,name] [--isnet-side N] [--isnet-square] [--closer cut|always|off|small:F] [--closer-margin M] [--u2-side N] [--isnet-flip mean|max] [--u2-flip mean|max] [--image-parts off] [--no-opening]
+ *   npx tsc -p tsconfig.json && node bench/remove-background-fusion.mjs [--n 42] [--only name,name] [--dump name,name] [--isnet-side N] [--isnet-square] [--closer cut|always|off|small:F] [--closer-margin M] [--u2-side N] [--isnet-flip mean|max] [--u2-flip mean|max] [--image-parts off] [--no-opening] [--heldout | --two-subjects]
  *
  * --dump writes, for the named cases, image | ISNet | U2-Net-p | fused (coarse; what the frame cut
  * removed in red) | refined | truth
@@ -20,7 +20,7 @@ import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { FIXTURES } from './fixtures.mjs';
-import { buildCase } from './remove-background-set.mjs';
+import { buildCase, heldoutCase } from './remove-background-set.mjs';
 import { scoreAlpha } from './lib/metrics.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -60,7 +60,9 @@ function boxShare(mask, w, h) {
 }
 
 async function main() {
-  const n = Number(arg('n', '42'));
+  const twoSubjects = process.argv.includes('--two-subjects');
+  const heldout = twoSubjects || process.argv.includes('--heldout');
+  const n = Number(arg('n', heldout ? '60' : '42'));
   const only = arg('only');
   const dump = (arg('dump') ?? '').split(',').filter(Boolean);
   const [width, height] = [640, 480];
@@ -104,7 +106,9 @@ async function main() {
   const rows = [];
   let live = 0;
   for (let k = 0; k < n; k++) {
-    const c = await buildCase(FIXTURES, k, width, height);
+    // --heldout: the held-out composites (remove-background-set.mjs, backdrops the set never uses);
+    // --two-subjects: those backdrops in every kind, a dog or an eagle competing with the product.
+    const c = heldout ? await heldoutCase(FIXTURES, k, width, height, { twoSubjects }) : await buildCase(FIXTURES, k, width, height);
     if (only && !only.split(',').some((o) => c.name.includes(o))) continue;
     // The JPEG the bench feeds the pipeline, decoded as the pipeline decodes it.
     const jpeg = await sharp(c.rgb, { raw: { width, height, channels: 3 } })

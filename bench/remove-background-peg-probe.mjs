@@ -7,13 +7,16 @@
  * how much of that border lies inside the convex hull of the rest of the cut-out (the subject's
  * opening), against the truth.
  *
- *   npx tsc -p tsconfig.json && node bench/remove-background-fusion.mjs && node bench/remove-background-peg-probe.mjs [--only name]
+ *   npx tsc -p tsconfig.json && node bench/remove-background-fusion.mjs && node bench/remove-background-peg-probe.mjs [--only name] [--heldout | --two-subjects]
+ *
+ * --heldout / --two-subjects: the held-out composites instead (remove-background-set.mjs; run the
+ * fusion script with the same flag first, to fill the cache)
  */
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { FIXTURES } from './fixtures.mjs';
-import { buildCase } from './remove-background-set.mjs';
+import { buildCase, heldoutCase } from './remove-background-set.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const CACHE = join(HERE, 'out', 'remove-background', 'cache');
@@ -28,8 +31,10 @@ const grey = async (file) => new Uint8Array(await sharp(file).extractChannel(0).
 const [W, H] = [640, 480];
 const only = (arg('only', '') || '').split(',').filter(Boolean);
 const ms = [];
-for (let k = 0; k < 42; k++) {
-  const c = await buildCase(FIXTURES, k, W, H);
+const twoSubjects = process.argv.includes('--two-subjects');
+const heldout = twoSubjects || process.argv.includes('--heldout');
+for (let k = 0; k < (heldout ? 60 : 42); k++) {
+  const c = heldout ? await heldoutCase(FIXTURES, k, W, H, { twoSubjects }) : await buildCase(FIXTURES, k, W, H);
   if (only.length && !only.some((o) => c.name.includes(o))) continue;
   const rgb = new Uint8Array(
     await sharp(join(CACHE, `${c.name}.jpg`))
