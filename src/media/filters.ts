@@ -55,22 +55,36 @@ export function boxMean(src: Float32Array, w: number, h: number, r: number, out 
     const row = y * w;
     for (let x = 0; x < w; x++) col[x]! += tmp[row + x]!;
   }
+  // Each row's output and the sums' update for the next row share one walk over the columns.
   for (let y = 0; y < h; y++) {
     const invY = 1 / (Math.min(y + r, h - 1) - Math.max(y - r, 0) + 1);
     const row = y * w;
-    for (let x = 0; x < w; x++) out[row + x] = col[x]! * inv[x]! * invY;
     const add = y + r + 1;
     const sub = y - r;
     if (add < h && sub >= 0) {
       const ar = add * w;
       const sr = sub * w;
-      for (let x = 0; x < w; x++) col[x]! += tmp[ar + x]! - tmp[sr + x]!;
+      for (let x = 0; x < w; x++) {
+        const v = col[x]!;
+        out[row + x] = v * inv[x]! * invY;
+        col[x] = v + (tmp[ar + x]! - tmp[sr + x]!);
+      }
     } else if (add < h) {
       const ar = add * w;
-      for (let x = 0; x < w; x++) col[x]! += tmp[ar + x]!;
+      for (let x = 0; x < w; x++) {
+        const v = col[x]!;
+        out[row + x] = v * inv[x]! * invY;
+        col[x] = v + tmp[ar + x]!;
+      }
     } else if (sub >= 0) {
       const sr = sub * w;
-      for (let x = 0; x < w; x++) col[x]! -= tmp[sr + x]!;
+      for (let x = 0; x < w; x++) {
+        const v = col[x]!;
+        out[row + x] = v * inv[x]! * invY;
+        col[x] = v - tmp[sr + x]!;
+      }
+    } else {
+      for (let x = 0; x < w; x++) out[row + x] = col[x]! * inv[x]! * invY;
     }
   }
   return out;

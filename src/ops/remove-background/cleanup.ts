@@ -60,7 +60,13 @@ export function labelRegions(mask: Uint8Array, w: number, h: number): { labels: 
 export function distanceToSeeds(seed: Uint8Array, w: number, h: number): Float32Array {
   const d = new Float32Array(w * h);
   const far = 1e9;
-  for (let i = 0; i < d.length; i++) d[i] = seed[i] ? 0 : far;
+  let seeds = 0;
+  for (let i = 0; i < d.length; i++) {
+    if (seed[i]) seeds++;
+    d[i] = seed[i] ? 0 : far;
+  }
+  // No seed (e.g. no kept blob with one model): every pixel stays far, as the passes would leave it.
+  if (!seeds) return d.fill(far / 3);
   for (let y = 0, i = 0; y < h; y++) {
     for (let x = 0; x < w; x++, i++) {
       let v = d[i];

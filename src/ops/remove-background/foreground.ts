@@ -1,5 +1,5 @@
 import { boxMean } from '../../media/filters.js';
-import { bandRect, cropPixels } from './region.js';
+import { cropPixels, softRect } from './region.js';
 
 /**
  * Foreground colour estimation by blur fusion (Forte & Pitie, "Approximate Fast Foreground
@@ -29,7 +29,7 @@ export function estimateForeground(
   }
   // Each pass reads a window of its radius around the pixels it writes, so margins summing
   // both radii make the crop's result identical to the whole frame's.
-  const rect = bandRect(w, h, radii[0] + radii[1], (i) => alpha[i] > 0 && alpha[i] < 255);
+  const rect = softRect(alpha, w, h, radii[0] + radii[1]);
   if (!rect) return;
   const cw = rect.x1 - rect.x0,
     ch = rect.y1 - rect.y0;
@@ -48,7 +48,10 @@ export function estimateForeground(
   }
 }
 
-/** Blur fusion on one rectangle: interleaved RGB foreground bytes for every pixel of it. */
+/**
+ * Blur fusion on one rectangle: interleaved RGB foreground bytes for its semi-transparent pixels
+ * (0 < alpha < 255; the others are left 0, the caller keeps the source colour there).
+ */
 function fuse(src: Uint8Array, channels: number, alpha: Uint8Array, w: number, h: number, radii: readonly [number, number]): Uint8Array {
   const n = w * h;
   const a = new Float32Array(n);
@@ -58,20 +61,38 @@ function fuse(src: Uint8Array, channels: number, alpha: Uint8Array, w: number, h
   const I = new Float32Array(n);
   const F = new Float32Array(n);
   const B = new Float32Array(n);
-  const x = new Float32Array(n);
+  const xF = new Float32Array(n);
+  const xB = new Float32Array(n);
   const fa = new Float32Array(n);
   const ba = new Float32Array(n);
   const rgb = new Uint8Array(n * 3);
+  const last = radii.length - 1;
   for (let c = 0; c < 3; c++) {
     for (let i = 0, j = c; i < n; i++, j += channels) I[i] = src[j] / 255;
-    F.set(I);
-    B.set(I);
     radii.forEach((r, pass) => {
       const bA = blurA[pass];
-      for (let i = 0; i < n; i++) x[i] = F[i] * a[i];
-      boxMean(x, w, h, r, fa, tmp);
-      for (let i = 0; i < n; i++) x[i] = B[i] * (1 - a[i]);
-      boxMean(x, w, h, r, ba, tmp);
+      // Both estimates start as the image itself, so the first pass reads it directly.
+      const Fin = pass === 0 ? I : F;
+      const Bin = pass === 0 ? I : B;
+      for (let i = 0; i < n; i++) {
+        xF[i] = Fin[i] * a[i];
+        xB[i] = Bin[i] * (1 - a[i]);
+      }
+      boxMean(xF, w, h, r, fa, tmp);
+      boxMean(xB, w, h, r, ba, tmp);
+      if (pass === last) {
+        // The last estimate is only read where alpha is partial.
+        for (let i = 0, k = c; i < n; i++, k += 3) {
+          const ai = a[i];
+          if (ai === 0 || ai === 1) continue;
+          const fb = fa[i] / (bA[i] + 1e-5);
+          const bb = ba[i] / (1 - bA[i] + 1e-5);
+          const f = fb + ai * (I[i] - ai * fb - (1 - ai) * bb);
+          // Rounded to float32 first, as the estimate plane stores it.
+          rgb[k] = Math.round(Math.fround(f < 0 ? 0 : f > 1 ? 1 : f) * 255);
+        }
+        return;
+      }
       for (let i = 0; i < n; i++) {
         const fb = fa[i] / (bA[i] + 1e-5);
         const bb = ba[i] / (1 - bA[i] + 1e-5);
@@ -81,7 +102,6 @@ function fuse(src: Uint8Array, channels: number, alpha: Uint8Array, w: number, h
         B[i] = bb;
       }
     });
-    for (let i = 0, k = c; i < n; i++, k += 3) rgb[k] = Math.round(F[i] * 255);
   }
   return rgb;
 }

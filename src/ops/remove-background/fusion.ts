@@ -164,8 +164,6 @@ export function fuseMasks(input: FusionInput, keep: Keep = 'auto', params: Fusio
     lo.set(primary);
     hi.set(primary);
   }
-  let edgesMemo: Float32Array | undefined;
-  const edges = () => (edgesMemo ??= colourEdges(image, w, h, f, lw, lh));
   // The opening rule (opening.ts) is for a subject shown whole: when either model's mask runs out
   // of the picture, before the frame cut takes such parts away, what is left is not the whole
   // outline (a man in a patterned shirt cut by the frame: the frame cut took his lower half, and
@@ -173,6 +171,9 @@ export function fuseMasks(input: FusionInput, keep: Keep = 'auto', params: Fusio
   const inPicture = !!params.opening && keep === 'auto' && !touchesFrame(binary(nearestDown(hi, w, h, f)), lw, lh);
   let coloursMemo: Float32Array | undefined;
   const colours = () => (coloursMemo ??= blockMeans(image, w, h, f, lw, lh));
+  let edgesMemo: Float32Array | undefined;
+  // The edges are computed from the same block means, once per image.
+  const edges = () => (edgesMemo ??= colourEdges(image, w, h, f, lw, lh, colours()));
   let backdrop: Uint8Array | undefined;
   // A backdrop object running out of the frame is dropped before anything is judged (frame.ts);
   // `all` keeps every salient region, so it keeps those too.
