@@ -128,3 +128,27 @@ export function gaussianBlur(src: Float32Array, w: number, h: number, sigma: num
   }
   return a;
 }
+
+/**
+ * Float planes kept between calls of a synchronous per-image stage, so each image does not take
+ * a dozen image-sized buffers from the system again: those allocations drove about one full
+ * garbage collection per image, and every fresh buffer is zeroed. Planes are handed out as
+ * they were left (not cleared): the caller writes every pixel before reading it. Above
+ * `maxPixels` fresh planes are returned, so a very large image does not stay pinned in memory.
+ * A stage must not hold on to a plane past its return (nor hand one out).
+ */
+export class PlaneCache {
+  private planes: Float32Array<ArrayBuffer>[] = [];
+  constructor(private readonly maxPixels: number) {}
+
+  take(count: number, n: number): Float32Array<ArrayBuffer>[] {
+    if (n > this.maxPixels) return Array.from({ length: count }, () => new Float32Array(n));
+    const out: Float32Array<ArrayBuffer>[] = [];
+    for (let k = 0; k < count; k++) {
+      let p = this.planes[k];
+      if (!p || p.length < n) p = this.planes[k] = new Float32Array(n);
+      out.push(p.length === n ? p : p.subarray(0, n));
+    }
+    return out;
+  }
+}

@@ -21,12 +21,7 @@ export interface GuideImage {
 export function guidedFilter(guide: GuideImage, p: Float32Array, r: number, eps: number, s: number): Float32Array {
   const { width: w, height: h, channels: ch, data } = guide;
   const n = w * h;
-  const planes: Float32Array[] = [];
-  for (let c = 0; c < 3; c++) {
-    const full = new Float32Array(n);
-    for (let i = 0, j = c; i < n; i++, j += ch) full[i] = data[j] / 255;
-    planes.push(downsample(full, w, h, s).data);
-  }
+  const planes = [0, 1, 2].map((c) => downsampleChannel(data, ch, c, w, h, s));
   const low = downsample(p, w, h, s);
   const lw = low.width;
   const lh = low.height;
@@ -131,4 +126,26 @@ export function guidedFilter(guide: GuideImage, p: Float32Array, r: number, eps:
     }
   }
   return q;
+}
+
+/**
+ * Channel `c` of the guide on the 0..1 scale, area-downsampled by `s`: the same sums, in the same
+ * order and float32 steps, as downsample() of that channel's full-resolution plane, without
+ * building the plane (three image-sized planes per refinement).
+ */
+function downsampleChannel(data: Uint8Array, ch: number, c: number, w: number, h: number, s: number): Float32Array {
+  const lw = Math.ceil(w / s);
+  const lh = Math.ceil(h / s);
+  const sum = new Float32Array(lw * lh);
+  const cnt = new Float32Array(lw * lh);
+  for (let y = 0; y < h; y++) {
+    const ly = ((y / s) | 0) * lw;
+    for (let x = 0, j = y * w * ch + c; x < w; x++, j += ch) {
+      const i = ly + ((x / s) | 0);
+      sum[i]! += Math.fround(data[j]! / 255);
+      cnt[i]! += 1;
+    }
+  }
+  for (let i = 0; i < sum.length; i++) sum[i]! /= cnt[i]!;
+  return sum;
 }
