@@ -1,4 +1,4 @@
-import { boxMean, downsample } from '../../media/filters.js';
+import { boxMean, downsample, PlaneCache } from '../../media/filters.js';
 
 export interface GuideImage {
   data: Uint8Array;
@@ -6,6 +6,11 @@ export interface GuideImage {
   height: number;
   channels: number;
 }
+
+/** The coefficient solve's planes: tmp, the product, 13 means, 4 coefficients and their 4 means. */
+const SOLVE_PLANES = 23;
+/** Kept between images up to 512 K pixels at the solve's resolution (23 planes: 48 MB at most). */
+const solvePlanes = new PlaneCache(1 << 19);
 
 /**
  * Fast colour guided filter (He, Sun & Tang 2013; He & Sun 2015 "Fast Guided Filter"):
@@ -27,12 +32,17 @@ export function guidedFilter(guide: GuideImage, p: Float32Array, r: number, eps:
   const lh = low.height;
   const ln = lw * lh;
   const rl = Math.max(1, Math.round(r / s));
-  const tmp = new Float32Array(ln);
-  const mean = (src: Float32Array) => boxMean(src, lw, lh, rl, new Float32Array(ln), tmp);
+  // Every plane of the solve is written in full before it is read (PlaneCache hands them out uncleared).
+  const scratch = solvePlanes.take(SOLVE_PLANES, ln);
+  let taken = 0;
+  const plane = () => scratch[taken++]!;
+  const tmp = plane();
+  const mean = (src: Float32Array) => boxMean(src, lw, lh, rl, plane(), tmp);
+  // A product is only read by the mean taken of it right away, so one plane serves them all.
+  const product = plane();
   const prod = (a: Float32Array, b: Float32Array) => {
-    const o = new Float32Array(ln);
-    for (let i = 0; i < ln; i++) o[i] = a[i] * b[i];
-    return o;
+    for (let i = 0; i < ln; i++) product[i] = a[i] * b[i];
+    return product;
   };
   const [Ir, Ig, Ib] = planes as [Float32Array, Float32Array, Float32Array];
   const pl = low.data;
@@ -50,10 +60,10 @@ export function guidedFilter(guide: GuideImage, p: Float32Array, r: number, eps:
     vgb = mean(prod(Ig, Ib)),
     vbb = mean(prod(Ib, Ib));
 
-  const ar = new Float32Array(ln),
-    ag = new Float32Array(ln),
-    ab = new Float32Array(ln),
-    bb = new Float32Array(ln);
+  const ar = plane(),
+    ag = plane(),
+    ab = plane(),
+    bb = plane();
   for (let i = 0; i < ln; i++) {
     const r0 = mr[i],
       g0 = mg[i],
