@@ -74,23 +74,37 @@ function letterbox(img: PeopleImage): { input: Float32Array; scale: number; padX
   const input = new Float32Array(3 * S * S);
   const plane = S * S;
   const { data, width: w, height: h, channels: ch } = img;
+  // The source column (and its weight) depends on u alone: worked out once per column rather
+  // than per pixel (this ran on every image, people or not).
+  const fxs = new Float64Array(S),
+    xs0 = new Int32Array(S),
+    xs1 = new Int32Array(S),
+    axs = new Float64Array(S);
+  for (let u = 0; u < S; u++) {
+    const fx = (u + 0.5 - padX) / scale - 0.5;
+    fxs[u] = fx;
+    xs0[u] = Math.max(0, Math.min(w - 1, Math.floor(fx)));
+    xs1[u] = Math.min(w - 1, xs0[u]! + 1);
+    axs[u] = Math.max(0, Math.min(1, fx - xs0[u]!));
+  }
   for (let v = 0; v < S; v++) {
     const fy = (v + 0.5 - padY) / scale - 0.5;
+    const rowOutside = fy < -0.5 || fy > h - 0.5;
+    // Bilinear, clamped at the edges.
+    const y0 = Math.max(0, Math.min(h - 1, Math.floor(fy)));
+    const y1 = Math.min(h - 1, y0 + 1);
+    const ay = Math.max(0, Math.min(1, fy - y0));
     for (let u = 0; u < S; u++) {
-      const fx = (u + 0.5 - padX) / scale - 0.5;
+      const fx = fxs[u]!;
       const o = v * S + u;
-      if (fx < -0.5 || fy < -0.5 || fx > w - 0.5 || fy > h - 0.5) {
+      if (rowOutside || fx < -0.5 || fx > w - 0.5) {
         // BORDER_ZERO pads the 8-bit image with black before scaling to -1..1.
         for (let c = 0; c < 3; c++) input[c * plane + o] = -1;
         continue;
       }
-      // Bilinear, clamped at the edges.
-      const x0 = Math.max(0, Math.min(w - 1, Math.floor(fx))),
-        y0 = Math.max(0, Math.min(h - 1, Math.floor(fy)));
-      const x1 = Math.min(w - 1, x0 + 1),
-        y1 = Math.min(h - 1, y0 + 1);
-      const ax = Math.max(0, Math.min(1, fx - x0)),
-        ay = Math.max(0, Math.min(1, fy - y0));
+      const x0 = xs0[u]!,
+        x1 = xs1[u]!,
+        ax = axs[u]!;
       for (let c = 0; c < 3; c++) {
         const p =
           (data[(y0 * w + x0) * ch + c]! * (1 - ax) + data[(y0 * w + x1) * ch + c]! * ax) * (1 - ay) +

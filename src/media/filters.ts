@@ -55,22 +55,36 @@ export function boxMean(src: Float32Array, w: number, h: number, r: number, out 
     const row = y * w;
     for (let x = 0; x < w; x++) col[x]! += tmp[row + x]!;
   }
+  // Each row's output and the sums' update for the next row share one walk over the columns.
   for (let y = 0; y < h; y++) {
     const invY = 1 / (Math.min(y + r, h - 1) - Math.max(y - r, 0) + 1);
     const row = y * w;
-    for (let x = 0; x < w; x++) out[row + x] = col[x]! * inv[x]! * invY;
     const add = y + r + 1;
     const sub = y - r;
     if (add < h && sub >= 0) {
       const ar = add * w;
       const sr = sub * w;
-      for (let x = 0; x < w; x++) col[x]! += tmp[ar + x]! - tmp[sr + x]!;
+      for (let x = 0; x < w; x++) {
+        const v = col[x]!;
+        out[row + x] = v * inv[x]! * invY;
+        col[x] = v + (tmp[ar + x]! - tmp[sr + x]!);
+      }
     } else if (add < h) {
       const ar = add * w;
-      for (let x = 0; x < w; x++) col[x]! += tmp[ar + x]!;
+      for (let x = 0; x < w; x++) {
+        const v = col[x]!;
+        out[row + x] = v * inv[x]! * invY;
+        col[x] = v + tmp[ar + x]!;
+      }
     } else if (sub >= 0) {
       const sr = sub * w;
-      for (let x = 0; x < w; x++) col[x]! -= tmp[sr + x]!;
+      for (let x = 0; x < w; x++) {
+        const v = col[x]!;
+        out[row + x] = v * inv[x]! * invY;
+        col[x] = v - tmp[sr + x]!;
+      }
+    } else {
+      for (let x = 0; x < w; x++) out[row + x] = col[x]! * inv[x]! * invY;
     }
   }
   return out;
@@ -113,4 +127,28 @@ export function gaussianBlur(src: Float32Array, w: number, h: number, sigma: num
     [a, b] = [b, a];
   }
   return a;
+}
+
+/**
+ * Float planes kept between calls of a synchronous per-image stage, so each image does not take
+ * a dozen image-sized buffers from the system again: those allocations drove about one full
+ * garbage collection per image, and every fresh buffer is zeroed. Planes are handed out as
+ * they were left (not cleared): the caller writes every pixel before reading it. Above
+ * `maxPixels` fresh planes are returned, so a very large image does not stay pinned in memory.
+ * A stage must not hold on to a plane past its return (nor hand one out).
+ */
+export class PlaneCache {
+  private planes: Float32Array<ArrayBuffer>[] = [];
+  constructor(private readonly maxPixels: number) {}
+
+  take(count: number, n: number): Float32Array<ArrayBuffer>[] {
+    if (n > this.maxPixels) return Array.from({ length: count }, () => new Float32Array(n));
+    const out: Float32Array<ArrayBuffer>[] = [];
+    for (let k = 0; k < count; k++) {
+      let p = this.planes[k];
+      if (!p || p.length < n) p = this.planes[k] = new Float32Array(n);
+      out.push(p.length === n ? p : p.subarray(0, n));
+    }
+    return out;
+  }
 }

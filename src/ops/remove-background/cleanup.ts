@@ -25,10 +25,11 @@ export function labelRegions(mask: Uint8Array, w: number, h: number): { labels: 
       let l = 0;
       if (x > 0 && labels[i - 1]) l = labels[i - 1];
       if (y > 0) {
+        // Written out rather than looping over an array of the three, which allocated per pixel.
         const up = i - w;
-        for (const j of [x > 0 ? up - 1 : -1, up, x + 1 < w ? up + 1 : -1]) {
-          if (j >= 0 && labels[j]) l = l ? join(l, labels[j]) : labels[j];
-        }
+        if (x > 0 && labels[up - 1]) l = l ? join(l, labels[up - 1]) : labels[up - 1];
+        if (labels[up]) l = l ? join(l, labels[up]) : labels[up];
+        if (x + 1 < w && labels[up + 1]) l = l ? join(l, labels[up + 1]) : labels[up + 1];
       }
       if (!l) {
         l = parent.length;
@@ -60,33 +61,45 @@ export function labelRegions(mask: Uint8Array, w: number, h: number): { labels: 
 export function distanceToSeeds(seed: Uint8Array, w: number, h: number): Float32Array {
   const d = new Float32Array(w * h);
   const far = 1e9;
-  for (let i = 0; i < d.length; i++) d[i] = seed[i] ? 0 : far;
+  let seeds = 0;
+  for (let i = 0; i < d.length; i++) {
+    if (seed[i]) seeds++;
+    d[i] = seed[i] ? 0 : far;
+  }
+  // No seed (e.g. no kept blob with one model): every pixel stays far, as the passes would leave it.
+  if (!seeds) return d.fill(far / 3);
+  // lower() rather than Math.min, whose NaN and -0 handling these non-negative sums never need.
   for (let y = 0, i = 0; y < h; y++) {
     for (let x = 0; x < w; x++, i++) {
-      let v = d[i];
+      let v = d[i]!;
       if (v === 0) continue;
-      if (x > 0) v = Math.min(v, d[i - 1] + 3);
+      if (x > 0) v = lower(v, d[i - 1]! + 3);
       if (y > 0) {
-        v = Math.min(v, d[i - w] + 3);
-        if (x > 0) v = Math.min(v, d[i - w - 1] + 4);
-        if (x + 1 < w) v = Math.min(v, d[i - w + 1] + 4);
+        v = lower(v, d[i - w]! + 3);
+        if (x > 0) v = lower(v, d[i - w - 1]! + 4);
+        if (x + 1 < w) v = lower(v, d[i - w + 1]! + 4);
       }
       d[i] = v;
     }
   }
   for (let y = h - 1, i = w * h - 1; y >= 0; y--) {
     for (let x = w - 1; x >= 0; x--, i--) {
-      let v = d[i];
+      let v = d[i]!;
       if (v === 0) continue;
-      if (x + 1 < w) v = Math.min(v, d[i + 1] + 3);
+      if (x + 1 < w) v = lower(v, d[i + 1]! + 3);
       if (y + 1 < h) {
-        v = Math.min(v, d[i + w] + 3);
-        if (x + 1 < w) v = Math.min(v, d[i + w + 1] + 4);
-        if (x > 0) v = Math.min(v, d[i + w - 1] + 4);
+        v = lower(v, d[i + w]! + 3);
+        if (x + 1 < w) v = lower(v, d[i + w + 1]! + 4);
+        if (x > 0) v = lower(v, d[i + w - 1]! + 4);
       }
       d[i] = v;
     }
   }
   for (let i = 0; i < d.length; i++) d[i] /= 3;
   return d;
+}
+
+/** The smaller of two non-NaN numbers (Math.min without its NaN and -0 cases, in the chamfer's inner loop). */
+function lower(v: number, c: number): number {
+  return c < v ? c : v;
 }

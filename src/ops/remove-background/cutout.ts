@@ -110,6 +110,34 @@ export interface Cutout {
   people: number;
 }
 
+/**
+ * The image as the models and later stages see it: RGB, over white where the hint is
+ * transparent. A plain RGB image is copied in one block (the stages must not share the
+ * decoder's buffer), without a pass per pixel.
+ */
+function modelRgb(img: RawImage, hint: Uint8Array | undefined): Uint8Array {
+  const n = img.width * img.height;
+  const rgb = new Uint8Array(n * 3);
+  if (img.channels === 3 && !hint) {
+    rgb.set(img.data.subarray(0, n * 3));
+    return rgb;
+  }
+  for (let i = 0, j = 0, k = 0; i < n; i++, j += img.channels, k += 3) {
+    if (hint) {
+      const a = hint[i];
+      const inv = 255 - a;
+      rgb[k] = (img.data[j] * a + 255 * inv + 127) / 255;
+      rgb[k + 1] = (img.data[j + 1] * a + 255 * inv + 127) / 255;
+      rgb[k + 2] = (img.data[j + 2] * a + 255 * inv + 127) / 255;
+    } else {
+      rgb[k] = img.data[j];
+      rgb[k + 1] = img.data[j + 1];
+      rgb[k + 2] = img.data[j + 2];
+    }
+  }
+  return rgb;
+}
+
 /** A hint alpha that is (almost) everywhere opaque says nothing about the subject. */
 function usefulHint(img: RawImage): Uint8Array | undefined {
   if (img.channels !== 4) return undefined;
@@ -139,20 +167,7 @@ export async function cutoutSubject(img: RawImage, opts: CutoutOptions = {}): Pr
   const n = w * h;
   throwIfAborted(opts.signal);
   const hint = usefulHint(img);
-  const rgb = new Uint8Array(n * 3);
-  for (let i = 0, j = 0, k = 0; i < n; i++, j += img.channels, k += 3) {
-    if (hint) {
-      const a = hint[i];
-      const inv = 255 - a;
-      rgb[k] = (img.data[j] * a + 255 * inv + 127) / 255;
-      rgb[k + 1] = (img.data[j + 1] * a + 255 * inv + 127) / 255;
-      rgb[k + 2] = (img.data[j + 2] * a + 255 * inv + 127) / 255;
-    } else {
-      rgb[k] = img.data[j];
-      rgb[k + 1] = img.data[j + 1];
-      rgb[k + 2] = img.data[j + 2];
-    }
-  }
+  const rgb = modelRgb(img, hint);
   const input = { data: rgb, width: w, height: h, channels: 3 } as const;
   // Beside ISNet, U2-Net-p is a small share of the time: one session of it is enough, and each
   // session holds its own activations (segment.ts).

@@ -1,5 +1,5 @@
-import { boxMean } from '../../media/filters.js';
-import { bandRect, cropPixels } from './region.js';
+import { boxMean, PlaneCache } from '../../media/filters.js';
+import { cropPixels, softRect } from './region.js';
 
 /**
  * Foreground colour estimation by blur fusion (Forte & Pitie, "Approximate Fast Foreground
@@ -29,7 +29,7 @@ export function estimateForeground(
   }
   // Each pass reads a window of its radius around the pixels it writes, so margins summing
   // both radii make the crop's result identical to the whole frame's.
-  const rect = bandRect(w, h, radii[0] + radii[1], (i) => alpha[i] > 0 && alpha[i] < 255);
+  const rect = softRect(alpha, w, h, radii[0] + radii[1]);
   if (!rect) return;
   const cw = rect.x1 - rect.x0,
     ch = rect.y1 - rect.y0;
@@ -48,40 +48,68 @@ export function estimateForeground(
   }
 }
 
-/** Blur fusion on one rectangle: interleaved RGB foreground bytes for every pixel of it. */
+/** fuse's planes, kept between images up to 1 MP (11 planes: 44 MB at most). */
+const planes = new PlaneCache(1 << 20);
+type Plane = Float32Array<ArrayBuffer>;
+type Planes11 = [Plane, Plane, Plane, Plane, Plane, Plane, Plane, Plane, Plane, Plane, Plane];
+
+/**
+ * Blur fusion on one rectangle: interleaved RGB foreground bytes for its semi-transparent pixels
+ * (0 < alpha < 255; the others are left 0, the caller keeps the source colour there).
+ */
 function fuse(src: Uint8Array, channels: number, alpha: Uint8Array, w: number, h: number, radii: readonly [number, number]): Uint8Array {
   const n = w * h;
-  const a = new Float32Array(n);
+  // Every plane is written in full before it is read (PlaneCache hands them out uncleared).
+  const [a, tmp, I, F, B, xF, xB, fa, ba, blur0, blur1] = planes.take(11, n) as Planes11;
   for (let i = 0; i < n; i++) a[i] = alpha[i] / 255;
-  const tmp = new Float32Array(n);
-  const blurA = radii.map((r) => boxMean(a, w, h, r, new Float32Array(n), tmp));
-  const I = new Float32Array(n);
-  const F = new Float32Array(n);
-  const B = new Float32Array(n);
-  const x = new Float32Array(n);
-  const fa = new Float32Array(n);
-  const ba = new Float32Array(n);
+  const blurA = [boxMean(a, w, h, radii[0], blur0, tmp), boxMean(a, w, h, radii[1], blur1, tmp)];
   const rgb = new Uint8Array(n * 3);
   for (let c = 0; c < 3; c++) {
     for (let i = 0, j = c; i < n; i++, j += channels) I[i] = src[j] / 255;
-    F.set(I);
-    B.set(I);
-    radii.forEach((r, pass) => {
-      const bA = blurA[pass];
-      for (let i = 0; i < n; i++) x[i] = F[i] * a[i];
-      boxMean(x, w, h, r, fa, tmp);
-      for (let i = 0; i < n; i++) x[i] = B[i] * (1 - a[i]);
-      boxMean(x, w, h, r, ba, tmp);
-      for (let i = 0; i < n; i++) {
-        const fb = fa[i] / (bA[i] + 1e-5);
-        const bb = ba[i] / (1 - bA[i] + 1e-5);
-        const ai = a[i];
-        const f = fb + ai * (I[i] - ai * fb - (1 - ai) * bb);
-        F[i] = f < 0 ? 0 : f > 1 ? 1 : f;
-        B[i] = bb;
-      }
-    });
-    for (let i = 0, k = c; i < n; i++, k += 3) rgb[k] = Math.round(F[i] * 255);
+    // Both estimates start as the image itself, so the first pass reads it directly.
+    weigh(I, I, a, xF, xB, n);
+    boxMean(xF, w, h, radii[0], fa, tmp);
+    boxMean(xB, w, h, radii[0], ba, tmp);
+    estimate(fa, ba, blurA[0], a, I, F, B, n);
+    weigh(F, B, a, xF, xB, n);
+    boxMean(xF, w, h, radii[1], fa, tmp);
+    boxMean(xB, w, h, radii[1], ba, tmp);
+    estimatePartial(fa, ba, blurA[1], a, I, rgb, c, n);
   }
   return rgb;
+}
+
+/** The blurs' inputs: the foreground estimate weighted by alpha, the background's by 1 - alpha. */
+function weigh(F: Float32Array, B: Float32Array, a: Float32Array, xF: Float32Array, xB: Float32Array, n: number): void {
+  for (let i = 0; i < n; i++) {
+    xF[i] = F[i]! * a[i]!;
+    xB[i] = B[i]! * (1 - a[i]!);
+  }
+}
+
+/** One pass's estimates from the weighted blurs (fa, ba) and alpha's blur (bA), into F and B. */
+function estimate(fa: Float32Array, ba: Float32Array, bA: Float32Array, a: Float32Array, I: Float32Array, F: Float32Array, B: Float32Array, n: number): void {
+  for (let i = 0; i < n; i++) {
+    const fb = fa[i]! / (bA[i]! + 1e-5);
+    const bb = ba[i]! / (1 - bA[i]! + 1e-5);
+    const ai = a[i]!;
+    const f = fb + ai * (I[i]! - ai * fb - (1 - ai) * bb);
+    F[i] = f < 0 ? 0 : f > 1 ? 1 : f;
+    B[i] = bb;
+  }
+}
+
+/**
+ * The last pass's foreground as bytes into channel `c` of `rgb`, only where alpha is partial
+ * (nothing else reads it), rounded to float32 first as the estimate plane stored it.
+ */
+function estimatePartial(fa: Float32Array, ba: Float32Array, bA: Float32Array, a: Float32Array, I: Float32Array, rgb: Uint8Array, c: number, n: number): void {
+  for (let i = 0, k = c; i < n; i++, k += 3) {
+    const ai = a[i]!;
+    if (ai === 0 || ai === 1) continue;
+    const fb = fa[i]! / (bA[i]! + 1e-5);
+    const bb = ba[i]! / (1 - bA[i]! + 1e-5);
+    const f = fb + ai * (I[i]! - ai * fb - (1 - ai) * bb);
+    rgb[k] = Math.round(Math.fround(f < 0 ? 0 : f > 1 ? 1 : f) * 255);
+  }
 }

@@ -48,36 +48,61 @@ export const DEFAULT_FRAME: FrameParams = {
   perModel: true,
 };
 
-/** The image at analysis resolution: means of f x f blocks, RGB interleaved. */
+/**
+ * The image at analysis resolution: means of f x f blocks, RGB interleaved. The sums are kept
+ * as integers (exact, as the float sums they replace were up to f = 256) and each block's pixel
+ * count follows from its place, so a row of blocks is summed without a division per pixel.
+ */
 export function blockMeans(image: { data: Uint8Array; channels: number }, w: number, h: number, f: number, lw: number, lh: number): Float32Array {
   const c = image.channels;
+  const data = image.data;
   const n = lw * lh;
-  const rgb = new Float32Array(n * 3);
-  const cnt = new Float32Array(n);
+  const sums = new Uint32Array(n * 3);
   for (let y = 0; y < h; y++) {
-    const ly = (y / f) | 0;
-    for (let x = 0; x < w; x++) {
-      const k = ly * lw + ((x / f) | 0);
-      const j = (y * w + x) * c;
-      rgb[k * 3] += image.data[j];
-      rgb[k * 3 + 1] += image.data[j + 1];
-      rgb[k * 3 + 2] += image.data[j + 2];
-      cnt[k]++;
+    let k = ((y / f) | 0) * lw * 3;
+    let j = y * w * c;
+    for (let x0 = 0; x0 < w; x0 += f, k += 3) {
+      const x1 = Math.min(w, x0 + f);
+      let r = 0,
+        g = 0,
+        b = 0;
+      for (let x = x0; x < x1; x++, j += c) {
+        r += data[j]!;
+        g += data[j + 1]!;
+        b += data[j + 2]!;
+      }
+      sums[k]! += r;
+      sums[k + 1]! += g;
+      sums[k + 2]! += b;
     }
   }
-  for (let k = 0; k < n; k++) {
-    const s = cnt[k] || 1;
-    rgb[k * 3] /= s;
-    rgb[k * 3 + 1] /= s;
-    rgb[k * 3 + 2] /= s;
+  const rgb = new Float32Array(n * 3);
+  for (let by = 0, k = 0; by < lh; by++) {
+    const rows = Math.min(h, (by + 1) * f) - by * f;
+    for (let bx = 0; bx < lw; bx++, k += 3) {
+      const count = rows * (Math.min(w, (bx + 1) * f) - bx * f);
+      rgb[k] = sums[k]! / count;
+      rgb[k + 1] = sums[k + 1]! / count;
+      rgb[k + 2] = sums[k + 2]! / count;
+    }
   }
   return rgb;
 }
 
-/** Colour gradient magnitude at analysis resolution (block means of f x f, then central differences), divided by its mean. */
-export function colourEdges(image: { data: Uint8Array; channels: number }, w: number, h: number, f: number, lw: number, lh: number): Float32Array {
+/**
+ * Colour gradient magnitude at analysis resolution (block means of f x f, then central differences), divided by its mean.
+ * `rgb`: the image's blockMeans when the caller has them already (fusion.ts needs both).
+ */
+export function colourEdges(
+  image: { data: Uint8Array; channels: number },
+  w: number,
+  h: number,
+  f: number,
+  lw: number,
+  lh: number,
+  rgb: Float32Array = blockMeans(image, w, h, f, lw, lh),
+): Float32Array {
   const n = lw * lh;
-  const rgb = blockMeans(image, w, h, f, lw, lh);
   const g = new Float32Array(n);
   let sum = 0;
   for (let y = 1; y < lh - 1; y++) {

@@ -118,7 +118,10 @@ function nearestDown(mask: Uint8Array, w: number, h: number, f: number): Uint8Ar
 
 /** 1 where the soft mask is confident (>= 128). */
 function binary(m: Uint8Array): Uint8Array {
-  return m.map((v) => (v >= 128 ? 1 : 0));
+  // A plain loop: typed-array map calls a closure per pixel.
+  const out = new Uint8Array(m.length);
+  for (let i = 0; i < m.length; i++) out[i] = m[i]! >= 128 ? 1 : 0;
+  return out;
 }
 
 export interface FusionInput {
@@ -164,20 +167,23 @@ export function fuseMasks(input: FusionInput, keep: Keep = 'auto', params: Fusio
     lo.set(primary);
     hi.set(primary);
   }
-  let edgesMemo: Float32Array | undefined;
-  const edges = () => (edgesMemo ??= colourEdges(image, w, h, f, lw, lh));
   // The opening rule (opening.ts) is for a subject shown whole: when either model's mask runs out
   // of the picture, before the frame cut takes such parts away, what is left is not the whole
   // outline (a man in a patterned shirt cut by the frame: the frame cut took his lower half, and
   // the shirt's dark patches then passed as backdrop in the opening of what remained).
-  const inPicture = !!params.opening && keep === 'auto' && !touchesFrame(binary(nearestDown(hi, w, h, f)), lw, lh);
+  // hi at analysis resolution, thresholded, as it is before the frame cut (the cut changes hi).
+  const hiInside = binary(nearestDown(hi, w, h, f));
+  const inPicture = !!params.opening && keep === 'auto' && !touchesFrame(hiInside, lw, lh);
   let coloursMemo: Float32Array | undefined;
   const colours = () => (coloursMemo ??= blockMeans(image, w, h, f, lw, lh));
+  let edgesMemo: Float32Array | undefined;
+  // The edges are computed from the same block means, once per image.
+  const edges = () => (edgesMemo ??= colourEdges(image, w, h, f, lw, lh, colours()));
   let backdrop: Uint8Array | undefined;
   // A backdrop object running out of the frame is dropped before anything is judged (frame.ts);
   // `all` keeps every salient region, so it keeps those too.
   if (params.frame && keep !== 'all') {
-    const inside = binary(nearestDown(hi, w, h, f));
+    const inside = hiInside;
     let cut: Uint8Array | undefined;
     if (second && params.frame.perModel) {
       // Each model's mask is cut on its own and the cuts united. In the union, a piece only one

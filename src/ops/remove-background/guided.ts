@@ -1,4 +1,4 @@
-import { boxMean, downsample } from '../../media/filters.js';
+import { boxMean, downsample, PlaneCache } from '../../media/filters.js';
 
 export interface GuideImage {
   data: Uint8Array;
@@ -6,6 +6,11 @@ export interface GuideImage {
   height: number;
   channels: number;
 }
+
+/** The coefficient solve's planes: tmp, the product, 13 means, 4 coefficients and their 4 means. */
+const SOLVE_PLANES = 23;
+/** Kept between images up to 512 K pixels at the solve's resolution (23 planes: 48 MB at most). */
+const solvePlanes = new PlaneCache(1 << 19);
 
 /**
  * Fast colour guided filter (He, Sun & Tang 2013; He & Sun 2015 "Fast Guided Filter"):
@@ -21,23 +26,23 @@ export interface GuideImage {
 export function guidedFilter(guide: GuideImage, p: Float32Array, r: number, eps: number, s: number): Float32Array {
   const { width: w, height: h, channels: ch, data } = guide;
   const n = w * h;
-  const planes: Float32Array[] = [];
-  for (let c = 0; c < 3; c++) {
-    const full = new Float32Array(n);
-    for (let i = 0, j = c; i < n; i++, j += ch) full[i] = data[j] / 255;
-    planes.push(downsample(full, w, h, s).data);
-  }
+  const planes = [0, 1, 2].map((c) => downsampleChannel(data, ch, c, w, h, s));
   const low = downsample(p, w, h, s);
   const lw = low.width;
   const lh = low.height;
   const ln = lw * lh;
   const rl = Math.max(1, Math.round(r / s));
-  const tmp = new Float32Array(ln);
-  const mean = (src: Float32Array) => boxMean(src, lw, lh, rl, new Float32Array(ln), tmp);
+  // Every plane of the solve is written in full before it is read (PlaneCache hands them out uncleared).
+  const scratch = solvePlanes.take(SOLVE_PLANES, ln);
+  let taken = 0;
+  const plane = () => scratch[taken++]!;
+  const tmp = plane();
+  const mean = (src: Float32Array) => boxMean(src, lw, lh, rl, plane(), tmp);
+  // A product is only read by the mean taken of it right away, so one plane serves them all.
+  const product = plane();
   const prod = (a: Float32Array, b: Float32Array) => {
-    const o = new Float32Array(ln);
-    for (let i = 0; i < ln; i++) o[i] = a[i] * b[i];
-    return o;
+    for (let i = 0; i < ln; i++) product[i] = a[i] * b[i];
+    return product;
   };
   const [Ir, Ig, Ib] = planes as [Float32Array, Float32Array, Float32Array];
   const pl = low.data;
@@ -55,10 +60,10 @@ export function guidedFilter(guide: GuideImage, p: Float32Array, r: number, eps:
     vgb = mean(prod(Ig, Ib)),
     vbb = mean(prod(Ib, Ib));
 
-  const ar = new Float32Array(ln),
-    ag = new Float32Array(ln),
-    ab = new Float32Array(ln),
-    bb = new Float32Array(ln);
+  const ar = plane(),
+    ag = plane(),
+    ab = plane(),
+    bb = plane();
   for (let i = 0; i < ln; i++) {
     const r0 = mr[i],
       g0 = mg[i],
@@ -131,4 +136,26 @@ export function guidedFilter(guide: GuideImage, p: Float32Array, r: number, eps:
     }
   }
   return q;
+}
+
+/**
+ * Channel `c` of the guide on the 0..1 scale, area-downsampled by `s`: the same sums, in the same
+ * order and float32 steps, as downsample() of that channel's full-resolution plane, without
+ * building the plane (three image-sized planes per refinement).
+ */
+function downsampleChannel(data: Uint8Array, ch: number, c: number, w: number, h: number, s: number): Float32Array {
+  const lw = Math.ceil(w / s);
+  const lh = Math.ceil(h / s);
+  const sum = new Float32Array(lw * lh);
+  const cnt = new Float32Array(lw * lh);
+  for (let y = 0; y < h; y++) {
+    const ly = ((y / s) | 0) * lw;
+    for (let x = 0, j = y * w * ch + c; x < w; x++, j += ch) {
+      const i = ly + ((x / s) | 0);
+      sum[i]! += Math.fround(data[j]! / 255);
+      cnt[i]! += 1;
+    }
+  }
+  for (let i = 0; i < sum.length; i++) sum[i]! /= cnt[i]!;
+  return sum;
 }

@@ -1,6 +1,6 @@
 import { boxMean } from '../../media/filters.js';
 import { guidedFilter, type GuideImage } from './guided.js';
-import { bandRect, cropPixels } from './region.js';
+import { cropPixels, outlineRect } from './region.js';
 
 /** Side of the square each model sees; the coarse mask's blur at full resolution scales with it. */
 export const MODEL_INPUT_SIDE = { isnet: 1024, u2netp: 320 } as const;
@@ -45,8 +45,7 @@ export function refineAlpha(guide: GuideImage, coarse: Uint8Array, coarseSide: n
   for (let i = 0; i < n; i++) out[i] = lut[coarse[i]];
 
   // The band is every pixel within 2r of a fg/bg transition; the filter's own support adds 2r + s.
-  const fgAt = (i: number) => coarse[i] >= 128;
-  const rect = bandRect(w, h, 4 * r + 2 * s, (i, x, y) => (x + 1 < w && fgAt(i) !== fgAt(i + 1)) || (y + 1 < h && fgAt(i) !== fgAt(i + w)));
+  const rect = outlineRect(coarse, w, h, 4 * r + 2 * s);
   if (!rect) return out;
   // Align the crop to the solve's s-grid so the subsampled coefficients match the full frame's.
   rect.x0 -= rect.x0 % s;

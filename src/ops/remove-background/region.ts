@@ -25,8 +25,56 @@ export function bandRect(w: number, h: number, pad: number, inBand: (i: number, 
       y1 = y;
     }
   }
+  return padded(x0, y0, x1, y1, w, h, pad);
+}
+
+/** The box x0..x1, y0..y1 (inclusive; x1 < 0 when empty) grown by `pad` and clipped to the image. */
+function padded(x0: number, y0: number, x1: number, y1: number, w: number, h: number, pad: number): Rect | undefined {
   if (x1 < 0) return undefined;
   return { x0: Math.max(0, x0 - pad), y0: Math.max(0, y0 - pad), x1: Math.min(w, x1 + 1 + pad), y1: Math.min(h, y1 + 1 + pad) };
+}
+
+/**
+ * bandRect of the pixels where the mask crosses 128 towards the right or lower neighbour (the
+ * coarse outline refine.ts works around). Written out rather than through bandRect's callback,
+ * which costs a call per pixel of the frame.
+ */
+export function outlineRect(mask: Uint8Array, w: number, h: number, pad: number): Rect | undefined {
+  let x0 = w,
+    y0 = h,
+    x1 = -1,
+    y1 = -1;
+  for (let y = 0, i = 0; y < h; y++) {
+    const last = y + 1 < h;
+    for (let x = 0; x < w; x++, i++) {
+      const fg = mask[i]! >= 128;
+      if (!((x + 1 < w && fg !== mask[i + 1]! >= 128) || (last && fg !== mask[i + w]! >= 128))) continue;
+      if (x < x0) x0 = x;
+      if (x > x1) x1 = x;
+      if (y < y0) y0 = y;
+      y1 = y;
+    }
+  }
+  return padded(x0, y0, x1, y1, w, h, pad);
+}
+
+/** bandRect of the semi-transparent pixels (0 < alpha < 255), written out like outlineRect. */
+export function softRect(alpha: Uint8Array, w: number, h: number, pad: number): Rect | undefined {
+  let x0 = w,
+    y0 = h,
+    x1 = -1,
+    y1 = -1;
+  for (let y = 0, i = 0; y < h; y++) {
+    for (let x = 0; x < w; x++, i++) {
+      const a = alpha[i]!;
+      if (a === 0 || a === 255) continue;
+      if (x < x0) x0 = x;
+      if (x > x1) x1 = x;
+      if (y < y0) y0 = y;
+      y1 = y;
+    }
+  }
+  return padded(x0, y0, x1, y1, w, h, pad);
 }
 
 /** Copies a rectangle out of an interleaved (or single-channel) pixel array. */
