@@ -24,7 +24,7 @@
  * the analysis grid (about 1-3 ms at 320x240; the cherries about 10).
  */
 import { distanceToSeeds } from './cleanup.js';
-import { cropPixels, type Rect } from './region.js';
+import { bandRect, cropPixels, type Rect } from './region.js';
 
 export interface ImagePartParams {
   /** Graph segmentation scale k (colour distance x pixels): larger k, larger regions. */
@@ -453,24 +453,10 @@ function ringAround(
   w: number,
   h: number,
 ): { busy: number; outline: number; alike: number } {
-  let x0 = w,
-    y0 = h,
-    x1 = -1,
-    y1 = -1;
-  for (let y = 0, i = 0; y < h; y++) {
-    for (let x = 0; x < w; x++, i++) {
-      if (labels[i] !== l) continue;
-      if (x < x0) x0 = x;
-      if (x > x1) x1 = x;
-      if (y < y0) y0 = y;
-      if (y > y1) y1 = y;
-    }
-  }
-  const pad = Math.ceil(r) + 1;
-  const bx = Math.max(0, x0 - pad),
-    by = Math.max(0, y0 - pad);
-  const bw = Math.min(w, x1 + pad + 1) - bx,
-    bh = Math.min(h, y1 + pad + 1) - by;
+  // The region's box, grown to hold its ring.
+  const box = bandRect(w, h, Math.ceil(r) + 1, (i) => labels[i] === l);
+  if (!box) return { busy: 0, outline: 0, alike: 0 };
+  const [bx, by, bw, bh] = [box.x0, box.y0, box.x1 - box.x0, box.y1 - box.y0];
   const seed = new Uint8Array(bw * bh);
   for (let y = 0; y < bh; y++) for (let x = 0; x < bw; x++) seed[y * bw + x] = labels[(by + y) * w + bx + x] === l ? 1 : 0;
   const d = distanceToSeeds(seed, bw, bh);
