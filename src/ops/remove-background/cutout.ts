@@ -7,6 +7,7 @@ import { estimateForeground } from './foreground.js';
 import { DEFAULT_REFINE, MODEL_INPUT_SIDE, refineAlpha, type RefineParams } from './refine.js';
 import { DEFAULT_FUSION, fuseMasks, partsOf, type Fused, type Keep, type MaskPart } from './fusion.js';
 import { acceptCrop, cropPixels, cropsAround, unsure } from './recrop.js';
+import { bandRect } from './region.js';
 import { addPeople, detectPersons, personInCutout } from './person.js';
 
 export type CutoutModel = 'isnet' | 'u2netp';
@@ -277,13 +278,14 @@ export async function lookCloser(
   signal?: AbortSignal,
 ): Promise<Fused | undefined> {
   const { width: w, height: h } = input;
-  const box = subjectBox(fused.mask, w, h);
+  // The box of the cut-out's confident pixels.
+  const box = bandRect(w, h, 0, (i) => fused.mask[i]! >= 128);
   if (!box) return undefined;
-  const m = Math.round(closerMargin * Math.max(box.width, box.height));
-  const x0 = Math.max(0, box.x - m),
-    y0 = Math.max(0, box.y - m),
-    x1 = Math.min(w, box.x + box.width + m),
-    y1 = Math.min(h, box.y + box.height + m);
+  const m = Math.round(closerMargin * Math.max(box.x1 - box.x0, box.y1 - box.y0));
+  const x0 = Math.max(0, box.x0 - m),
+    y0 = Math.max(0, box.y0 - m),
+    x1 = Math.min(w, box.x1 + m),
+    y1 = Math.min(h, box.y1 + m);
   const crop = { x: x0, y: y0, width: x1 - x0, height: y1 - y0 };
   if (crop.width * crop.height > closerMaxShare * w * h) return undefined;
   const sub = { data: cropPixels(input.data, 3, w, crop), width: crop.width, height: crop.height, channels: 3 as const };
@@ -311,24 +313,6 @@ export async function lookCloser(
   }
   if (inside < closerWithin * kept) return undefined;
   return { mask, parts: partsOf(mask, w, h), backdrop: fused.backdrop };
-}
-
-/** The box of the mask's confident pixels (>= 128), or undefined when there are none. */
-function subjectBox(mask: Uint8Array, w: number, h: number): { x: number; y: number; width: number; height: number } | undefined {
-  let x0 = w,
-    y0 = h,
-    x1 = -1,
-    y1 = -1;
-  for (let y = 0, i = 0; y < h; y++) {
-    for (let x = 0; x < w; x++, i++) {
-      if (mask[i]! < 128) continue;
-      if (x < x0) x0 = x;
-      if (x > x1) x1 = x;
-      if (y < y0) y0 = y;
-      if (y > y1) y1 = y;
-    }
-  }
-  return x1 < 0 ? undefined : { x: x0, y: y0, width: x1 - x0 + 1, height: y1 - y0 + 1 };
 }
 
 /**
