@@ -144,8 +144,13 @@ export function fuseMasks(input: FusionInput, keep: Keep = 'auto', params: Fusio
     lh = Math.ceil(h / f);
   const primary = input.primary;
   let second = input.second;
+  // With two models, their masks on the analysis grid, for the trust test and the frame cut.
+  let primaryLow: Uint8Array | undefined;
+  let secondLow: Uint8Array | undefined;
   if (second) {
-    const which = trustworthy(nearestDown(primary, w, h, f), nearestDown(second, w, h, f), () => edgeMap(image, w, h, f, lw, lh), lw, lh);
+    primaryLow = nearestDown(primary, w, h, f);
+    secondLow = nearestDown(second, w, h, f);
+    const which = trustworthy(primaryLow, secondLow, () => edgeMap(image, w, h, f, lw, lh), lw, lh);
     if (which === 'second') return fuseMasks({ ...input, primary: second, second: undefined }, keep, params);
     if (which === 'primary') second = undefined;
   }
@@ -190,8 +195,8 @@ export function fuseMasks(input: FusionInput, keep: Keep = 'auto', params: Fusio
       // model took (ISNet's top of the orange, running out at the top edge) can join a product
       // only the other model found (the leather shoes) to the frame, and the geodesic then went
       // through it into the shoes; in each model's own mask that bridge does not exist.
-      const cutA = frameCut(binary(nearestDown(primary, w, h, f)), edges(), lw, lh, params.frame, colours());
-      const cutB = frameCut(binary(nearestDown(second, w, h, f)), edges(), lw, lh, params.frame, colours());
+      const cutA = frameCut(binary(primaryLow!), edges(), lw, lh, params.frame, colours());
+      const cutB = frameCut(binary(secondLow!), edges(), lw, lh, params.frame, colours());
       if (cutA || cutB) {
         cut = new Uint8Array(lw * lh);
         for (let k = 0; k < cut.length; k++) cut[k] = (cutA?.[k] ?? 0) | (cutB?.[k] ?? 0);
@@ -212,7 +217,9 @@ export function fuseMasks(input: FusionInput, keep: Keep = 'auto', params: Fusio
       }
     }
   }
-  const choice = decide(nearestDown(lo, w, h, f), nearestDown(hi, w, h, f), edges, lw, lh, keep, params);
+  // The union on the analysis grid after the frame cut; decide() and image-parts only read it.
+  const hiLow = nearestDown(hi, w, h, f);
+  const choice = decide(nearestDown(lo, w, h, f), hiLow, edges, lw, lh, keep, params);
   if (!choice) return { mask: lo, parts: [], backdrop };
   const { keepAll, keepHi } = choice;
   const diag = Math.hypot(lw, lh);
@@ -232,10 +239,7 @@ export function fuseMasks(input: FusionInput, keep: Keep = 'auto', params: Fusio
   // A part neither model sees but the image shows next to the body (image-parts.ts). Only with
   // two models: both silent there is what the rule asks (one model alone is often silent on parts).
   if (second && keep === 'auto' && params.imageParts) {
-    const found = imageParts(
-      { colours: colours(), edges: edges(), body: keepAll, hi: nearestDown(hi, w, h, f), distance: dAll, width: lw, height: lh },
-      params.imageParts,
-    ).add;
+    const found = imageParts({ colours: colours(), edges: edges(), body: keepAll, hi: hiLow, distance: dAll, width: lw, height: lh }, params.imageParts).add;
     if (found) {
       for (let y = 0, i = 0; y < h; y++) {
         const row = ((y / f) | 0) * lw;
