@@ -33,11 +33,11 @@ const arg = (name, dflt) => {
 
 const { segment } = await import('../dist/engine/segment.js');
 const { int8Preferred } = await import('../dist/engine/cpu.js');
-const { fuseMasks, DEFAULT_FUSION } = await import('../dist/ops/remove-background/fusion.js');
-const { refineAlpha, DEFAULT_REFINE, MODEL_INPUT_SIDE } = await import('../dist/ops/remove-background/refine.js');
-const { detectPersons, personInCutout } = await import('../dist/ops/remove-background/person.js');
-const { unsure } = await import('../dist/ops/remove-background/recrop.js');
-const { cutoutSubject, configureCutout, lookCloser } = await import('../dist/ops/remove-background/cutout.js');
+const { fuseMasks, DEFAULT_FUSION } = await import('../dist/vision/cutout/fusion.js');
+const { refineAlpha, DEFAULT_REFINE, MODEL_INPUT_SIDE } = await import('../dist/vision/cutout/refine.js');
+const { detectPersons, personInCutout } = await import('../dist/vision/cutout/person.js');
+const { unsure } = await import('../dist/vision/cutout/recrop.js');
+const { cutoutSubject, configureCutout, lookCloser } = await import('../dist/vision/cutout/cutout.js');
 const { decodeImage } = await import('../dist/media/image.js');
 const { removeBackground } = await import('../dist/ops/remove-background/index.js');
 

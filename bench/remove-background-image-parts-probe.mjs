@@ -27,9 +27,9 @@ const arg = (name, dflt) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1] : dflt;
 };
-const { fuseMasks, DEFAULT_FUSION } = await import('../dist/ops/remove-background/fusion.js');
-const { blockMeans, colourEdges } = await import('../dist/ops/remove-background/frame.js');
-const { imageParts, segmentGraph, DEFAULT_IMAGE_PARTS } = await import('../dist/ops/remove-background/image-parts.js');
+const { fuseMasks, DEFAULT_FUSION } = await import('../dist/vision/cutout/fusion.js');
+const { blockMeans, colourEdges } = await import('../dist/vision/cutout/frame.js');
+const { imageParts, segmentGraph, DEFAULT_IMAGE_PARTS } = await import('../dist/vision/cutout/image-parts.js');
 const { segment } = await import('../dist/engine/segment.js');
 const { int8Preferred } = await import('../dist/engine/cpu.js');
 const grey = async (file) => new Uint8Array(await sharp(file).extractChannel(0).raw().toBuffer());

@@ -20,7 +20,7 @@ const arg = (name, dflt) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1] : dflt;
 };
-const { fuseMasks } = await import('../dist/ops/remove-background/fusion.js');
+const { fuseMasks } = await import('../dist/vision/cutout/fusion.js');
 const grey = async (file) => new Uint8Array(await sharp(file).extractChannel(0).raw().toBuffer());
 const [W, H] = [640, 480];
 

@@ -24,9 +24,9 @@ const arg = (name, dflt) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1] : dflt;
 };
-const { fuseMasks, DEFAULT_FUSION } = await import('../dist/ops/remove-background/fusion.js');
-const { openingBackdrop } = await import('../dist/ops/remove-background/opening.js');
-const { blockMeans } = await import('../dist/ops/remove-background/frame.js');
+const { fuseMasks, DEFAULT_FUSION } = await import('../dist/vision/cutout/fusion.js');
+const { openingBackdrop } = await import('../dist/vision/cutout/opening.js');
+const { blockMeans } = await import('../dist/vision/cutout/frame.js');
 const grey = async (file) => new Uint8Array(await sharp(file).extractChannel(0).raw().toBuffer());
 const [W, H] = [640, 480];
 const only = (arg('only', '') || '').split(',').filter(Boolean);

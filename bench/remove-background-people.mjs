@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * remove-background on photos of people: the salient cut-out alone vs with the person masks
- * added (src/ops/remove-background/person.ts).
+ * added (src/vision/cutout/person.ts).
  *
  *   npx tsc -p tsconfig.json && node bench/remove-background-people.mjs [--model isnet|u2netp] [--fixtures DIR] [--compare people|image-parts] [--no-opening]
  *
@@ -38,8 +38,8 @@ const MODEL = arg('model', 'isnet');
 // Person photos: the repository's, plus the OpenCV samples the try-on work adds when present.
 const PEOPLE = ['astronaut.png', 'grace_hopper.jpg', 'camera.png', 'messi5.jpg', 'basketball1.png'];
 
-const { cutoutSubject } = await import(join(DIST, 'ops/remove-background/cutout.js'));
-const { DEFAULT_FUSION } = await import(join(DIST, 'ops/remove-background/fusion.js'));
+const { cutoutSubject } = await import(join(DIST, 'vision/cutout/cutout.js'));
+const { DEFAULT_FUSION } = await import(join(DIST, 'vision/cutout/fusion.js'));
 const COMPARE = arg('compare', 'people');
 const IMAGE_PARTS = DEFAULT_FUSION.imageParts;
 /** The cut-out "before": without the people assist, or (--compare image-parts) without the image parts rule. */
@@ -54,7 +54,7 @@ async function cutBefore(img) {
 }
 const { detectPeople } = await import(join(DIST, 'engine/people.js'));
 // --no-opening (round 10): without the rule for backdrop seen through the subject's opening (opening.ts).
-if (process.argv.includes('--no-opening')) (await import(join(DIST, 'ops/remove-background/fusion.js'))).DEFAULT_FUSION.opening = undefined;
+if (process.argv.includes('--no-opening')) (await import(join(DIST, 'vision/cutout/fusion.js'))).DEFAULT_FUSION.opening = undefined;
 
 const GROUPS = {
   face: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10],

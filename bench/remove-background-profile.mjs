@@ -24,10 +24,10 @@ const { configureEngine } = await import('../dist/engine/models.js');
 configureEngine({ concurrency: 3 });
 const { segment } = await import('../dist/engine/segment.js');
 const { int8Preferred } = await import('../dist/engine/cpu.js');
-const { fuseMasks } = await import('../dist/ops/remove-background/fusion.js');
-const { refineAlpha, DEFAULT_REFINE, MODEL_INPUT_SIDE } = await import('../dist/ops/remove-background/refine.js');
-const { estimateForeground } = await import('../dist/ops/remove-background/foreground.js');
-const { detectPersons } = await import('../dist/ops/remove-background/person.js');
+const { fuseMasks } = await import('../dist/vision/cutout/fusion.js');
+const { refineAlpha, DEFAULT_REFINE, MODEL_INPUT_SIDE } = await import('../dist/vision/cutout/refine.js');
+const { estimateForeground } = await import('../dist/vision/cutout/foreground.js');
+const { detectPersons } = await import('../dist/vision/cutout/person.js');
 const { decodeImage } = await import('../dist/media/image.js');
 const { removeBackground } = await import('../dist/ops/remove-background/index.js');
 

@@ -28,7 +28,7 @@ const arg = (name, dflt) => {
 };
 const { segment } = await import('../dist/engine/segment.js');
 const { int8Preferred } = await import('../dist/engine/cpu.js');
-const { fuseMasks } = await import('../dist/ops/remove-background/fusion.js');
+const { fuseMasks } = await import('../dist/vision/cutout/fusion.js');
 const isnetModel = int8Preferred() ? 'isnet-int8' : 'isnet';
 
 function mirror(d, w, h, ch) {

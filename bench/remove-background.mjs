@@ -12,7 +12,7 @@
  * mode with ISNet's float graph instead of the int8 build; "-noflip" without ISNet's mirrored
  * second pass; "-percore" runs one arena-less ISNet session per core (the layout before round 7),
  * "-shared" one ISNet session on all cores for all inputs in flight, "-arena" keeps
- * onnxruntime's memory arena (all for comparison); "-nopeople" without the people assist (src/ops/remove-background/person.ts), "-norecrop" without the second look on a crop (recrop.ts); "@768" runs imgtool's ISNet at another input side (U2-Net-p's for imgtool-u2netp),
+ * onnxruntime's memory arena (all for comparison); "-nopeople" without the people assist (src/vision/cutout/person.ts), "-norecrop" without the second look on a crop (recrop.ts); "@768" runs imgtool's ISNet at another input side (U2-Net-p's for imgtool-u2netp),
  * ":c3" runs up to three images at once, as imgtool's CLI batch does by default on 2 cores
  * (cores + 1). imgly is compared at its fastest mode in the run.
  *
@@ -94,7 +94,7 @@ async function child(engine, listFile) {
     const { run } = await import('../dist/ops/remove-background/pipeline.js');
     // "imgtool-isnet@768": the default mode with ISNet run at another input side.
     const [name, side] = spec.split('@');
-    const { configureCutout } = await import('../dist/ops/remove-background/cutout.js');
+    const { configureCutout } = await import('../dist/vision/cutout/cutout.js');
     if (side) configureCutout(name === 'imgtool-u2netp' ? { u2netpSide: Number(side) } : { isnetSide: Number(side) });
     // "imgtool-isnet-fp32": the default mode with ISNet's float graph instead of the int8 build.
     if (name.includes('-fp32')) configureCutout({ isnetModel: 'isnet' });

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { getOperation } from '../dist/ops/registry.js';
 import { parseOptions } from '../dist/ops/validate.js';
-import { cutoutSubject } from '../dist/ops/remove-background/cutout.js';
+import { cutoutSubject } from '../dist/vision/cutout/cutout.js';
 import { detectPeople } from '../dist/engine/people.js';
 import { FIXTURES } from './fixtures.mjs';
 import { tryOnMeasures } from './lib/try-on-metrics.mjs';

@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import type { LoadedInput, OpResult, Pipeline } from '../define.js';
 import { ImgtoolError, throwIfAborted } from '../../errors.js';
 import { decodeImage, encodeImage, encodeOptionsFor, type DecodedImage, type RawImage } from '../../media/image.js';
-import { cutoutSubject } from '../remove-background/cutout.js';
+import { cutoutSubject } from '../../vision/cutout/cutout.js';
 import { generateBackground, OUTPUT_SIZE, type GenerateBackgroundOptions } from './index.js';
 import { compose, placeLayer } from './compose.js';
 import { makeLayout, renderScene } from './render.js';

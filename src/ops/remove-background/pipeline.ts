@@ -2,7 +2,7 @@ import sharp from 'sharp';
 import { ImgtoolError, throwIfAborted } from '../../errors.js';
 import { decodeImage, encodeOptionsFor, encodeSharp } from '../../media/image.js';
 import type { Pipeline } from '../define.js';
-import { cutoutSubject } from './cutout.js';
+import { cutoutSubject } from '../../vision/cutout/cutout.js';
 import { alphaBox, expand, extractRegion, marginsGiven, resolveMargins, unionBox, type Box } from './crop.js';
 import { removeBackground, shadowEnabled, type RemoveBackgroundOptions } from './index.js';
 import { renderShadow, type ShadowLayer, type ShadowParams } from './shadow.js';

@@ -1,7 +1,7 @@
 import sharp from 'sharp';
 import { throwIfAborted } from '../../errors.js';
 import type { DecodedImage, RawImage } from '../../media/image.js';
-import { cutoutSubject } from '../remove-background/cutout.js';
+import { cutoutSubject } from '../../vision/cutout/cutout.js';
 import { analyseBody, bbox, type Point } from './body.js';
 import { clamp, components, fillHoles, keepLabel, median, morph, plane, runAt, threshold, type Plane } from './raster.js';
 import { skinMask } from './skin.js';

@@ -3,7 +3,7 @@ import { ImgtoolError, throwIfAborted } from '../../errors.js';
 import { detectPeople, type Person, torsoTurn } from '../../engine/people.js';
 import { decodeImage, encodeImage, encodeOptionsFor, type DecodedImage } from '../../media/image.js';
 import type { LoadedInput, Pipeline } from '../define.js';
-import { cutoutSubject } from '../remove-background/cutout.js';
+import { cutoutSubject } from '../../vision/cutout/cutout.js';
 import { analyseBody, type BodyGeometry } from './body.js';
 import { fitGarment } from './fit.js';
 import { fitGarmentToPose } from './fit-pose.js';

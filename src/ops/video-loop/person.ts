@@ -1,6 +1,6 @@
 import { detectPeople, POSE, type Person } from '../../engine/people.js';
 import { isImgtoolError, throwIfAborted } from '../../errors.js';
-import { PERSON_SCORE } from '../remove-background/person.js';
+import { PERSON_SCORE } from '../../vision/cutout/person.js';
 
 /**
  * Where a person's body is, for the subtle loop's motion (motion.ts): a person breathes from

@@ -1,6 +1,6 @@
 import { ImgtoolError, isImgtoolError } from '../../errors.js';
 import type { RawImage } from '../../media/image.js';
-import { cutoutSubject } from '../remove-background/cutout.js';
+import { cutoutSubject } from '../../vision/cutout/cutout.js';
 
 /**
  * The subject's alpha for the loop, from the remove-background cut-out. When that cannot run (its model is not built), a transparent input's own alpha is

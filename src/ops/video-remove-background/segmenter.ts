@@ -5,7 +5,7 @@ import { engineCores, engineThreads, modelEntry } from '../../engine/models.js';
 import { segmentBatch, type SegmentModel } from '../../engine/segment.js';
 import { clampByte, hwcToChw } from '../../engine/tensor.js';
 import { sessionPool, type SessionPool } from '../../engine/pool.js';
-import { DEFAULT_REFINE, refineAlpha, type RefineParams } from '../remove-background/refine.js';
+import { DEFAULT_REFINE, refineAlpha, type RefineParams } from '../../vision/cutout/refine.js';
 
 /**
  * Video segmentation: a pool of single-threaded u2netp sessions, each in its own worker thread

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_FUSION, fuseMasks } from '../../../src/ops/remove-background/fusion.js';
-import { openingBackdrop, type OpeningRegion } from '../../../src/ops/remove-background/opening.js';
+import { DEFAULT_FUSION, fuseMasks } from '../../../src/vision/cutout/fusion.js';
+import { openingBackdrop, type OpeningRegion } from '../../../src/vision/cutout/opening.js';
 
 const W = 200,
   H = 150;

@@ -1,11 +1,11 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { detectPeople, POSE } from '../../../src/engine/people.js';
-import { cutoutSubject } from '../../../src/ops/remove-background/cutout.js';
-import { addPeople } from '../../../src/ops/remove-background/person.js';
+import { cutoutSubject } from '../../../src/vision/cutout/cutout.js';
+import { addPeople } from '../../../src/vision/cutout/person.js';
 import { fixture } from '../../helpers.js';
 
-/** People in remove-background (src/ops/remove-background/person.ts), with the real models. */
+/** People in remove-background (src/vision/cutout/person.ts), with the real models. */
 
 async function rgb(rel: string) {
   const { data, info } = await sharp(fixture(rel)).removeAlpha().toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_FUSION, fuseMasks, type FusionParams } from '../../../src/ops/remove-background/fusion.js';
-import { DEFAULT_IMAGE_PARTS, segmentGraph } from '../../../src/ops/remove-background/image-parts.js';
+import { DEFAULT_FUSION, fuseMasks, type FusionParams } from '../../../src/vision/cutout/fusion.js';
+import { DEFAULT_IMAGE_PARTS, segmentGraph } from '../../../src/vision/cutout/image-parts.js';
 
 const W = 200,
   H = 150;

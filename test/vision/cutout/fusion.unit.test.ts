@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { distanceToSeeds, labelRegions } from '../../../src/ops/remove-background/cleanup.js';
-import { fuseMasks, type FusionInput, type Keep } from '../../../src/ops/remove-background/fusion.js';
+import { distanceToSeeds, labelRegions } from '../../../src/vision/cutout/cleanup.js';
+import { fuseMasks, type FusionInput, type Keep } from '../../../src/vision/cutout/fusion.js';
 
 const W = 200,
   H = 150;

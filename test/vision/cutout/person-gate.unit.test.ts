@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PoseDetection } from '../../../src/engine/pose-detector.js';
-import { faceInside } from '../../../src/ops/remove-background/person.js';
+import { faceInside } from '../../../src/vision/cutout/person.js';
 
 const W = 100,
   H = 80;

@@ -1,7 +1,7 @@
 // Known answers for the fast colour guided filter (He et al.): its closed forms in the cases
 // where the linear model p = a.I + b is exact or degenerate.
 import { describe, expect, it } from 'vitest';
-import { guidedFilter, type GuideImage } from '../../../src/ops/remove-background/guided.js';
+import { guidedFilter, type GuideImage } from '../../../src/vision/cutout/guided.js';
 import { boxMean } from '../../../src/media/filters.js';
 import { seededRandom } from '../../../src/media/random.js';
 

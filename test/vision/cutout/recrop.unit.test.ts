@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { contrastCandidates, contrastSaliency, lab } from '../../../src/ops/remove-background/contrast.js';
-import { acceptCrop, cropsAround, cropPixels, DEFAULT_RECROP, unsure } from '../../../src/ops/remove-background/recrop.js';
+import { contrastCandidates, contrastSaliency, lab } from '../../../src/vision/cutout/contrast.js';
+import { acceptCrop, cropsAround, cropPixels, DEFAULT_RECROP, unsure } from '../../../src/vision/cutout/recrop.js';
 
 const W = 320,
   H = 240;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { colourEdges, DEFAULT_FRAME, frameCut, frameDistance } from '../../../src/ops/remove-background/frame.js';
-import { DEFAULT_FUSION, fuseMasks } from '../../../src/ops/remove-background/fusion.js';
+import { colourEdges, DEFAULT_FRAME, frameCut, frameDistance } from '../../../src/vision/cutout/frame.js';
+import { DEFAULT_FUSION, fuseMasks } from '../../../src/vision/cutout/fusion.js';
 
 const W = 200,
   H = 150;
