@@ -54,3 +54,21 @@ export async function openBackends(o: {
     },
   };
 }
+
+/**
+ * The account store the admin commands (`serve keys|ledger|migrate`) work on, tagged by backend so
+ * a command that needs Redis-only methods (migrate's imports, the Redis ledger check) gets them
+ * typed, without a cast.
+ */
+export type AdminStore = { kind: 'files'; store: KeyStore } | { kind: 'redis'; store: import('./redis-accounts.js').RedisAccountStore };
+
+export async function withAdminStore<T>(o: { dataDir: string; redis?: RedisOptions }, fn: (s: AdminStore) => Promise<T>): Promise<T> {
+  if (!o.redis) return fn({ kind: 'files', store: await new KeyStore(o.dataDir).init() });
+  const { connectRedis, RedisAccountStore } = await import('./redis-accounts.js');
+  const client = await connectRedis(o.redis.url);
+  try {
+    return await fn({ kind: 'redis', store: new RedisAccountStore(client, { prefix: o.redis.prefix }) });
+  } finally {
+    await client.quit().catch(() => client.disconnect());
+  }
+}
