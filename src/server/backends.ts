@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { closeRedis } from './cluster/closing.js';
 import { FileIdempotencyStore } from './idempotency-store.js';
 import { KeyStore } from './keys.js';
+import { DEFAULT_REDIS_PREFIX } from './settings.js';
 import type { AccountStore, IdempotencyStore } from './stores.js';
 
 /**
@@ -40,7 +41,7 @@ export async function openBackends(o: {
   }
   const { connectRedis, RedisAccountStore } = await import('./redis-accounts.js');
   const { RedisIdempotencyStore } = await import('./redis-idempotency.js');
-  const prefix = o.redis.prefix ?? 'imgtool:';
+  const prefix = o.redis.prefix ?? DEFAULT_REDIS_PREFIX;
   const redis = await connectRedis(o.redis.url);
   const keys = new RedisAccountStore(redis, { prefix, subjectCredits: o.subjectCredits, clock: o.clock });
   const idempotency = new RedisIdempotencyStore(redis, keys.instance, prefix, o.clock);

@@ -15,8 +15,6 @@ import type { HoldStore, IdempotencyStore } from './stores.js';
  *   (at startup too), and loose files in tmp/ older than a lease.
  */
 
-export const DEFAULT_LEASE_MS = 10_000;
-
 export class LeaseKeeper {
   private readonly holds = new Set<string>();
   private readonly keys = new Map<string, { credential: string; key: string }>();

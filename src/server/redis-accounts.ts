@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { ImgtoolError } from '../errors.js';
+import { DEFAULT_REDIS_PREFIX } from './settings.js';
 import { hashKey, insufficientCredits, newHold, newKey, type Hold, type KeyRecord, type LedgerEntry, type StoreFile } from './keys.js';
 import type { AccountStore, HoldOutcome, PublicKeyRecord } from './stores.js';
 
@@ -208,7 +209,7 @@ export class RedisAccountStore implements AccountStore {
     readonly redis: Redis,
     o: RedisAccountOptions = {},
   ) {
-    this.prefix = o.prefix ?? 'imgtool:';
+    this.prefix = o.prefix ?? DEFAULT_REDIS_PREFIX;
     this.instance = o.instance ?? randomBytes(6).toString('hex');
     this.clock = o.clock ?? Date.now;
     this.subjectCredits = o.subjectCredits ?? 0;

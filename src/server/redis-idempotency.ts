@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { IDEMPOTENCY_RETENTION_MS } from './idempotency-store.js';
+import { DEFAULT_REDIS_PREFIX } from './settings.js';
 import type { IdempotencyState, IdempotencyStore, RecordedResponse } from './stores.js';
 
 /**
@@ -66,7 +67,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   constructor(
     private readonly redis: Redis,
     private readonly instance: string,
-    private readonly prefix = 'imgtool:',
+    private readonly prefix = DEFAULT_REDIS_PREFIX,
     private readonly clock: () => number = Date.now,
     private readonly retentionMs = IDEMPOTENCY_RETENTION_MS,
   ) {}

@@ -1,3 +1,5 @@
+import { SETTINGS } from './settings.js';
+
 /** The server's transport timeouts (enforced in transport.ts), kept apart so the CLI can show the defaults without loading the server. */
 export interface TimeoutOptions {
   /** The request line and headers must arrive within this (ms). Default 20 s. */
@@ -10,7 +12,13 @@ export interface TimeoutOptions {
   keepAliveMs?: number;
 }
 
-export const TIMEOUT_DEFAULTS = { headersMs: 20_000, bodyIdleMs: 15_000, requestMs: 300_000, keepAliveMs: 65_000 } as const;
+/** From the settings table (seconds there). */
+export const TIMEOUT_DEFAULTS = {
+  headersMs: SETTINGS.headerTimeout.default * 1000,
+  bodyIdleMs: SETTINGS.bodyTimeout.default * 1000,
+  requestMs: SETTINGS.requestTimeout.default * 1000,
+  keepAliveMs: SETTINGS.keepAliveTimeout.default * 1000,
+} as const;
 
 export function timeoutsWithDefaults(o: TimeoutOptions = {}): Required<TimeoutOptions> {
   return {

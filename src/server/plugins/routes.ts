@@ -3,45 +3,23 @@ import { createReadStream } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
-import { ImgtoolError } from '../errors.js';
-import { DEFAULT_JOB_ERROR, type CostContext, type OperationDefinition, type OpResult } from '../ops/define.js';
-import { OPERATIONS } from '../ops/registry.js';
-import { parseOptions } from '../ops/validate.js';
-import { requireScope, type Authenticate } from './auth.js';
-import type { Billing } from './billing.js';
-import { withIdempotency, type Outgoing } from './idempotency.js';
-import type { AccountStore, IdempotencyStore } from './stores.js';
-import { loadSources, parseJsonBody, parseMultipart, pickSources, precheckImage } from './inputs.js';
-import type { Execute, JobRecord, Jobs } from './jobs.js';
-import type { LeaseKeeper } from './leases.js';
-import { buildOpenApi } from './openapi.js';
-import type { WorkerPool } from './pool.js';
-import type { ResultStore, StoredResult } from './results.js';
+import fp from 'fastify-plugin';
+import { ImgtoolError } from '../../errors.js';
+import { DEFAULT_JOB_ERROR, type CostContext, type OperationDefinition, type OpResult } from '../../ops/define.js';
+import { OPERATIONS } from '../../ops/registry.js';
+import { parseOptions } from '../../ops/validate.js';
+import { withIdempotency, type Outgoing } from '../idempotency.js';
+import { loadSources, parseJsonBody, parseMultipart, pickSources, precheckImage } from '../inputs.js';
+import type { JobRecord } from '../jobs.js';
+import { buildOpenApi } from '../openapi.js';
+import type { StoredResult } from '../results.js';
 
 /**
  * Every route is generated from OPERATIONS: a POST per operation, plus job status and cancel
  * for operations with a jobPath. Validation uses the operations' own schemas (parseOptions),
- * exactly as the CLI does.
+ * exactly as the CLI does. The routes read what they use from the other plugins' decorators
+ * (stores, billing, leases, jobs, results, pool, execute, requireScope, readiness, settings).
  */
-
-export interface RouteDeps {
-  /** GET /ready: resolves when the node can take work, throws service_unavailable otherwise. */
-  ready: () => Promise<object>;
-  keys: AccountStore;
-  billing: Billing;
-  leases: LeaseKeeper;
-  idempotency: IdempotencyStore;
-  jobs: Jobs;
-  results: ResultStore;
-  pool: WorkerPool;
-  authenticate: Authenticate;
-  tmpDir: string;
-  allowPrivateUrls: boolean;
-  fetchTimeoutMs: number;
-  publicUrl?: string;
-  rateLimit: { max: number; timeWindow: number } | false;
-  execute: Execute;
-}
 
 function wantsImage(req: FastifyRequest): boolean {
   const accept = req.headers.accept;
@@ -59,17 +37,11 @@ function wantsImage(req: FastifyRequest): boolean {
   return best.image && best.q > 0;
 }
 
-export function registerRoutes(app: FastifyInstance, d: RouteDeps): void {
-  const base = (req: FastifyRequest) => d.publicUrl ?? `${req.protocol}://${req.host}`;
-  const limited = d.rateLimit ? { rateLimit: { max: d.rateLimit.max, timeWindow: d.rateLimit.timeWindow } } : {};
-
-  const auth =
-    (scope: string): onRequestHookHandler =>
-    async (req) => {
-      const cred = await d.authenticate(req.headers);
-      req.credential = cred;
-      requireScope(cred, scope);
-    };
+function registerRoutes(app: FastifyInstance): void {
+  const { publicUrl, rateLimit } = app.settings;
+  const base = (req: FastifyRequest) => publicUrl ?? `${req.protocol}://${req.host}`;
+  const limited = rateLimit ? { rateLimit: { max: rateLimit.max, timeWindow: rateLimit.windowMs } } : {};
+  const auth = app.requireScope;
 
   const allowed = new Map<string, string[]>();
   // Handlers type their own params; the route table only needs to know method and URL.
@@ -81,28 +53,28 @@ export function registerRoutes(app: FastifyInstance, d: RouteDeps): void {
   const openapi = buildOpenApi(OPERATIONS);
   route('GET', '/openapi.json', { handler: async () => openapi });
 
-  route('GET', '/ready', { handler: async () => d.ready() });
+  route('GET', '/ready', { handler: async () => app.readiness() });
 
   route('GET', '/health', {
-    handler: async () => ({ status: 'ok', pool: d.pool.stats(), jobs: d.jobs.stats() }),
+    handler: async () => ({ status: 'ok', pool: app.pool.stats(), jobs: app.jobs.stats() }),
   });
 
   route('GET', '/v1/credits', {
     config: { ...limited, operation: 'credits' },
     onRequest: auth('imaging:read'),
-    handler: async (req: FastifyRequest) => ({ credits_remaining: await d.keys.balance(req.credential!.id) }),
+    handler: async (req: FastifyRequest) => ({ credits_remaining: await app.stores.keys.balance(req.credential!.id) }),
   });
 
   route('GET', '/v1/results/:name', {
     config: { operation: 'result' },
     handler: async (req: FastifyRequest<{ Params: { name: string }; Querystring: { expires?: string; sig?: string } }>, reply: FastifyReply) => {
-      const r = await d.results.open(req.params.name, req.query.expires, req.query.sig);
+      const r = await app.results.open(req.params.name, req.query.expires, req.query.sig);
       reply.type(r.contentType).header('content-length', r.size).header('cache-control', 'private, max-age=3600');
       return reply.send(createReadStream(r.path));
     },
   });
 
-  for (const op of OPERATIONS) registerOperation(d, op, route, auth, base, limited);
+  for (const op of OPERATIONS) registerOperation(app, op, route, auth, base, limited);
 
   // Known paths answer 405 (not 404) to other methods, with Allow.
   for (const [url, methods] of allowed) {
@@ -120,20 +92,23 @@ export function registerRoutes(app: FastifyInstance, d: RouteDeps): void {
 }
 
 function registerOperation(
-  d: RouteDeps,
+  app: FastifyInstance,
   op: OperationDefinition,
   route: (method: 'GET' | 'POST', url: string, opts: Record<string, unknown>) => void,
   auth: (scope: string) => onRequestHookHandler,
   base: (req: FastifyRequest) => string,
   limited: Record<string, unknown>,
 ): void {
+  const { stores, leases, billing, jobs, results, pool, execute } = app;
+  const { allowPrivateUrls, fetchTimeoutMs } = app.settings;
+  const tmpDir = leases.tmpDir;
   const inlineBytes = op.inputs.filter((i) => i.inlineBase64).length * Math.ceil((op.limits.maxBytes * 4) / 3);
   route('POST', op.path, {
     config: { ...limited, operation: op.name },
     bodyLimit: inlineBytes + 1024 * 1024,
     onRequest: auth('imaging:write'),
     handler: (req: FastifyRequest, reply: FastifyReply) =>
-      withIdempotency({ idempotency: d.idempotency, holds: d.keys, leases: d.leases }, req, reply, op.path, async (claim): Promise<Outgoing> => {
+      withIdempotency({ idempotency: stores.idempotency, holds: stores.keys, leases }, req, reply, op.path, async (claim): Promise<Outgoing> => {
         const multipart = req.isMultipart();
         if (!op.bodies.includes(multipart ? 'multipart' : 'json')) {
           throw new ImgtoolError(
@@ -142,7 +117,7 @@ function registerOperation(
             { status: 415 },
           );
         }
-        const parsed = multipart ? await parseMultipart(op, req, d.tmpDir) : parseJsonBody(op, req.body);
+        const parsed = multipart ? await parseMultipart(op, req, tmpDir) : parseJsonBody(op, req.body);
         try {
           const options = parseOptions(op, parsed.fields, 'field');
           const sources = pickSources(op, parsed);
@@ -155,19 +130,14 @@ function registerOperation(
           const videoInput = op.inputs.some((i) => i.kind === 'video');
           if (!videoInput) {
             const estimate = op.cost(options, {});
-            const balance = await d.keys.balance(account);
+            const balance = await stores.keys.balance(account);
             if (balance < estimate)
               throw new ImgtoolError(
                 'insufficient_api_credits',
                 `${op.name} costs ${estimate} credits but ${balance} remain; ask the server operator for more`,
               );
           }
-          const inputs = await loadSources(
-            op,
-            sources,
-            { tmpDir: d.tmpDir, allowPrivateUrls: d.allowPrivateUrls, fetchTimeoutMs: d.fetchTimeoutMs, signal: cancel.signal },
-            parsed.tempFiles,
-          );
+          const inputs = await loadSources(op, sources, { tmpDir: tmpDir, allowPrivateUrls, fetchTimeoutMs, signal: cancel.signal }, parsed.tempFiles);
           for (const spec of op.inputs) if (spec.kind === 'image' && inputs[spec.key]) await precheckImage(op, inputs[spec.key]!);
           const costCtx: CostContext = op.inspect ? await op.inspect(inputs, cancel.signal) : {};
           const cost = op.cost(options, costCtx);
@@ -175,7 +145,7 @@ function registerOperation(
 
           if (isAsync) {
             // With an Idempotency-Key the job id derives from it, so even a retry after a crash finds the same job.
-            const job = await d.jobs.create({ op, account, options, inputs, cost, id: claim?.id });
+            const job = await jobs.create({ op, account, options, inputs, cost, id: claim?.id });
             return { status: 202, headers: { location: `${op.jobPath}/${job.id}` }, json: { job_id: job.id, status: 'pending' } };
           }
 
@@ -183,7 +153,7 @@ function registerOperation(
           const holdId = claim?.id ?? randomUUID();
           const respond = (v: { result: OpResult; stored?: StoredResult }): Outgoing => {
             const headers = { 'x-credits-charged': String(v.result.credits) };
-            if (v.stored) return { status: 200, headers, json: { result_url: d.results.url(base(req), v.stored) } };
+            if (v.stored) return { status: 200, headers, json: { result_url: results.url(base(req), v.stored) } };
             return {
               status: 200,
               headers: { ...headers, 'content-type': v.result.contentType },
@@ -191,23 +161,23 @@ function registerOperation(
               file: v.result.data ? undefined : v.result.file,
             };
           };
-          const done = await d.billing.run(
+          const done = await billing.run(
             { account, cost, holdId, kind: 'sync', operation: op.name },
             async () => {
-              const result = await d.pool.run(
+              const result = await pool.run(
                 () =>
-                  d.execute(
+                  execute(
                     { operation: op.name, inputs, options },
                     {
                       signal: cancel.signal,
                       onProgress: () => {},
                       warn: (message) => req.log.warn({ operation: op.name }, message),
-                      tempPath: (ext) => join(d.tmpDir, `${randomUUID()}.${ext}`),
+                      tempPath: (ext) => join(tmpDir, `${randomUUID()}.${ext}`),
                     },
                   ),
                 cancel.signal,
               );
-              const stored = image ? undefined : await d.results.save(result);
+              const stored = image ? undefined : await results.save(result);
               return { credits: result.credits, result, stored };
             },
             {
@@ -215,7 +185,7 @@ function registerOperation(
               beforeSettle: claim ? (v) => claim.commit(respond(v), holdId) : undefined,
               // Settling may refuse a higher actual cost the balance cannot cover: then nothing is delivered.
               withhold: async (v) => {
-                if (v.stored) await unlink(join(d.results.dir, v.stored.name)).catch(() => {});
+                if (v.stored) await unlink(join(results.dir, v.stored.name)).catch(() => {});
                 if (v.result.file && !v.stored) await unlink(v.result.file).catch(() => {});
               },
             },
@@ -229,7 +199,7 @@ function registerOperation(
 
   if (!op.jobPath) return;
   const ownJob = async (req: FastifyRequest<{ Params: { jobId: string } }>): Promise<JobRecord> => {
-    const job = await d.jobs.find(req.params.jobId);
+    const job = await jobs.find(req.params.jobId);
     // Another credential's job is indistinguishable from a missing one.
     if (!job || job.operation !== op.name || job.account !== req.credential!.id) {
       throw new ImgtoolError('not_found', `no ${op.name} job ${req.params.jobId.slice(0, 64)} (jobs are kept 24 hours after they finish)`);
@@ -243,7 +213,7 @@ function registerOperation(
     handler: async (req: FastifyRequest<{ Params: { jobId: string } }>) => {
       const job = await ownJob(req);
       const body: Record<string, unknown> = { job_id: job.id, status: job.status };
-      if (job.status === 'completed' && job.result) body.result_url = d.results.url(base(req), job.result);
+      if (job.status === 'completed' && job.result) body.result_url = results.url(base(req), job.result);
       if (job.status === 'failed' && job.error) {
         body.error = (op.jobError ?? DEFAULT_JOB_ERROR).format(job.error.code, job.error.message);
       }
@@ -257,8 +227,13 @@ function registerOperation(
     onRequest: auth('imaging:write'),
     handler: async (req: FastifyRequest<{ Params: { jobId: string } }>) => {
       const job = await ownJob(req);
-      await d.jobs.cancel(job.id);
+      await jobs.cancel(job.id);
       return { message: `job ${job.id} cancelled; its credits were refunded` };
     },
   });
 }
+
+export default fp(async (app) => registerRoutes(app), {
+  name: 'imgtool-routes',
+  dependencies: ['imgtool-http', 'imgtool-auth', 'imgtool-jobs', 'imgtool-cluster', 'imgtool-billing', 'imgtool-results', 'imgtool-pipelines'],
+});
