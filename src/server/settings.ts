@@ -286,7 +286,7 @@ export const SETTINGS = {
     commands: BOTH,
     arg: '<level>',
     default: 'info',
-    description: 'log level',
+    description: 'log level: info, warn, error or silent',
     env: 'IMGTOOL_LOG',
   }),
   redis: setting(redisUrl, {
@@ -355,7 +355,7 @@ export function settingsFor(command: SettingsCommand): [SettingKey, Setting<unkn
 
 /** A setting as `imgtool <command>` sees it (worker overrides applied). */
 function forCommand(s: Setting<unknown>, command: SettingsCommand): Setting<unknown> {
-  return command === 'worker' && s.worker ? { ...s, default: s.worker.default, description: s.worker.description } : s;
+  return command === 'worker' && s.worker ? { ...s, default: s.worker.default, defaultText: undefined, description: s.worker.description } : s;
 }
 
 /** The default as help and docs show it. */
@@ -464,9 +464,10 @@ export function addSettingOptions(cmd: import('commander').Command, command: Set
 export function settingsTable(command: SettingsCommand): string {
   const rows = settingsFor(command).map(([key, base]) => {
     const s = forCommand(base, command);
+    const cell = (v: string) => v.replace(/\|/g, '\\|');
     const flag = `\`${flagName(key)}${s.arg ? ` ${s.arg}` : ''}\``;
     const cfg = key === 'config' ? '' : `\`${configKey(key)}\``;
-    return `| ${flag} | ${cfg} | \`${s.env}\` | ${defaultText(s, command) ?? ''} | ${s.description.replace(/\|/g, '\\|')} |`;
+    return `| ${cell(flag)} | ${cfg} | \`${s.env}\` | ${cell(defaultText(s, command) ?? '')} | ${cell(s.description)} |`;
   });
   return ['| flag | config key | environment | default | meaning |', '|---|---|---|---|---|', ...rows].join('\n');
 }
@@ -610,4 +611,14 @@ export function workerSettings(s: Settings) {
     lockMs: ms(s.stallTimeout),
     log: s.log,
   };
+}
+
+/** Puts `settingsTable(command)` between `<!-- settings:<command> -->` and `<!-- /settings:<command> -->` (npm run docs; test/cli/docs.test.ts checks it). */
+export function withSettingsTable(markdown: string, command: SettingsCommand): string {
+  const open = `<!-- settings:${command} -->`;
+  const close = `<!-- /settings:${command} -->`;
+  const start = markdown.indexOf(open);
+  const end = markdown.indexOf(close);
+  if (start < 0 || end < start) throw new Error(`no ${open} ... ${close} markers`);
+  return `${markdown.slice(0, start + open.length)}\n${settingsTable(command)}\n${markdown.slice(end)}`;
 }
