@@ -25,7 +25,7 @@ export function registerModelsCommand(program: Command, io: CliIO): void {
         io.stdout.write(JSON.stringify(models) + '\n');
         return;
       }
-      io.stdout.write(`${'id'.padEnd(18)}${'task'.padEnd(9)}${'size'.padStart(9)}  ${'status'.padEnd(8)}licence\n`);
+      io.stdout.write(`${'id'.padEnd(21)}${'task'.padEnd(9)}${'size'.padStart(9)}  ${'status'.padEnd(8)}licence\n`);
       for (const m of models) io.stdout.write(`${m.id.padEnd(21)}${m.task.padEnd(9)}${size(m.size).padStart(9)}  ${m.status.padEnd(8)}${m.licence}\n`);
       if (models.some((m) => m.status === 'corrupt')) io.exitCode = EXIT.someFailed;
     });
