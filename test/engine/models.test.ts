@@ -7,16 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM without types
 import { defaultModelsDir as buildDefaultModelsDir } from '../../models/build.mjs';
-import {
-  configureEngine,
-  defaultModelsDir,
-  getSession,
-  listModels,
-  modelPath,
-  prepareModel,
-  releaseSessions,
-  verifyModels,
-} from '../../src/engine/models.js';
+import { configureEngine, defaultModelsDir, getSession, listModels, modelPath, prepareModel, releaseSessions, verifyModels } from '../../src/engine/models.js';
 
 let tmp: string;
 let realDir: string;
