@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 // Two projects: `unit` (no models, no ffmpeg, no sockets or child processes: the guard in
@@ -12,6 +13,9 @@ const shared = {
   minWorkers: 1,
   testTimeout: 60_000,
   hookTimeout: 60_000,
+  // The suite reads the models the clone's `prepare` built into models/build, never the
+  // developer's per-user cache (a test that needs an empty folder sets its own).
+  env: { IMGTOOL_MODELS_DIR: path.join(import.meta.dirname, 'models', 'build') },
 };
 
 export default defineConfig({

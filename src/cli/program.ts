@@ -49,6 +49,8 @@ Environment:
   IMGTOOL_API_URL   remote v1 server (same as --remote)
   IMGTOOL_API_KEY   API key for the remote server (same as --api-key)
   IMGTOOL_HOME      where config.json and the credits file live (default ~/.config/imgtool)
+  IMGTOOL_MODELS_DIR  where the models are assembled on first use (default
+                    $XDG_CACHE_HOME/imgtool/models, ~/.cache/imgtool/models; \`imgtool models path\`)
   NO_COLOR          disable colours
 Precedence: schema defaults < config file < environment < flags.`;
 

@@ -1,6 +1,8 @@
 /**
  * The model registry at run time: reads models/manifest.json, locates each built .onnx,
- * checks it, and hands out one lazily created onnxruntime session per model per process.
+ * assembles it on first use when it is missing (models/build.mjs, under a lock), checks its
+ * sha256 before every load, and hands out one lazily created onnxruntime session per model per
+ * process.
  *
  * onnxruntime-node is imported on first use so commands that never run a model (help,
  * credits, remote mode) do not pay for loading the native library.
@@ -68,12 +70,17 @@ export interface EngineConfig {
   threads?: number;
   /** How many sessions the caller expects to run at once (e.g. a batch worker pool). Default 1. */
   concurrency?: number;
-  /** Where the built .onnx files live. Default: IMGTOOL_MODELS_DIR or <package>/models/build. */
+  /**
+   * Where the built .onnx files live. Default: IMGTOOL_MODELS_DIR; in a git clone
+   * <package>/models/build; else $XDG_CACHE_HOME/imgtool/models (~/.cache/imgtool/models).
+   */
   modelsDir?: string;
+  /** Assemble a missing or corrupt model on first use (default true); false: fail with model_missing. */
+  buildMissing?: boolean;
 }
 
 /** The rebuild command quoted in every model error, so users can fix it themselves. */
-export const REBUILD_COMMAND = 'npm run models';
+export const REBUILD_COMMAND = 'imgtool models build';
 
 const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const MANIFEST_PATH = path.join(PACKAGE_ROOT, 'models', 'manifest.json');
@@ -117,8 +124,20 @@ export function engineThreads(): number {
   return Math.max(1, Math.floor(os.availableParallelism() / Math.max(1, config.concurrency)));
 }
 
+/**
+ * The default models folder, as models/build.mjs's defaultModelsDir() computes it (a test
+ * checks they agree): IMGTOOL_MODELS_DIR; a git clone's models/build (npm never packs .git);
+ * else the per-user cache, since a global install's package folder is often read-only.
+ */
+export function defaultModelsDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.IMGTOOL_MODELS_DIR) return path.resolve(env.IMGTOOL_MODELS_DIR);
+  if (fs.existsSync(path.join(PACKAGE_ROOT, '.git'))) return path.join(PACKAGE_ROOT, 'models', 'build');
+  const cache = env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : path.join(os.homedir(), '.cache');
+  return path.join(cache, 'imgtool', 'models');
+}
+
 export function modelsDir(): string {
-  return config.modelsDir ?? process.env.IMGTOOL_MODELS_DIR ?? path.join(PACKAGE_ROOT, 'models', 'build');
+  return config.modelsDir ?? defaultModelsDir();
 }
 
 export function manifest(): ModelEntry[] {
@@ -175,21 +194,21 @@ interface Stamp {
   sha256: string;
 }
 
-/** build.mjs records size+mtime+hash of what it wrote; an untouched file need not be re-hashed. */
-function readStamps(dir: string): Record<string, Stamp> {
+/** build.mjs records size+mtime+hash of what it wrote (<file>.stamp); an untouched file need not be re-hashed. */
+function readStamp(file: string): Stamp | null {
   try {
-    return JSON.parse(fs.readFileSync(path.join(dir, 'stamps.json'), 'utf8')) as Record<string, Stamp>;
+    return JSON.parse(fs.readFileSync(`${file}.stamp`, 'utf8')) as Stamp;
   } catch {
-    return {};
+    return null;
   }
 }
 
 /** Hash of the file, from the build stamp or this process' cache when the file is unchanged. */
-function quickHash(entry: ModelEntry, file: string, stat: fs.Stats): string {
+function quickHash(file: string, stat: fs.Stats): string {
   const key = `${file}\0${stat.size}\0${stat.mtimeMs}`;
   const cached = verified.get(key);
   if (cached) return cached;
-  const stamp = readStamps(path.dirname(file))[entry.id];
+  const stamp = readStamp(file);
   const hash = stamp && stamp.size === stat.size && stamp.mtimeMs === stat.mtimeMs ? stamp.sha256 : hashFile(file);
   verified.set(key, hash);
   return hash;
@@ -202,7 +221,7 @@ function statusOf(entry: ModelEntry, file: string, deep: boolean): { status: Mod
   } catch {
     return { status: 'missing', size: null, hash: null };
   }
-  const hash = deep ? hashFile(file) : quickHash(entry, file, stat);
+  const hash = deep ? hashFile(file) : quickHash(file, stat);
   return { status: hash === entry.sha256 ? 'ok' : 'corrupt', size: stat.size, hash };
 }
 
@@ -215,7 +234,7 @@ function infoOf(entry: ModelEntry, deep: boolean): ModelVerification {
     description: entry.description,
     path: file,
     size,
-    licence: `model: ${entry.licence.model}; package: ${entry.licence.package}`,
+    licence: `model: ${entry.licence.model}; package ${entry.source.package}@${entry.source.version}: ${entry.licence.package}`,
     status,
     expectedSha256: entry.sha256,
     actualSha256: hash,
@@ -245,8 +264,74 @@ export function ensureModel(id: string): string {
   return file;
 }
 
+interface ModelBuilder {
+  readManifest(): { models: ModelEntry[] };
+  buildModel(
+    entry: ModelEntry,
+    dir: string,
+    opts: { onStart?: (entry: ModelEntry) => void },
+  ): Promise<{ built: boolean; sha256: string; bytes?: number; ms?: number }>;
+  chmodExecutables(): void;
+  buildModels(opts: { dir: string; only: Set<string> | null; force: boolean; log: (line: string) => void }): Promise<{ built: string[]; failures: string[] }>;
+}
+
+/** models/build.mjs, next to the manifest in both the source tree and the installed package. */
+export async function modelBuilder(): Promise<ModelBuilder> {
+  return (await import(new URL('../../models/build.mjs', import.meta.url).href)) as ModelBuilder;
+}
+
+const builds = new Map<string, Promise<void>>();
+
+/**
+ * Assembles one model into the models folder (first use), with a progress line on stderr
+ * (rewritten in place on a terminal, a plain line elsewhere; never stdout, which may be --json).
+ */
+function buildOnFirstUse(id: string): Promise<void> {
+  const dir = modelsDir();
+  const key = `${dir}\0${id}`;
+  let pending = builds.get(key);
+  if (!pending) {
+    pending = (async () => {
+      const entry = modelEntry(id);
+      const b = await modelBuilder();
+      b.chmodExecutables();
+      const tty = process.stderr.isTTY === true;
+      const what = `model ${id} from ${entry.source.package}`;
+      const r = await b.buildModel(entry, dir, {
+        onStart: () => {
+          if (tty) process.stderr.write(`imgtool: first use: assembling ${what} into ${dir}…`);
+        },
+      });
+      if (r.built) {
+        const done = `imgtool: model ${id} assembled into ${dir} (${((r.bytes ?? 0) / 1e6).toFixed(1)} MB, ${((r.ms ?? 0) / 1000).toFixed(1)} s, first use)`;
+        process.stderr.write(tty ? `\r\x1b[K${done}\n` : `${done}\n`);
+      }
+    })().finally(() => builds.delete(key));
+    builds.set(key, pending);
+  }
+  return pending;
+}
+
+/**
+ * The checked path of a model, assembling it first when it is missing or corrupt (unless
+ * configureEngine({ buildMissing: false })). Throws model_missing when that fails.
+ */
+export async function prepareModel(id: string): Promise<string> {
+  const entry = modelEntry(id);
+  const file = modelPath(id);
+  if (config.buildMissing !== false && statusOf(entry, file, false).status !== 'ok') {
+    try {
+      await buildOnFirstUse(id);
+    } catch (err) {
+      if (process.stderr.isTTY) process.stderr.write('\n');
+      throw modelMissingError(id, `assembling it failed: ${err instanceof Error ? err.message : String(err)}`, err);
+    }
+  }
+  return ensureModel(id);
+}
+
 async function createSession(id: string): Promise<InferenceSession> {
-  const file = ensureModel(id);
+  const file = await prepareModel(id);
   const ort = await import('onnxruntime-node');
   try {
     return await ort.InferenceSession.create(file, {

@@ -1,6 +1,6 @@
 import type { InferenceSession } from 'onnxruntime-node';
 import { throwIfAborted } from '../errors.js';
-import { ensureModel, modelMissingError } from './models.js';
+import { modelMissingError, prepareModel } from './models.js';
 import { InferenceWorker } from './infer-worker.js';
 
 /**
@@ -28,7 +28,7 @@ const SINGLE_THREAD: InferenceSession.SessionOptions = {
 async function createPool(model: string, size: number, extra: InferenceSession.SessionOptions): Promise<SessionPool> {
   // Each worker gets the file's path, not its bytes: workerData is copied into every worker and
   // stayed referenced there, so a 44 MB graph cost 44 MB per session plus the main thread's copy.
-  const file = ensureModel(model);
+  const file = await prepareModel(model);
   const workers = Array.from({ length: size }, () => new InferenceWorker(file, { ...SINGLE_THREAD, ...extra }));
   try {
     await Promise.all(workers.map((w) => w.ready));
