@@ -61,24 +61,30 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   installTransportGuards(app, o.timeouts, o.dataDir);
   app.decorate('settings', o);
 
-  await app.register(storesPlugin);
-  await app.register(clusterPlugin);
-  await app.register(billingPlugin);
-  await app.register(resultsPlugin);
-  await app.register(pipelinesPlugin);
-  await app.register(jobsPlugin);
-  await app.register(authPlugin);
-  await app.register(httpPlugin);
-  await app.register(routesPlugin);
-  await app.register(sweepPlugin);
-  const { stores, billing, leases, jobs, results, pool, sweep } = app;
-  app.decorate('imgtool', { keys: stores.keys, idempotency: stores.idempotency, billing, leases, jobs, results, pool, sweep });
+  try {
+    await app.register(storesPlugin);
+    await app.register(clusterPlugin);
+    await app.register(billingPlugin);
+    await app.register(resultsPlugin);
+    await app.register(pipelinesPlugin);
+    await app.register(jobsPlugin);
+    await app.register(authPlugin);
+    await app.register(httpPlugin);
+    await app.register(routesPlugin);
+    await app.register(sweepPlugin);
+    const { stores, billing, leases, jobs, results, pool, sweep } = app;
+    app.decorate('imgtool', { keys: stores.keys, idempotency: stores.idempotency, billing, leases, jobs, results, pool, sweep });
 
-  // Jobs resume only once every route exists, so a re-queued job can finish before listen().
-  // Recovery adopts the holds of the jobs it resumes before the first lease sweep can refund them.
-  await jobs.init();
-  await leases.start();
-  await leases.sweep();
-  await sweep();
+    // Jobs resume only once every route exists, so a re-queued job can finish before listen().
+    // Recovery adopts the holds of the jobs it resumes before the first lease sweep can refund them.
+    await jobs.init();
+    await leases.start();
+    await leases.sweep();
+    await sweep();
+  } catch (err) {
+    // A plugin failed (a JWKS file missing, Redis gone): close what the others opened, then report it.
+    await app.close().catch(() => {});
+    throw err;
+  }
   return app;
 }

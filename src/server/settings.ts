@@ -7,7 +7,6 @@ import { imgtoolHome } from '../config.js';
 import { ImgtoolError } from '../errors.js';
 import type { JwtOptions } from './auth.js';
 import type { RedisOptions } from './backends.js';
-import type { RecycleOptions } from './recycle.js';
 import type { TimeoutOptions } from './timeouts.js';
 
 /**
@@ -518,6 +517,16 @@ export interface ServerOptions {
   nodeId?: string;
   /** Cluster mode: BullMQ lock duration of this node's workers (tests shorten it to see stalls quickly). */
   workerLockMs?: number;
+}
+
+/** When pipeline threads are retired to give their memory back; every field 0 disables that rule. */
+export interface RecycleOptions {
+  /** After this many jobs (--recycle-after). */
+  maxJobs?: number;
+  /** When a thread finishes a job while the process RSS is above this many MB (--recycle-rss). */
+  maxRssMb?: number;
+  /** After this long idle, in ms (--recycle-idle). */
+  idleMs?: number;
 }
 
 const ms = (s: number) => Math.round(s * 1000);

@@ -52,6 +52,27 @@ describe.skipIf(!haveRedis)('two API nodes on one Redis', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
+  test('a node whose startup fails (its JWKS file is missing) closes what its plugins opened: no Redis connection is left behind', async () => {
+    const admin = redis.client();
+    const connections = async () =>
+      String(await admin.client('LIST'))
+        .trim()
+        .split('\n').length;
+    const before = await connections();
+    const failing = buildServer({
+      dataDir,
+      redis: { url: redis.url, prefix: 'failing:' },
+      workers: 1,
+      sweepIntervalMs: 0,
+      jwt: { issuer: 'https://issuer.test', audience: 'imgtool', jwks: join(dataDir, 'missing-jwks.json') },
+    });
+    await expect(failing).rejects.toThrow(/ENOENT/);
+    // The stores' client and the node's own BullMQ worker and queue connections were opened before the auth plugin failed.
+    const until = Date.now() + 3000;
+    while ((await connections()) > before && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    expect(await connections()).toBe(before);
+  });
+
   test('a key made on one node works on the other; a credit through one is seen by the other at once; /ready pings Redis', async () => {
     expect(await credits(urlB)).toBe(20);
     await a.imgtool.keys.creditAccount(keyId, 5);
