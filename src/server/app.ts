@@ -16,7 +16,7 @@ import storesPlugin from './plugins/stores.js';
 import sweepPlugin from './plugins/sweep.js';
 import type { WorkerPool } from './pool.js';
 import type { ResultStore } from './results.js';
-import { type ResolvedServerOptions, resolveServerOptions, type ServerOptions } from './settings.js';
+import { type ResolvedServerOptions, resolveServerOptions, type ServerOptions } from './server-options.js';
 import { installTransportGuards, transportServerOptions } from './transport.js';
 
 /**
@@ -26,7 +26,7 @@ import { installTransportGuards, transportServerOptions } from './transport.js';
  * and the stores last.
  */
 
-export type { ServerOptions } from './settings.js';
+export type { ServerOptions } from './server-options.js';
 
 /** The server's parts in one object, for tests and admin code (the same objects as the plugins' decorators). */
 export interface ImgtoolServer {

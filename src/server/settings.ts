@@ -1,13 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
-import { join, resolve } from 'node:path';
-import type { FastifyServerOptions } from 'fastify';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { imgtoolHome } from '../config.js';
 import { ImgtoolError } from '../errors.js';
-import type { JwtOptions } from './auth.js';
-import type { RedisOptions } from './backends.js';
-import type { TimeoutOptions } from './timeouts.js';
 
 /**
  * Every setting of `imgtool serve` and `imgtool worker`, once: its type, default, description,
@@ -17,7 +11,9 @@ import type { TimeoutOptions } from './timeouts.js';
  * new value, one line where it is used. The flag is the key in kebab-case (`holdLease` ->
  * `--hold-lease`); the config key is the key itself unless `config` says otherwise.
  *
- * Precedence: default < --config file < environment < flag.
+ * Precedence: default < --config file < environment < flag. settings-sources.ts reads the four
+ * sources (and makes the commander options and the docs tables); server-options.ts turns the
+ * result into buildServer's options and holds their defaults.
  */
 
 export type SettingsCommand = 'serve' | 'worker';
@@ -343,17 +339,17 @@ type ValueOf<S> = S extends { type: SettingType<infer T> } ? T : never;
 /** Resolved settings: a value for every setting with a default, possibly undefined for the others. */
 export type Settings = { [K in SettingKey]: ValueOf<(typeof SETTINGS)[K]> | ((typeof SETTINGS)[K] extends { default: unknown } ? never : undefined) };
 
-const entries = () => Object.entries(SETTINGS) as [SettingKey, Setting<unknown>][];
+export const allSettings = () => Object.entries(SETTINGS) as [SettingKey, Setting<unknown>][];
 
 export const flagName = (key: string) => `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 export const configKey = (key: SettingKey) => (SETTINGS[key] as Setting<unknown>).config ?? key;
 
 export function settingsFor(command: SettingsCommand): [SettingKey, Setting<unknown>][] {
-  return entries().filter(([, s]) => s.commands.includes(command));
+  return allSettings().filter(([, s]) => s.commands.includes(command));
 }
 
 /** A setting as `imgtool <command>` sees it (worker overrides applied). */
-function forCommand(s: Setting<unknown>, command: SettingsCommand): Setting<unknown> {
+export function forCommand(s: Setting<unknown>, command: SettingsCommand): Setting<unknown> {
   return command === 'worker' && s.worker ? { ...s, default: s.worker.default, defaultText: undefined, description: s.worker.description } : s;
 }
 
@@ -364,270 +360,4 @@ export function defaultText(s: Setting<unknown>, command: SettingsCommand = 'ser
   if (c.default === undefined || typeof c.default === 'function') return undefined;
   if (c.default === false) return 'off';
   return String(c.default);
-}
-
-const show = (v: unknown) => JSON.stringify(typeof v === 'string' ? v.slice(0, 80) : v);
-
-/** The config file's shape, from the table: nested objects for dotted keys, everything optional, unknown keys refused. */
-function configFileSchema(): z.ZodType<Record<string, unknown>> {
-  const tree: Record<string, unknown> = {};
-  for (const [key, s] of entries()) {
-    if (key === 'config') continue;
-    const path = configKey(key).split('.');
-    let node = tree;
-    for (const part of path.slice(0, -1)) {
-      node[part] ??= {};
-      node = node[part] as Record<string, unknown>;
-    }
-    node[path.at(-1)!] = s.type.schema;
-  }
-  const build = (node: Record<string, unknown>): z.ZodType => {
-    const shape: Record<string, z.ZodType> = {};
-    for (const [k, v] of Object.entries(node)) shape[k] = (v instanceof z.ZodType ? v : build(v as Record<string, unknown>)).optional();
-    return z.strictObject(shape);
-  };
-  return build(tree) as z.ZodType<Record<string, unknown>>;
-}
-
-const byConfigKey = () => new Map(entries().map(([key, s]) => [configKey(key), s]));
-
-/** Reads and validates a --config file once: one line naming the key and the expected type for the first problem, exit 2. */
-export function readConfigFile(path: string): Record<string, unknown> {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (err) {
-    throw new ImgtoolError('invalid_parameter', `--config ${path} is not a readable JSON file (${(err as Error).message})`);
-  }
-  const parsed = configFileSchema().safeParse(raw);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0]!;
-  const at = issue.path.map(String);
-  if (issue.code === 'unrecognized_keys') {
-    const key = [...at, issue.keys[0]!].join('.');
-    const known = [...byConfigKey().keys()].filter((k) => k !== 'config').join(', ');
-    throw new ImgtoolError('invalid_parameter', `--config ${path}: unknown key "${key}"; the keys are ${known}`);
-  }
-  const key = at.join('.');
-  const s = byConfigKey().get(key);
-  let value: unknown = raw;
-  for (const part of at) value = (value as Record<string, unknown> | undefined)?.[part];
-  const expects = s ? s.type.expects : 'an object';
-  throw new ImgtoolError('invalid_parameter', `--config ${path}: "${key || '(top level)'}" must be ${expects}, got ${show(value)}`);
-}
-
-function valueAt(cfg: Record<string, unknown>, dotted: string): unknown {
-  let v: unknown = cfg;
-  for (const part of dotted.split('.')) v = (v as Record<string, unknown> | undefined)?.[part];
-  return v;
-}
-
-/**
- * Resolves every setting of `command` from its four sources: default < config file < env < flag.
- * `flags` are commander's (strings, or true for switches). A bad value is one line naming the
- * flag, variable or key and what it must be (invalid_parameter: exit 2).
- */
-export function resolveSettings(command: SettingsCommand, flags: Record<string, unknown>, env: NodeJS.ProcessEnv): Settings {
-  const configPath = (flags.config as string | undefined) ?? env[SETTINGS.config.env];
-  const cfg = configPath ? readConfigFile(configPath) : {};
-  const out: Record<string, unknown> = { config: configPath };
-  for (const [key, base] of settingsFor(command)) {
-    if (key === 'config') continue;
-    const s = forCommand(base, command);
-    const check = (v: unknown, source: string, raw: unknown) => {
-      const r = s.type.schema.safeParse(v);
-      if (!r.success) throw new ImgtoolError('invalid_parameter', `${source} must be ${s.type.expects}, got ${show(raw)}`);
-      return r.data;
-    };
-    const flag = flags[key];
-    const fromEnv = env[s.env];
-    if (flag !== undefined) out[key] = check(s.type.fromString(flag as string | true), flagName(key), flag);
-    else if (fromEnv !== undefined && fromEnv !== '') out[key] = check(s.type.fromString(fromEnv), s.env, fromEnv);
-    else if (valueAt(cfg, configKey(key)) !== undefined) out[key] = valueAt(cfg, configKey(key));
-    else out[key] = typeof s.default === 'function' ? (s.default as (e: NodeJS.ProcessEnv) => unknown)(env) : s.default;
-  }
-  if (typeof out.dataDir === 'string') out.dataDir = resolve(out.dataDir);
-  return out as Settings;
-}
-
-/** Adds every setting of `command` to a commander command, help text from the table; values are left as strings for resolveSettings. */
-export function addSettingOptions(cmd: import('commander').Command, command: SettingsCommand, env: NodeJS.ProcessEnv): void {
-  for (const [key, base] of settingsFor(command)) {
-    const s = forCommand(base, command);
-    const def = key === 'dataDir' ? defaultDataDir(env) : defaultText(s, command);
-    cmd.option(`${flagName(key)}${s.arg ? ` ${s.arg}` : ''}`, `${s.description} (${def ? `default ${def}; ` : ''}env ${s.env})`);
-  }
-}
-
-/** The settings' table for docs/server.md: flag, config key, environment variable, default, meaning. */
-export function settingsTable(command: SettingsCommand): string {
-  const rows = settingsFor(command).map(([key, base]) => {
-    const s = forCommand(base, command);
-    const cell = (v: string) => v.replace(/\|/g, '\\|');
-    const flag = `\`${flagName(key)}${s.arg ? ` ${s.arg}` : ''}\``;
-    const cfg = key === 'config' ? '' : `\`${configKey(key)}\``;
-    return `| ${cell(flag)} | ${cfg} | \`${s.env}\` | ${cell(defaultText(s, command) ?? '')} | ${cell(s.description)} |`;
-  });
-  return ['| flag | config key | environment | default | meaning |', '|---|---|---|---|---|', ...rows].join('\n');
-}
-
-/**
- * buildServer's options: the settings above in the server's own units (milliseconds, nested
- * objects), plus what only code sets (a clock, a logger, test knobs). Every default is resolved
- * once, by `resolveServerOptions`, from the table.
- */
-export interface ServerOptions {
-  /** Keys, ledger, jobs, results and the signing secret live here. */
-  dataDir: string;
-  /** Absolute base for result URLs (e.g. https://img.example.com); default: from the request's Host. */
-  publicUrl?: string;
-  /** Requests per window per credential; false disables. Default --rate-limit's per 1000 ms. */
-  rateLimit?: { max: number; windowMs?: number } | false;
-  /** Let URL inputs reach loopback/private/link-local addresses (trusted networks and tests only). */
-  allowPrivateUrls?: boolean;
-  jwt?: JwtOptions & { subjectCredits?: number };
-  /** Pipelines running at once; default cores - 1 (at least 1). */
-  concurrency?: number;
-  /** Requests/jobs waiting for a worker before new ones get 503. */
-  maxQueue?: number;
-  fetchTimeoutMs?: number;
-  /** Milliseconds since the epoch; tests inject one to move time. */
-  clock?: () => number;
-  resultTtlMs?: number;
-  jobRetentionMs?: number;
-  /** How often expired results and jobs are deleted; 0 disables the timer. Default 60 s. */
-  sweepIntervalMs?: number;
-  /** Fastify/pino logger options; false (default) is silent. */
-  logger?: FastifyServerOptions['logger'];
-  /** File-lock the key store on every change (default true: safe for several processes). */
-  crossProcessLock?: boolean;
-  /** --hold-lease in ms: a credit hold's or idempotency claim's lease, renewed every third of it while the work runs. */
-  leaseMs?: number;
-  /** --isolation: pipelines on worker threads, or inline on the main thread. */
-  isolation?: 'threads' | 'inline';
-  /** Header, body-idle, whole-request and keep-alive timeouts in ms (--header-timeout etc.). */
-  timeouts?: TimeoutOptions;
-  /** When pipeline threads are retired to give their memory back (--recycle-*). */
-  recycle?: RecycleOptions;
-  /** Cluster mode (--redis): the shared state and the queues live in this Redis. */
-  redis?: RedisOptions;
-  /** Cluster mode only: pipelines this API node runs for the cluster (default: concurrency); 0: a pure API node. */
-  workers?: number;
-  /** Cluster mode: this node's name in its log lines. */
-  nodeId?: string;
-  /** Cluster mode: BullMQ lock duration of this node's workers (tests shorten it to see stalls quickly). */
-  workerLockMs?: number;
-}
-
-/** When pipeline threads are retired to give their memory back; every field 0 disables that rule. */
-export interface RecycleOptions {
-  /** After this many jobs (--recycle-after). */
-  maxJobs?: number;
-  /** When a thread finishes a job while the process RSS is above this many MB (--recycle-rss). */
-  maxRssMb?: number;
-  /** After this long idle, in ms (--recycle-idle). */
-  idleMs?: number;
-}
-
-const ms = (s: number) => Math.round(s * 1000);
-
-/** ServerOptions with every default filled in: what the plugins read (`app.settings`). */
-export type ResolvedServerOptions = Omit<
-  Required<ServerOptions>,
-  'publicUrl' | 'jwt' | 'resultTtlMs' | 'jobRetentionMs' | 'redis' | 'nodeId' | 'workerLockMs' | 'rateLimit' | 'timeouts' | 'recycle'
-> &
-  Pick<ServerOptions, 'publicUrl' | 'jwt' | 'resultTtlMs' | 'jobRetentionMs' | 'nodeId' | 'workerLockMs'> & {
-    rateLimit: { max: number; windowMs: number } | false;
-    timeouts: Required<TimeoutOptions>;
-    recycle: Required<RecycleOptions>;
-    redis?: Required<RedisOptions>;
-  };
-
-/** The one place ServerOptions' defaults are applied (from SETTINGS, in the server's units). */
-export function resolveServerOptions(o: ServerOptions): ResolvedServerOptions {
-  const concurrency = o.concurrency ?? Math.max(1, availableParallelism() - 1);
-  const rl = o.rateLimit === undefined ? { max: SETTINGS.rateLimit.default } : o.rateLimit;
-  return {
-    ...o,
-    clock: o.clock ?? Date.now,
-    logger: o.logger ?? false,
-    rateLimit: rl ? { max: rl.max, windowMs: rl.windowMs ?? 1000 } : false,
-    allowPrivateUrls: o.allowPrivateUrls ?? SETTINGS.allowPrivateUrls.default,
-    concurrency,
-    maxQueue: o.maxQueue ?? SETTINGS.maxQueue.default,
-    fetchTimeoutMs: o.fetchTimeoutMs ?? 30_000,
-    sweepIntervalMs: o.sweepIntervalMs ?? 60_000,
-    crossProcessLock: o.crossProcessLock ?? true,
-    leaseMs: o.leaseMs ?? ms(SETTINGS.holdLease.default),
-    // Worker threads load compiled .js; under a TypeScript test runner the pipelines run inline.
-    isolation: o.isolation ?? (import.meta.url.endsWith('.js') ? 'threads' : 'inline'),
-    timeouts: {
-      headersMs: o.timeouts?.headersMs ?? ms(SETTINGS.headerTimeout.default),
-      bodyIdleMs: o.timeouts?.bodyIdleMs ?? ms(SETTINGS.bodyTimeout.default),
-      requestMs: o.timeouts?.requestMs ?? ms(SETTINGS.requestTimeout.default),
-      keepAliveMs: o.timeouts?.keepAliveMs ?? ms(SETTINGS.keepAliveTimeout.default),
-    },
-    recycle: {
-      maxJobs: o.recycle?.maxJobs ?? SETTINGS.recycleAfter.default,
-      maxRssMb: o.recycle?.maxRssMb ?? SETTINGS.recycleRss.default,
-      idleMs: o.recycle?.idleMs ?? ms(SETTINGS.recycleIdle.default),
-    },
-    redis: o.redis ? { url: o.redis.url, prefix: o.redis.prefix ?? DEFAULT_REDIS_PREFIX } : undefined,
-    workers: o.workers ?? concurrency,
-  };
-}
-
-/** `imgtool serve`'s settings as buildServer options, with the rules that tie settings together. */
-export function serverOptionsFrom(s: Settings): ServerOptions & { port: number; host: string } {
-  const jwt = [s.jwtIssuer, s.jwtAudience, s.jwtJwks];
-  if (jwt.some(Boolean) && !jwt.every(Boolean))
-    throw new ImgtoolError('invalid_parameter', 'bearer tokens need all three of --jwt-issuer, --jwt-audience and --jwt-jwks');
-  if (s.workers !== undefined && !s.redis) throw new ImgtoolError('invalid_parameter', '--workers needs --redis (a cluster); without it use --concurrency');
-  return {
-    port: s.port,
-    host: s.host,
-    dataDir: s.dataDir,
-    publicUrl: s.publicUrl,
-    rateLimit: s.rateLimit === 0 ? false : { max: s.rateLimit, windowMs: 1000 },
-    allowPrivateUrls: s.allowPrivateUrls,
-    concurrency: s.concurrency,
-    maxQueue: s.maxQueue,
-    isolation: s.isolation,
-    leaseMs: ms(s.holdLease),
-    jwt: s.jwtIssuer
-      ? { issuer: s.jwtIssuer, audience: s.jwtAudience!, jwks: s.jwtJwks!, subjectCredits: s.jwtCredits, allowNoExp: s.jwtAllowNoExp }
-      : undefined,
-    timeouts: { headersMs: ms(s.headerTimeout), bodyIdleMs: ms(s.bodyTimeout), requestMs: ms(s.requestTimeout), keepAliveMs: ms(s.keepAliveTimeout) },
-    recycle: { maxJobs: s.recycleAfter, maxRssMb: s.recycleRss, idleMs: ms(s.recycleIdle) },
-    logger: s.log === 'silent' ? false : { level: s.log },
-    redis: s.redis ? { url: s.redis, prefix: s.redisPrefix } : undefined,
-    workers: s.workers,
-    nodeId: s.nodeId,
-  };
-}
-
-/** `imgtool worker`'s settings: --redis is required (flag, IMGTOOL_REDIS_URL or the config file). */
-export function workerSettings(s: Settings) {
-  if (!s.redis) throw new ImgtoolError('invalid_parameter', `worker needs --redis redis://host:port (or ${SETTINGS.redis.env}, or "redis" in --config)`);
-  return {
-    redis: s.redis,
-    prefix: s.redisPrefix,
-    dataDir: s.dataDir,
-    operations: s.ops,
-    concurrency: s.concurrency ?? SETTINGS.concurrency.worker.default,
-    threads: s.threads,
-    isolation: s.isolation,
-    lockMs: ms(s.stallTimeout),
-    log: s.log,
-  };
-}
-
-/** Puts `settingsTable(command)` between `<!-- settings:<command> -->` and `<!-- /settings:<command> -->` (npm run docs; test/cli/docs.test.ts checks it). */
-export function withSettingsTable(markdown: string, command: SettingsCommand): string {
-  const open = `<!-- settings:${command} -->`;
-  const close = `<!-- /settings:${command} -->`;
-  const start = markdown.indexOf(open);
-  const end = markdown.indexOf(close);
-  if (start < 0 || end < start) throw new Error(`no ${open} ... ${close} markers`);
-  return `${markdown.slice(0, start + open.length)}\n${settingsTable(command)}\n${markdown.slice(end)}`;
 }

@@ -4,7 +4,8 @@ import { resolve } from 'node:path';
 import { optionsReference } from '../../src/ops/reference.js';
 import { OPERATIONS } from '../../src/ops/registry.js';
 import { describeObject } from '../../src/ops/introspect.js';
-import { flagName, SETTINGS, settingsFor, withSettingsTable } from '../../src/server/settings.js';
+import { flagName, SETTINGS, settingsFor } from '../../src/server/settings.js';
+import { withSettingsTable } from '../../src/server/settings-sources.js';
 import { cli } from './harness.js';
 
 describe('documentation derived from the schemas', () => {

@@ -1,7 +1,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { resolveServerOptions, resolveSettings, SETTINGS, serverOptionsFrom } from '../../src/server/settings.js';
+import { resolveServerOptions, serverOptionsFrom } from '../../src/server/server-options.js';
+import { SETTINGS } from '../../src/server/settings.js';
+import { resolveSettings } from '../../src/server/settings-sources.js';
 import { cli } from '../cli/harness.js';
 import { tempDir } from '../helpers.js';
 

@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { ImgtoolError } from '../../errors.js';
-import { addSettingOptions, defaultDataDir, resolveSettings, serverOptionsFrom, type Settings, wholeNumberFlag } from '../../server/settings.js';
+import { serverOptionsFrom } from '../../server/server-options.js';
+import { defaultDataDir, type Settings, wholeNumberFlag } from '../../server/settings.js';
+import { addSettingOptions, resolveSettings } from '../../server/settings-sources.js';
 import type { AdminStore } from '../../server/backends.js';
 import type { AccountStore } from '../../server/stores.js';
 

@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
-import { addSettingOptions, defaultDataDir, resolveSettings, workerSettings } from '../../server/settings.js';
+import { workerSettings } from '../../server/server-options.js';
+import { defaultDataDir } from '../../server/settings.js';
+import { addSettingOptions, resolveSettings } from '../../server/settings-sources.js';
 
 /**
  * `imgtool worker`: a cluster worker. It serves the BullMQ queues of the given operations on
