@@ -13,12 +13,11 @@ import { DEFAULT_LEASE_MS, LeaseKeeper } from './leases.js';
 import { type Backends, openBackends, type RedisOptions } from './backends.js';
 import type { WorkerNode } from './cluster/worker-node.js';
 import type { AccountStore, IdempotencyStore } from './stores.js';
-import { ThreadRunner } from './threads.js';
-import { BUILT_IN_OPERATIONS, getOperation } from '../ops/registry.js';
 import { WorkerPool } from './pool.js';
+import { createPipelineRunner } from './pipelines.js';
 import { loadSecret, ResultStore } from './results.js';
 import { registerRoutes } from './routes.js';
-import { RecyclePolicy, type RecycleOptions } from './recycle.js';
+import type { RecycleOptions } from './recycle.js';
 import { installTransportGuards, transportServerOptions } from './transport.js';
 import type { TimeoutOptions } from './timeouts.js';
 
@@ -62,9 +61,9 @@ export interface ServerOptions {
    */
   leaseMs?: number;
   /**
-   * 'threads' runs pipelines on worker threads so their synchronous work cannot stall the event
-   * loop; 'inline' runs them on the main thread. Default: threads when running compiled
-   * JavaScript, inline under a TypeScript test runner (a worker cannot load .ts sources).
+   * 'threads' (default) runs pipelines on piscina threads so their synchronous work cannot stall
+   * the event loop; 'inline' runs them on the main thread. Threads load the compiled
+   * dist/server/pipeline-thread.js, also under a TypeScript test runner (pipelines.ts).
    */
   isolation?: 'threads' | 'inline';
   /** Header, body-idle, whole-request and keep-alive timeouts (transport.ts has the defaults). */
@@ -195,22 +194,14 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
   const tmpDir = leases.tmpDir;
   await mkdir(tmpDir, { recursive: true, mode: 0o700 });
   const results = await new ResultStore(o.dataDir, await loadSecret(o.dataDir), clock, o.resultTtlMs).init();
-  const isolation = o.isolation ?? (import.meta.url.endsWith('.js') ? 'threads' : 'inline');
+  const isolation = o.isolation ?? 'threads';
   const cluster = backends.redis ? await startCluster(o, backends, isolation, app.log) : undefined;
-  // In a cluster the pool only bounds how many requests wait for the queues; the workers bound the pipelines.
-  const pool = new WorkerPool(cluster ? (o.maxQueue ?? 100) : (o.concurrency ?? Math.max(1, availableParallelism() - 1)), o.maxQueue ?? 100);
-  const threads =
-    isolation === 'threads' && !cluster ? new ThreadRunner(new URL('./worker.js', import.meta.url), tmpDir, new RecyclePolicy(o.recycle)) : undefined;
-  // Worker threads load the registry afresh and so know only the built-in operations; one
-  // registered from outside (registerOperation) runs on the main thread.
-  const inThreads = new Set<string>(BUILT_IN_OPERATIONS.map((op) => op.name));
-  const execute: Execute = async (job, ctx) => {
-    if (cluster) return cluster.dispatcher.execute(job, ctx);
-    if (threads && inThreads.has(job.operation)) return threads.run(job, ctx);
-    const op = getOperation(job.operation);
-    if (!op) throw new ImgtoolError('internal_error', `unknown operation ${job.operation}`);
-    return (await op.load())(job, ctx);
-  };
+  const concurrency = o.concurrency ?? Math.max(1, availableParallelism() - 1);
+  const maxQueue = o.maxQueue ?? 100;
+  // The limiter in front: standalone it bounds the pipelines; in a cluster only the requests waiting for the queues (the workers bound the pipelines).
+  const pool = new WorkerPool(cluster ? maxQueue : concurrency, maxQueue);
+  const pipelines = cluster ? undefined : createPipelineRunner({ mode: isolation, concurrency, maxQueue, recycle: o.recycle, tmpDir });
+  const execute: Execute = (job, ctx) => (cluster ? cluster.dispatcher.execute(job, ctx) : pipelines!.execute(job, ctx));
   let jobs: Jobs;
   if (cluster) {
     // Job records in Redis: any node answers for any job, and the worker that runs one charges it.
@@ -351,7 +342,7 @@ export async function buildServer(o: ServerOptions): Promise<FastifyInstance> {
     if (backends.redis && backends.redis.status !== 'ready') backends.redis.disconnect();
     await jobs.shutdown();
     pool.close();
-    await threads?.close();
+    await pipelines?.close();
     await leases.stop();
     await cluster?.close();
     await backends.close();
