@@ -17,7 +17,7 @@
 // Usage: npm run build && node bench/cluster.mjs [--seconds 60] [--clients 50] [--threads 1] [--no-pin]
 import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os, { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -66,6 +66,12 @@ function proc(args, ready, cpu) {
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (out += d));
+  // BENCH_LOG_DIR=<dir>: each process's output also goes to <dir>/<command>-<pid>.log.
+  if (process.env.BENCH_LOG_DIR) {
+    const log = createWriteStream(join(process.env.BENCH_LOG_DIR, `${args[0]}-${child.pid}.log`));
+    child.stdout.pipe(log);
+    child.stderr.pipe(log);
+  }
   const exited = new Promise((r) => child.once('exit', r));
   return new Promise((ok, fail) => {
     const timer = setTimeout(() => fail(new Error(`${args[0]} did not start:\n${out}`)), 60_000);

@@ -35,7 +35,7 @@ export interface PipelineRunnerOptions {
   recycle?: RecycleOptions;
   /** Where pipelines write their temp files. */
   tmpDir: string;
-  /** Engine settings for each thread (cores per pipeline, intra-op threads). */
+  /** Engine settings for each thread; default { concurrency } (each thread's inference gets cores / concurrency). */
   engine?: EngineConfig;
   /** The thread's module (tests give a stand-in); default pipeline-thread.js. */
   threadEntry?: URL;
@@ -107,7 +107,9 @@ export function createPipelineRunner(o: PipelineRunnerOptions): PipelineRunner {
     maxQueue: o.maxQueue,
     concurrentTasksPerWorker: 1,
     idleTimeout: policy.idleMs > 0 ? policy.idleMs : Number.POSITIVE_INFINITY,
-    workerData: { engine: o.engine },
+    // One rule for inference threads: the pipeline threads share the cores, each thread's
+    // sessions (engine/pool.ts) get cores / concurrency of them, unless `engine` says otherwise.
+    workerData: { engine: { concurrency: o.concurrency, ...o.engine } },
     // The first idle thread not due for retirement; one that is due is terminated instead.
     // A job counts when it is given to a thread: piscina hands a thread its next task before the
     // last one's answer reaches execute().

@@ -3,7 +3,7 @@ import { ImgtoolError } from '../../errors.js';
 import { defaultDataDir } from './serve.js';
 
 /**
- * `imgtool worker`: a cluster worker. It serves the BullMQ queues of the given operations on
+ * `imgtool worker`: a cluster worker. It serves the BullMQ job queue (the given operations) on
  * the cluster's Redis, reading inputs from and writing outputs to the shared data dir; API
  * nodes (`imgtool serve --redis ...`) do the billing and answer the clients. SIGTERM drains:
  * no new jobs are taken and the running ones finish before it exits.
@@ -32,7 +32,7 @@ export function registerWorkerCommand(program: Command, io?: Partial<Out>): void
     .command('worker')
     .summary('Run pipelines for an imgtool serve cluster')
     .description(
-      "Takes work from the cluster's queues in Redis (one per operation) and runs the pipelines on this machine. Inputs and results go through --data-dir, which must be the same shared directory the API nodes use.",
+      "Takes work from the cluster's job queue in Redis (as many jobs as --concurrency) and runs the pipelines on this machine. Inputs and results go through --data-dir, which must be the same shared directory the API nodes use.",
     )
     .requiredOption('--redis <url>', "the cluster's Redis (redis://host:port)")
     .option('--redis-prefix <prefix>', 'prefix of every Redis key (default imgtool:), as given to serve')
