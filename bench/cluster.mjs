@@ -17,7 +17,7 @@
 // Usage: npm run build && node bench/cluster.mjs [--seconds 60] [--clients 50] [--threads 1] [--no-pin]
 import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os, { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -66,6 +66,12 @@ function proc(args, ready, cpu) {
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (out += d));
+  // BENCH_LOG_DIR=<dir>: each process's output also goes to <dir>/<command>-<pid>.log.
+  if (process.env.BENCH_LOG_DIR) {
+    const log = createWriteStream(join(process.env.BENCH_LOG_DIR, `${args[0]}-${child.pid}.log`));
+    child.stdout.pipe(log);
+    child.stderr.pipe(log);
+  }
   const exited = new Promise((r) => child.once('exit', r));
   return new Promise((ok, fail) => {
     const timer = setTimeout(() => fail(new Error(`${args[0]} did not start:\n${out}`)), 60_000);
@@ -124,6 +130,7 @@ async function cluster(workersN, prefix, threads = THREADS, pin = PIN) {
       ),
     );
   return {
+    redisPort: port,
     key,
     keyId: record.id,
     store,
@@ -244,8 +251,133 @@ async function books(c, charged, before) {
   return { spent, charged, exact: spent === charged, verify: report.ok ? 'ok' : report.problems.slice(0, 3).join('; ') };
 }
 
-const rows = [];
 const load1 = () => os.loadavg()[0].toFixed(1);
+
+// --mixed (issue 34): 2 workers pinned to a core each, a mixed batch of remove-background,
+// upscale and video-loop jobs sent at once (more than the workers can run), then from BullMQ's
+// job timestamps and the workers' "job started" lines: each worker's idle time while a job it
+// could run waited (its longest stretch and its fraction of the time jobs waited), the longest
+// wait of a job, and throughput (jobs / makespan).
+if (process.argv.includes('--mixed')) {
+  const { Queue } = await import('bullmq');
+  const N = { rb: arg('rb', 16), up: arg('up', 6), video: arg('video', 3) };
+  const c = await cluster(2, 'bm:', 1, PIN);
+  const common = { method: 'POST', headers: { 'x-api-key': c.key, 'content-type': 'application/json', accept: 'image/*' } };
+  const img = (px) => sharp(join(FIXTURES, 'images/fruits.jpg')).resize(px, px).jpeg().toBuffer();
+  const rbBody = JSON.stringify({ image: (await img(256)).toString('base64') });
+  const upBody = JSON.stringify({ image: (await img(96)).toString('base64'), scale: 2 });
+  const vBody = JSON.stringify({ image: (await img(128)).toString('base64'), resolution: '480p', duration: 5 });
+  await warm(c);
+  const url = (i) => c.urls[i % c.urls.length];
+  const t0 = Date.now();
+  const errors = {};
+  const note = async (r) => {
+    if (r.status !== 200 && r.status !== 202) {
+      const t = await r.text();
+      errors[t.slice(0, 80)] = (errors[t.slice(0, 80)] ?? 0) + 1;
+      return undefined;
+    }
+    return r;
+  };
+  const sync = (path, body, i) =>
+    fetch(`${url(i)}${path}`, { ...common, body })
+      .then(note)
+      .then((r) => r?.arrayBuffer());
+  const video = async (i) => {
+    const r = await note(await fetch(`${url(i)}/v1/video/loop`, { ...common, headers: { ...common.headers, accept: 'application/json' }, body: vBody }));
+    if (!r) return;
+    const { job_id } = await r.json();
+    for (;;) {
+      const s = await (await fetch(`${url(i)}/v1/video/loop/job/${job_id}`, { headers: { 'x-api-key': c.key } })).json();
+      if (s.status === 'completed' || s.status === 'failed') {
+        if (s.status === 'failed') errors[s.error?.code ?? 'failed'] = (errors[s.error?.code ?? 'failed'] ?? 0) + 1;
+        return;
+      }
+      await sleep(200);
+    }
+  };
+  // Interleaved, one job every --gap seconds (faster than the workers finish them, so a backlog
+  // builds), so that each kind arrives throughout the batch while the workers are busy.
+  const GAP = arg('gap', 4) * 1000;
+  const tasks = [];
+  for (let i = 0; i < Math.max(N.rb, N.up, N.video); i++) {
+    for (const [kind, send] of [
+      ['video', () => video(i)],
+      ['up', () => sync('/v1/upscale', upBody, i)],
+      ['rb', () => sync('/v1/remove-background', rbBody, i)],
+    ]) {
+      if (i >= N[kind]) continue;
+      tasks.push(send());
+      await sleep(GAP);
+    }
+  }
+  await Promise.all(tasks);
+  const makespan = (Date.now() - t0) / 1000;
+  // Which worker ran which job, from its log; when, from BullMQ (queues before and after issue 34).
+  const owner = new Map();
+  c.workers.forEach((w, k) => {
+    for (const line of w.output().split('\n')) {
+      if (!line.includes('"job started"')) continue;
+      const o = JSON.parse(line);
+      owner.set(String(o.job), k);
+    }
+  });
+  const jobs = [];
+  for (const name of ['jobs', 'op-remove-background', 'op-upscale', 'op-video-loop']) {
+    const q = new Queue(name, { connection: { host: '127.0.0.1', port: c.redisPort }, prefix: 'bm:bull' });
+    for (const j of await q.getJobs(['completed', 'failed'], 0, -1)) if (j.timestamp >= t0) jobs.push(j);
+    await q.close();
+  }
+  // A worker runs one pipeline at a time (--concurrency 1): a job it holds starts when the one before it ends.
+  const runs = jobs
+    .map((j) => ({ id: j.id, op: j.name, added: j.timestamp, taken: j.processedOn, end: j.finishedOn, w: owner.get(String(j.id)) }))
+    .filter((r) => r.w !== undefined)
+    .sort((a, b) => a.taken - b.taken);
+  const lastEnd = [0, 0];
+  for (const r of runs) {
+    r.start = Math.max(r.taken, lastEnd[r.w]);
+    lastEnd[r.w] = r.end;
+  }
+  // Sweep in 10 ms steps from the first job added to the last one ended.
+  const from = Math.min(...runs.map((r) => r.added));
+  const to = Math.max(...runs.map((r) => r.end));
+  const idle = [0, 0];
+  const longest = [0, 0];
+  const stretch = [0, 0];
+  let waitingTime = 0;
+  for (let t = from; t < to; t += 10) {
+    const waiting = runs.some((r) => r.added <= t && t < r.start);
+    if (waiting) waitingTime += 10;
+    for (const k of [0, 1]) {
+      const busy = runs.some((r) => r.w === k && r.start <= t && t < r.end);
+      if (waiting && !busy) {
+        idle[k] += 10;
+        stretch[k] += 10;
+        longest[k] = Math.max(longest[k], stretch[k]);
+      } else stretch[k] = 0;
+    }
+  }
+  const maxWait = Math.max(...runs.map((r) => r.start - r.added));
+  const sec = (t) => ((t - from) / 1000).toFixed(1);
+  console.table(runs.map((r) => ({ worker: r.w, op: r.op, added: sec(r.added), locked: sec(r.taken), started: sec(r.start), ended: sec(r.end) })));
+  const perWorker = [0, 1].map((k) => runs.filter((r) => r.w === k).map((r) => r.op.replace('remove-background', 'rb')));
+  console.table(
+    [0, 1].map((k) => ({
+      worker: k,
+      jobs: perWorker[k].length,
+      'idle while jobs waited s': (idle[k] / 1000).toFixed(1),
+      'idle fraction': waitingTime ? (idle[k] / waitingTime).toFixed(3) : '0',
+      'longest idle stretch s': (longest[k] / 1000).toFixed(1),
+    })),
+  );
+  console.log(
+    `mixed batch, one job every ${GAP / 1000} s: ${N.rb} remove-background, ${N.up} upscale, ${N.video} video-loop; ${runs.length} jobs in ${makespan.toFixed(1)} s = ${((60 * runs.length) / makespan).toFixed(1)} jobs/min; jobs waited ${(waitingTime / 1000).toFixed(1)} s; longest wait of a job ${(maxWait / 1000).toFixed(1)} s; errors ${JSON.stringify(errors)}; load avg ${load1()}`,
+  );
+  await c.close();
+  process.exit(0);
+}
+
+const rows = [];
 console.log(
   `load average at start: ${os
     .loadavg()

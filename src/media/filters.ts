@@ -1,7 +1,9 @@
 /**
- * Float-plane filters shared by the pipelines: an O(1)-per-pixel box mean, area downsampling,
- * and a Gaussian built from three box passes (variance adds up), used for shadows, ambient
- * occlusion and light wrap alike.
+ * Float-plane filters shared by the pipelines (the only blur and box filters below the
+ * operations): an O(1)-per-pixel box mean (2D, or along rows only), area downsampling, a
+ * Gaussian built from three box passes (variance adds up), used for shadows, ambient occlusion
+ * and light wrap alike, and a sampled-kernel Gaussian for sigmas too small for box passes.
+ * Images in 8-bit channels are blurred by libvips (sharp's blur) instead.
  */
 
 /**
@@ -115,18 +117,79 @@ export function gaussRadius(sigma: number): number {
   return Math.max(0, Math.round((Math.sqrt(4 * sigma * sigma + 1) - 1) / 2));
 }
 
-/** Gaussian blur of a float plane: three box passes of the same radius. */
-export function gaussianBlur(src: Float32Array, w: number, h: number, sigma: number): Float32Array {
+/** Mean over a (2r+1)-wide window along rows only, windows clipped at the row's ends (see boxMean). */
+export function boxMeanRows(src: Float32Array, w: number, h: number, r: number, out: Float32Array = new Float32Array(w * h)): Float32Array {
+  for (let y = 0; y < h; y++) {
+    const row = y * w;
+    let acc = 0;
+    for (let x = 0; x <= Math.min(r, w - 1); x++) acc += src[row + x]!;
+    for (let x = 0; x < w; x++) {
+      out[row + x] = acc / (Math.min(x + r, w - 1) - Math.max(x - r, 0) + 1);
+      if (x + r + 1 < w) acc += src[row + x + r + 1]!;
+      if (x - r >= 0) acc -= src[row + x - r]!;
+    }
+  }
+  return out;
+}
+
+/** A box mean repeated `passes` times (two or three approach a Gaussian). */
+export function boxBlur(src: Float32Array, w: number, h: number, r: number, passes: number): Float32Array {
+  let a: Float32Array = src.slice();
+  const tmp = new Float32Array(w * h);
+  for (let pass = 0; pass < passes; pass++) a = boxMean(a, w, h, r, new Float32Array(w * h), tmp);
+  return a;
+}
+
+/** Three passes of `box` (src -> out, radius r) at the radius whose passes approximate `sigma`. */
+function threeBoxPasses(src: Float32Array, w: number, h: number, sigma: number, box: (src: Float32Array, out: Float32Array, r: number) => void): Float32Array {
   const r = gaussRadius(sigma);
   if (r === 0) return src.slice();
   let a = src.slice();
   let b = new Float32Array(w * h);
-  const tmp = new Float32Array(w * h);
   for (let pass = 0; pass < 3; pass++) {
-    boxMean(a, w, h, r, b, tmp);
+    box(a, b, r);
     [a, b] = [b, a];
   }
   return a;
+}
+
+/** Gaussian along rows only: three horizontal box passes of the same radius. */
+export function gaussianBlurRows(src: Float32Array, w: number, h: number, sigma: number): Float32Array {
+  return threeBoxPasses(src, w, h, sigma, (a, b, r) => boxMeanRows(a, w, h, r, b));
+}
+
+/**
+ * Gaussian blur with a sampled kernel out to 3 sigma, edges clamped. For small sigmas (about 1),
+ * where three box passes of a whole-pixel radius are too coarse (radius 1 gives sigma 1.41);
+ * for larger ones gaussianBlur costs the same whatever the sigma.
+ */
+export function gaussianBlurKernel(src: Float32Array, w: number, h: number, sigma: number): Float32Array {
+  const r = Math.ceil(sigma * 3);
+  const k = new Float32Array(2 * r + 1);
+  let sum = 0;
+  for (let i = -r; i <= r; i++) sum += k[i + r] = Math.exp(-(i * i) / (2 * sigma * sigma));
+  for (let i = 0; i < k.length; i++) k[i]! /= sum;
+  const tmp = new Float32Array(w * h);
+  const out = new Float32Array(w * h);
+  for (let y = 0; y < h; y++)
+    for (let x = 0; x < w; x++) {
+      let s = 0;
+      for (let i = -r; i <= r; i++) s += k[i + r]! * src[y * w + Math.min(w - 1, Math.max(0, x + i))]!;
+      tmp[y * w + x] = s;
+    }
+  for (let y = 0; y < h; y++)
+    for (let x = 0; x < w; x++) {
+      let s = 0;
+      for (let i = -r; i <= r; i++) s += k[i + r]! * tmp[Math.min(h - 1, Math.max(0, y + i)) * w + x]!;
+      out[y * w + x] = s;
+    }
+  return out;
+}
+
+/** Gaussian blur of a float plane: three box passes of the same radius. */
+export function gaussianBlur(src: Float32Array, w: number, h: number, sigma: number): Float32Array {
+  const tmp = new Float32Array(w * h);
+  return threeBoxPasses(src, w, h, sigma, (a, b, r) => boxMean(a, w, h, r, b as Float32Array<ArrayBuffer>, tmp));
 }
 
 /**

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { link, mkdir, readdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
-import { Mutex } from './mutex.js';
+import { Mutex } from 'async-mutex';
 import type { IdempotencyState, IdempotencyStore, RecordedResponse } from './stores.js';
 
 /**
@@ -89,7 +89,7 @@ export class FileIdempotencyStore implements IdempotencyStore {
   }
 
   begin(credential: string, key: string, fingerprint: string, leaseMs: number, wasCharged: (holdId: string) => Promise<boolean>): Promise<IdempotencyState> {
-    return this.mutex.run(async () => {
+    return this.mutex.runExclusive(async () => {
       const file = this.file(credential, key);
       for (let attempt = 0; attempt < 5; attempt++) {
         const now = this.clock();
@@ -126,7 +126,7 @@ export class FileIdempotencyStore implements IdempotencyStore {
   }
 
   private update(credential: string, key: string, fn: (r: RecordFile) => RecordFile | undefined): Promise<void> {
-    return this.mutex.run(async () => {
+    return this.mutex.runExclusive(async () => {
       const file = this.file(credential, key);
       const r = await this.read(file);
       // Only the owner changes a claim; a record another instance has taken over is theirs.
@@ -145,7 +145,7 @@ export class FileIdempotencyStore implements IdempotencyStore {
   }
 
   abandon(credential: string, key: string): Promise<void> {
-    return this.mutex.run(async () => {
+    return this.mutex.runExclusive(async () => {
       const file = this.file(credential, key);
       const r = await this.read(file);
       if (r && r.instance === this.instance && r.state !== 'done') await this.evict(file);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import writeFileAtomic from 'write-file-atomic';
 import { ImgtoolError } from '../errors.js';
-import { Mutex } from './mutex.js';
+import { Mutex } from 'async-mutex';
 import type { AccountStore, HoldOutcome } from './stores.js';
 
 /**
@@ -207,7 +207,7 @@ export class KeyStore implements AccountStore {
   }
 
   private async mutate<T>(fn: (s: StoreFile, log: (e: Omit<LedgerEntry, 'ts'>) => void) => T): Promise<T> {
-    return this.mutex.run(async () => {
+    return this.mutex.runExclusive(async () => {
       const release = this.crossProcess
         ? await lockfile.lock(this.file, { retries: { retries: 200, minTimeout: 2, maxTimeout: 50 }, stale: 10_000 })
         : undefined;

@@ -1,10 +1,11 @@
+import { Semaphore } from 'async-mutex';
 import { ImgtoolError } from '../errors.js';
 
 /**
- * A bounded worker pool for pipelines. Pipelines are async and spend their time in native code
- * (sharp, onnxruntime) or child processes (ffmpeg), so running at most `concurrency` of them
- * keeps the event loop free for health checks, polls and credit reads. Queued tasks can be
- * cancelled before they start, and a full queue refuses work instead of growing without bound.
+ * The request limiter in front of the pipelines (async-mutex's FIFO semaphore): at most
+ * `concurrency` run at once, at most `maxQueue` wait, and a waiting one leaves when its signal
+ * fires. Standalone it bounds the pipelines (pipelines.ts then runs each at once); on a cluster
+ * API node it bounds the requests waiting for the queues.
  */
 export interface PoolStats {
   running: number;
@@ -12,66 +13,67 @@ export interface PoolStats {
   concurrency: number;
 }
 
-interface Waiting {
-  start: () => void;
-  reject: (err: unknown) => void;
-}
+const shuttingDown = () => new ImgtoolError('service_unavailable', 'the server is shutting down; retry shortly');
+const cancelled = () => new ImgtoolError('job_cancelled', 'cancelled');
 
 export class WorkerPool {
+  private readonly slots: Semaphore;
   private running = 0;
-  private queue: Waiting[] = [];
+  private queued = 0;
   private closed = false;
 
   constructor(
     readonly concurrency: number,
     readonly maxQueue: number,
-  ) {}
+  ) {
+    this.slots = new Semaphore(concurrency, shuttingDown());
+  }
 
   stats(): PoolStats {
-    return { running: this.running, queued: this.queue.length, concurrency: this.concurrency };
+    return { running: this.running, queued: this.queued, concurrency: this.concurrency };
   }
 
   /** Runs `task` when a slot is free. Rejects with job_cancelled if `signal` fires while queued. */
-  run<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    if (this.closed) return Promise.reject(new ImgtoolError('service_unavailable', 'the server is shutting down; retry shortly'));
-    if (signal?.aborted) return Promise.reject(new ImgtoolError('job_cancelled', 'cancelled'));
-    if (this.running >= this.concurrency && this.queue.length >= this.maxQueue) {
-      return Promise.reject(new ImgtoolError('service_unavailable', `the processing queue is full (${this.maxQueue} waiting); retry shortly`));
+  async run<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    if (this.closed) throw shuttingDown();
+    if (signal?.aborted) throw cancelled();
+    if (this.slots.isLocked() && this.queued >= this.maxQueue)
+      throw new ImgtoolError('service_unavailable', `the processing queue is full (${this.maxQueue} waiting); retry shortly`);
+    this.queued++;
+    const slot = this.slots.acquire();
+    let onAbort: (() => void) | undefined;
+    let release: () => void;
+    try {
+      [, release] = await Promise.race([
+        slot,
+        new Promise<never>((_resolve, reject) => {
+          onAbort = () => reject(cancelled());
+          signal?.addEventListener('abort', onAbort, { once: true });
+        }),
+      ]);
+    } catch (err) {
+      // Cancelled while waiting: the slot, when it comes, goes straight to the next in line.
+      slot.then(
+        ([, r]) => r(),
+        () => {},
+      );
+      throw err;
+    } finally {
+      this.queued--;
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
     }
-    return new Promise<T>((resolve, reject) => {
-      const entry: Waiting = {
-        start: () => {
-          signal?.removeEventListener('abort', onAbort);
-          this.running++;
-          task()
-            .then(resolve, reject)
-            .finally(() => {
-              this.running--;
-              this.next();
-            });
-        },
-        reject,
-      };
-      const onAbort = () => {
-        const i = this.queue.indexOf(entry);
-        if (i >= 0) {
-          this.queue.splice(i, 1);
-          reject(new ImgtoolError('job_cancelled', 'cancelled'));
-        }
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.queue.push(entry);
-      this.next();
-    });
-  }
-
-  private next(): void {
-    while (this.running < this.concurrency && this.queue.length) this.queue.shift()!.start();
+    this.running++;
+    try {
+      return await task();
+    } finally {
+      this.running--;
+      release();
+    }
   }
 
   /** Refuses new work and fails everything still queued; running tasks finish on their own. */
   close(): void {
     this.closed = true;
-    for (const w of this.queue.splice(0)) w.reject(new ImgtoolError('service_unavailable', 'the server is shutting down'));
+    this.slots.cancel();
   }
 }

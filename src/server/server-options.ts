@@ -94,8 +94,8 @@ export function resolveServerOptions(o: ServerOptions): ResolvedServerOptions {
     sweepIntervalMs: o.sweepIntervalMs ?? 60_000,
     crossProcessLock: o.crossProcessLock ?? true,
     leaseMs: o.leaseMs ?? ms(SETTINGS.holdLease.default),
-    // Worker threads load compiled .js; under a TypeScript test runner the pipelines run inline.
-    isolation: o.isolation ?? (import.meta.url.endsWith('.js') ? 'threads' : 'inline'),
+    // Threads by default, also under vitest (the threads load the last build; pipelines.ts).
+    isolation: o.isolation ?? SETTINGS.isolation.default,
     timeouts: {
       headersMs: o.timeouts?.headersMs ?? ms(SETTINGS.headerTimeout.default),
       bodyIdleMs: o.timeouts?.bodyIdleMs ?? ms(SETTINGS.bodyTimeout.default),

@@ -180,7 +180,7 @@ export const SETTINGS = {
   isolation: setting(oneOf(['threads', 'inline'] as const), {
     commands: BOTH,
     arg: '<mode>',
-    defaultText: 'threads; inline under a TypeScript test runner',
+    default: 'threads',
     description: 'threads: pipelines run on worker threads, so their synchronous work never stalls the event loop; inline: on the main thread',
     env: 'IMGTOOL_ISOLATION',
   }),

@@ -186,7 +186,7 @@ describe.skipIf(!haveRedis)('cluster job records in Redis', () => {
       await store.cancel('queued');
       expect(await s.records.get('queued')).toMatchObject({ status: 'failed', settled: true, error: { code: 'job_cancelled' } });
       expect(await s.ledgerOf('queued')).toBe('reserve,refund');
-      expect(await dispatcher.queue('video-loop').getJobState('queued')).toBe('unknown');
+      expect(await dispatcher.queue().getJobState('queued')).toBe('unknown');
       await expect(store.cancel('queued')).rejects.toMatchObject({ code: 'job_finished' });
       await expect(store.cancel('nope')).rejects.toMatchObject({ code: 'not_found' });
       expect(await s.holds.balance(s.account)).toBe(50 - 3);

@@ -34,7 +34,14 @@ describe.skipIf(!haveRedis)('two API nodes on one Redis', () => {
     dataDir = tempDir('imgtool-nodes-');
     let n = 0;
     const node = () =>
-      buildServer({ dataDir, nodeId: `node${++n}`, redis: { url: redis.url, prefix: PREFIX }, sweepIntervalMs: 0, rateLimit: { max: 4, windowMs: 60_000 } });
+      buildServer({
+        dataDir,
+        nodeId: `node${++n}`,
+        redis: { url: redis.url, prefix: PREFIX },
+        isolation: 'inline',
+        sweepIntervalMs: 0,
+        rateLimit: { max: 4, windowMs: 60_000 },
+      });
     a = await node();
     b = await node();
     urlA = await a.listen({ port: 0, host: '127.0.0.1' });

@@ -1,7 +1,7 @@
 // Known answers for the float-plane kernels in src/media/filters.ts: hand-computed cases,
 // brute force on random planes, and the Gaussian's variance from its three box passes.
 import { describe, expect, it } from 'vitest';
-import { boxMean, downsample, gaussianBlur, gaussRadius } from '../../src/media/filters.js';
+import { boxBlur, boxMean, boxMeanRows, downsample, gaussianBlur, gaussianBlurKernel, gaussianBlurRows, gaussRadius } from '../../src/media/filters.js';
 import { seededRandom } from '../../src/media/random.js';
 
 /** The box mean by definition: every window summed pixel by pixel, clipped at the borders. */
@@ -95,5 +95,67 @@ describe('gaussianBlur', () => {
       expect(out[c * w + c + 3]).toBeCloseTo(out[(c + 3) * w + c]!, 6);
       expect(out[c * w + c - 2]).toBeCloseTo(out[c * w + c + 2]!, 6);
     }
+  });
+});
+
+// Issue 34: the operations' own copies (shadow.ts rows, regions.ts grid blur, texture.ts kernel) now use these.
+describe('boxMeanRows, boxBlur, gaussianBlurRows, gaussianBlurKernel', () => {
+  const rand = seededRandom(11);
+  const w = 23;
+  const h = 9;
+  const src = Float32Array.from({ length: w * h }, () => rand());
+
+  it('boxMeanRows is the box mean of each row alone (a plane one row high)', () => {
+    for (const r of [0, 1, 3, 30]) {
+      const got = boxMeanRows(src, w, h, r);
+      for (let y = 0; y < h; y++) {
+        const want = bruteBoxMean(src.subarray(y * w, (y + 1) * w), w, 1, r);
+        for (let x = 0; x < w; x++) expect(got[y * w + x]).toBeCloseTo(want[x]!, 5);
+      }
+    }
+  });
+
+  it('boxBlur is boxMean repeated, and leaves its input alone', () => {
+    const copy = src.slice();
+    const got = boxBlur(src, w, h, 2, 3);
+    const want = boxMean(boxMean(boxMean(src, w, h, 2), w, h, 2), w, h, 2);
+    for (let i = 0; i < w * h; i++) expect(got[i]).toBeCloseTo(want[i]!, 5);
+    expect(src).toEqual(copy);
+    expect(boxBlur(src, w, h, 2, 0)).toEqual(src);
+  });
+
+  it('gaussianBlurRows blurs along rows only: a single bright column spreads sideways, never up or down', () => {
+    const plane = new Float32Array(41 * 5);
+    for (let y = 0; y < 5; y++) plane[y * 41 + 20] = 1;
+    const out = gaussianBlurRows(plane, 41, 5, 3);
+    for (let y = 1; y < 5; y++) for (let x = 0; x < 41; x++) expect(out[y * 41 + x]).toBeCloseTo(out[x]!, 6);
+    const row = Array.from(out.subarray(0, 41));
+    expect(row.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 4);
+    const variance = row.reduce((a, v, x) => a + v * (x - 20) ** 2, 0);
+    expect(Math.sqrt(variance)).toBeGreaterThan(2.5);
+    expect(Math.sqrt(variance)).toBeLessThan(3.5);
+  });
+
+  it('gaussianBlurKernel: an impulse becomes the sampled Gaussian (sigma 1 exactly, where box passes give 1.41)', () => {
+    const n = 21;
+    const plane = new Float32Array(n * n);
+    plane[10 * n + 10] = 1;
+    const out = gaussianBlurKernel(plane, n, n, 1);
+    let sum = 0;
+    let varX = 0;
+    for (let y = 0; y < n; y++)
+      for (let x = 0; x < n; x++) {
+        sum += out[y * n + x]!;
+        varX += out[y * n + x]! * (x - 10) ** 2;
+      }
+    expect(sum).toBeCloseTo(1, 5);
+    expect(Math.sqrt(varX)).toBeCloseTo(1, 1);
+    const boxes = gaussianBlur(plane, n, n, 1);
+    let boxVar = 0;
+    for (let y = 0; y < n; y++) for (let x = 0; x < n; x++) boxVar += boxes[y * n + x]! * (x - 10) ** 2;
+    expect(Math.sqrt(boxVar)).toBeGreaterThan(1.3);
+    // A constant plane stays constant up to the clamped edges.
+    const flat = gaussianBlurKernel(new Float32Array(n * n).fill(0.5), n, n, 2);
+    for (const v of flat) expect(v).toBeCloseTo(0.5, 5);
   });
 });

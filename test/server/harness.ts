@@ -46,7 +46,8 @@ export async function startHarness(opts: Partial<ServerOptions> & { credits?: nu
   // test/cluster/ re-runs server suites with the shared state in Redis (one prefix per server).
   const redisUrl = process.env.IMGTOOL_TEST_REDIS_URL;
   const redis = redisUrl ? { redis: { url: redisUrl, prefix: `t${Math.random().toString(36).slice(2)}:` } } : {};
-  const app = await buildServer({ rateLimit: false, sweepIntervalMs: 0, ...redis, ...opts, dataDir });
+  // Inline unless a test asks for threads: many tests patch an operation in this module instance.
+  const app = await buildServer({ rateLimit: false, sweepIntervalMs: 0, isolation: 'inline', ...redis, ...opts, dataDir });
   const { key, record } = await app.imgtool.keys.createKey({ scopes: ['imaging:read', 'imaging:write'], credits: opts.credits ?? 100 });
   opts.setup?.(app);
   const url = await app.listen({ port: 0, host: '127.0.0.1' });

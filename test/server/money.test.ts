@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ApiClient } from '../../src/client/api.js';
 import { getOperation } from '../../src/ops/registry.js';
 import { KeyStore } from '../../src/server/keys.js';
-import { ThreadRunner } from '../../src/server/threads.js';
+import { createPipelineRunner } from '../../src/server/pipelines.js';
 import { verifyLedger } from '../../src/server/ledger-verify.js';
 import { fixture, tempDir } from '../helpers.js';
 import { smallImage, startHarness, type Harness } from './harness.js';
@@ -398,13 +398,16 @@ describe('internal errors (item 9)', () => {
 });
 
 describe('internal errors in worker threads (item 9)', () => {
-  const worker = new URL('../../dist/server/worker.js', import.meta.url);
-  test.skipIf(!existsSync(worker))('a crash inside a processing thread keeps its own stack across the thread boundary', async () => {
-    const runner = new ThreadRunner(worker, tempDir('imgtool-threads-'));
+  const built = new URL('../../dist/server/pipeline-thread.js', import.meta.url);
+  test.skipIf(!existsSync(built))('a crash inside a processing thread keeps its own stack across the thread boundary', async () => {
+    const runner = createPipelineRunner({ mode: 'threads', concurrency: 1, maxQueue: 1, tmpDir: tempDir('imgtool-threads-') });
     try {
       // A job without its input makes the pipeline itself crash (a TypeError, not a validation error).
       const err = await runner
-        .run({ operation: 'outpaint', inputs: {}, options: { right: 16 } }, { signal: new AbortController().signal, onProgress: () => {}, warn: () => {} })
+        .execute(
+          { operation: 'outpaint', inputs: {}, options: { right: 16 } },
+          { signal: new AbortController().signal, onProgress: () => {}, warn: () => {}, tempPath: () => '' },
+        )
         .then(
           () => undefined,
           (e: Error & { code?: string }) => e,
@@ -412,8 +415,8 @@ describe('internal errors in worker threads (item 9)', () => {
       expect(err).toBeDefined();
       expect(err!.code).toBe('internal_error');
       expect(err!.stack).toMatch(/\[in the processing thread\]/);
-      // Frames from the pipeline's own module, not just the relay in threads.ts.
-      expect(err!.stack).toMatch(/dist\/(ops|media|engine)\//);
+      // Frames from the pipeline's own module, not just the relay in pipelines.ts.
+      expect(err!.stack).toMatch(/dist\/(ops|media|engine|vision)\//);
     } finally {
       await runner.close();
     }

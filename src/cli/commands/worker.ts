@@ -4,7 +4,7 @@ import { defaultDataDir } from '../../server/settings.js';
 import { addSettingOptions, resolveSettings } from '../../server/settings-sources.js';
 
 /**
- * `imgtool worker`: a cluster worker. It serves the BullMQ queues of the given operations on
+ * `imgtool worker`: a cluster worker. It serves the BullMQ job queue (the given operations) on
  * the cluster's Redis, reading inputs from and writing outputs to the shared data dir; API
  * nodes (`imgtool serve --redis ...`) do the billing and answer the clients. SIGTERM drains:
  * no new jobs are taken and the running ones finish before it exits. Its flags, environment
@@ -34,7 +34,7 @@ export function registerWorkerCommand(program: Command, io?: Partial<Out>): void
     .command('worker')
     .summary('Run pipelines for an imgtool serve cluster')
     .description(
-      `Takes work from the cluster's queues in Redis (one per operation) and runs the pipelines on this machine. Inputs and results go through --data-dir (default ${defaultDataDir(out.env)}), which must be the same shared directory the API nodes use.`,
+      `Takes work from the cluster's job queue in Redis (as many jobs as --concurrency) and runs the pipelines on this machine. Inputs and results go through --data-dir (default ${defaultDataDir(out.env)}), which must be the same shared directory the API nodes use.`,
     );
   addSettingOptions(worker, 'worker', out.env);
   worker.action(async (_flags: unknown, cmd: Command) => {

@@ -1,5 +1,5 @@
 import sharp from 'sharp';
-import { downsample, gaussianBlur, gaussRadius } from '../../media/filters.js';
+import { downsample, gaussianBlur, gaussianBlurRows } from '../../media/filters.js';
 import type { Box } from './crop.js';
 
 export interface ShadowParams {
@@ -25,33 +25,6 @@ const FORESHORTEN = 0.5;
 const MAX_LENGTH = 3;
 /** The shadow is rendered at this long side at most and scaled up: it is blurry by nature. */
 const WORK_SIDE = 768;
-
-/** Gaussian along rows only, for the contact shadow (spread vertically analytically). */
-function gaussianRows(src: Float32Array, w: number, h: number, sigma: number): Float32Array {
-  const r = gaussRadius(sigma);
-  if (r === 0) return src.slice();
-  let a = src.slice();
-  let b = new Float32Array(w * h);
-  for (let pass = 0; pass < 3; pass++) {
-    boxRows(a, w, h, r, b);
-    [a, b] = [b, a];
-  }
-  return a;
-}
-
-/** Horizontal-only box mean (for the contact shadow, which is spread vertically analytically). */
-function boxRows(src: Float32Array, w: number, h: number, r: number, out: Float32Array): void {
-  for (let y = 0; y < h; y++) {
-    const row = y * w;
-    let acc = 0;
-    for (let x = 0; x <= Math.min(r, w - 1); x++) acc += src[row + x];
-    for (let x = 0; x < w; x++) {
-      out[row + x] = acc / (Math.min(x + r, w - 1) - Math.max(x - r, 0) + 1);
-      if (x + r + 1 < w) acc += src[row + x + r + 1];
-      if (x - r >= 0) acc -= src[row + x - r];
-    }
-  }
-}
 
 /**
  * A soft ground shadow for a cut-out: the subject is treated as standing upright on the ground
@@ -177,7 +150,8 @@ export async function renderShadow(mask: Uint8Array, w: number, h: number, p: Sh
     if (c === 0) continue;
     for (let cy = 0; cy < ch; cy++) touch[cy * cw + x - ox] = c * profile[cy];
   }
-  const contact = gaussianRows(touch, cw, ch, sigmaContact * 1.5);
+  // Along rows only: the contact shadow is spread vertically analytically.
+  const contact = gaussianBlurRows(touch, cw, ch, sigmaContact * 1.5);
 
   const small = Buffer.alloc(cw * ch);
   for (let i = 0; i < small.length; i++) {

@@ -20,6 +20,7 @@
  */
 import sharp from 'sharp';
 import { throwIfAborted } from '../../errors.js';
+import { boxMean, gaussianBlurKernel } from '../../media/filters.js';
 
 /** Gaussian sigma (input px) splitting off the input's finest band. */
 export const BAND_SIGMA = 1;
@@ -62,55 +63,6 @@ function luma(rgb: Uint8Array, n: number): Float32Array {
   const y = new Float32Array(n);
   for (let i = 0; i < n; i++) y[i] = 0.299 * rgb[i * 3]! + 0.587 * rgb[i * 3 + 1]! + 0.114 * rgb[i * 3 + 2]!;
   return y;
-}
-
-/** Separable gaussian blur, edges clamped (small images: the input's size). */
-function gaussian(src: Float32Array, w: number, h: number, sigma: number): Float32Array {
-  const r = Math.ceil(sigma * 3);
-  const k = new Float32Array(2 * r + 1);
-  let sum = 0;
-  for (let i = -r; i <= r; i++) sum += k[i + r] = Math.exp(-(i * i) / (2 * sigma * sigma));
-  for (let i = 0; i < k.length; i++) k[i]! /= sum;
-  const tmp = new Float32Array(w * h);
-  const out = new Float32Array(w * h);
-  for (let y = 0; y < h; y++)
-    for (let x = 0; x < w; x++) {
-      let s = 0;
-      for (let i = -r; i <= r; i++) s += k[i + r]! * src[y * w + Math.min(w - 1, Math.max(0, x + i))]!;
-      tmp[y * w + x] = s;
-    }
-  for (let y = 0; y < h; y++)
-    for (let x = 0; x < w; x++) {
-      let s = 0;
-      for (let i = -r; i <= r; i++) s += k[i + r]! * tmp[Math.min(h - 1, Math.max(0, y + i)) * w + x]!;
-      out[y * w + x] = s;
-    }
-  return out;
-}
-
-/** Mean over a (2r+1)^2 box, edges clamped, by running sums. */
-function boxMean(src: Float32Array, w: number, h: number, r: number): Float32Array {
-  const tmp = new Float32Array(w * h);
-  const out = new Float32Array(w * h);
-  const n = 2 * r + 1;
-  for (let y = 0; y < h; y++) {
-    const row = y * w;
-    let s = 0;
-    for (let i = -r; i <= r; i++) s += src[row + Math.min(w - 1, Math.max(0, i))]!;
-    for (let x = 0; x < w; x++) {
-      tmp[row + x] = s / n;
-      s += src[row + Math.min(w - 1, x + r + 1)]! - src[row + Math.max(0, x - r)]!;
-    }
-  }
-  for (let x = 0; x < w; x++) {
-    let s = 0;
-    for (let i = -r; i <= r; i++) s += tmp[Math.min(h - 1, Math.max(0, i)) * w + x]!;
-    for (let y = 0; y < h; y++) {
-      out[y * w + x] = s / n;
-      s += tmp[Math.min(h - 1, y + r + 1) * w + x]! - tmp[Math.max(0, y - r) * w + x]!;
-    }
-  }
-  return out;
 }
 
 /**
@@ -170,8 +122,8 @@ export async function restoreTexture(
     .toBuffer();
   const yIn = luma(input, n);
   const yOut = luma(down, n);
-  const lowIn = gaussian(yIn, w, h, sigma);
-  const lowOut = gaussian(yOut, w, h, sigma);
+  const lowIn = gaussianBlurKernel(yIn, w, h, sigma);
+  const lowOut = gaussianBlurKernel(yOut, w, h, sigma);
   const bandIn = new Float32Array(n);
   const bandOut = new Float32Array(n);
   for (let i = 0; i < n; i++) {

@@ -4,6 +4,8 @@
  * and zero on and around the subject, so the subject's surroundings never smear.
  */
 
+import { boxBlur } from '../../media/filters.js';
+
 export interface Grid {
   /** Pixel spacing of the mesh nodes. */
   cell: number;
@@ -24,32 +26,7 @@ export function makeGrid(width: number, height: number, cell: number): Grid {
 }
 
 /** Box blur of a grid field, `passes` times radius `r` (approximately Gaussian after 2-3). */
-function blurGrid(f: Float32Array, gw: number, gh: number, r: number, passes = 2): Float32Array {
-  let a = f,
-    b = new Float32Array(f.length);
-  for (let p = 0; p < passes; p++) {
-    for (let y = 0; y < gh; y++) {
-      for (let x = 0; x < gw; x++) {
-        let s = 0,
-          n = 0;
-        for (let k = Math.max(0, x - r), e = Math.min(gw - 1, x + r); k <= e; k++, n++) s += a[y * gw + k]!;
-        b[y * gw + x] = s / n;
-      }
-    }
-    const c = new Float32Array(f.length);
-    for (let y = 0; y < gh; y++) {
-      for (let x = 0; x < gw; x++) {
-        let s = 0,
-          n = 0;
-        for (let k = Math.max(0, y - r), e = Math.min(gh - 1, y + r); k <= e; k++, n++) s += b[k * gw + x]!;
-        c[y * gw + x] = s / n;
-      }
-    }
-    a = c;
-    b = new Float32Array(f.length);
-  }
-  return a;
-}
+const blurGrid = (f: Float32Array, gw: number, gh: number, r: number, passes = 2): Float32Array => boxBlur(f, gw, gh, r, passes);
 
 const smooth = (e0: number, e1: number, v: number) => {
   const t = Math.min(1, Math.max(0, (v - e0) / (e1 - e0)));

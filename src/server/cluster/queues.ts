@@ -9,8 +9,9 @@ import { decodeFailure } from './job-records.js';
 import type { Job, OpResult, RunContext } from '../../ops/define.js';
 
 /**
- * The cluster's work queues: one BullMQ queue per operation (so workers can specialise), on
- * the same Redis as the money state. An API node hands a pipeline run to its queue and waits
+ * The cluster's work queue: one BullMQ queue for every operation, a job per pipeline run named
+ * after its operation, on the same Redis as the money state. Each worker takes as many jobs as
+ * it runs (worker-node.ts), so a job waits in the queue, where the first free worker takes it. An API node hands a pipeline run to its queue and waits
  * for it (sync requests and async jobs alike: billing, idempotency and job records stay on the
  * API side, unchanged); any worker process (`imgtool worker`) runs it. Inputs and outputs
  * travel through the shared data dir (<dataDir>/cluster/work/<id>/), never through Redis.
@@ -49,7 +50,7 @@ export interface QueuedResult {
 }
 
 export const bullPrefix = (prefix: string) => `${prefix}bull`;
-export const queueName = (operation: string) => `op-${operation}`;
+export const JOBS_QUEUE = 'jobs';
 export const cancelChannel = (prefix: string) => `${prefix}cancel`;
 export const workDirOf = (dataDir: string, id: string) => join(dataDir, 'cluster', 'work', id);
 
@@ -72,8 +73,8 @@ export function encodeFailure(code: ErrorCode, message: string): string {
 }
 
 export class QueueDispatcher {
-  private readonly queues = new Map<string, Queue>();
-  private readonly events = new Map<string, QueueEvents>();
+  private q?: Queue;
+  private events?: Promise<QueueEvents>;
 
   constructor(
     private readonly s: QueueSettings,
@@ -81,26 +82,23 @@ export class QueueDispatcher {
     private readonly redis: Redis,
   ) {}
 
-  queue(op: string): Queue {
-    let q = this.queues.get(op);
-    if (!q) {
-      q = new Queue(queueName(op), { connection: this.s.connection, prefix: bullPrefix(this.s.prefix) });
-      q.on('error', () => {});
-      this.queues.set(op, q);
+  queue(): Queue {
+    if (!this.q) {
+      this.q = new Queue(JOBS_QUEUE, { connection: this.s.connection, prefix: bullPrefix(this.s.prefix) });
+      this.q.on('error', () => {});
     }
-    return q;
+    return this.q;
   }
 
-  async queueEvents(op: string): Promise<QueueEvents> {
-    let e = this.events.get(op);
-    if (!e) {
-      e = new QueueEvents(queueName(op), { connection: this.s.connection, prefix: bullPrefix(this.s.prefix) });
+  queueEvents(): Promise<QueueEvents> {
+    this.events ??= (async () => {
+      const e = new QueueEvents(JOBS_QUEUE, { connection: this.s.connection, prefix: bullPrefix(this.s.prefix) });
       e.on('error', () => {});
       e.setMaxListeners(0);
-      this.events.set(op, e);
       await e.waitUntilReady();
-    }
-    return e;
+      return e;
+    })();
+    return this.events;
   }
 
   /** The Execute of an API node in a cluster: queue the run, wait for a worker, take its output file. */
@@ -108,7 +106,7 @@ export class QueueDispatcher {
     const id = randomUUID();
     const workDir = workDirOf(this.s.dataDir, id);
     await mkdir(workDir, { recursive: true, mode: 0o700 });
-    const events = await this.queueEvents(job.operation);
+    const events = await this.queueEvents();
     const onProgress = ({ jobId, data }: { jobId: string; data: unknown }) => {
       if (jobId === id && typeof data === 'number') ctx.onProgress({ fraction: data, stage: 'worker' } as never);
     };
@@ -133,7 +131,7 @@ export class QueueDispatcher {
       }
       const data: QueuedRun = { operation: job.operation, options: job.options as Record<string, unknown>, inputs, workDir };
       if (ctx.signal.aborted) throw new ImgtoolError('job_cancelled', 'cancelled');
-      queued = await this.queue(job.operation).add(job.operation, data, {
+      queued = await this.queue().add(job.operation, data, {
         jobId: id,
         attempts: 1,
         removeOnComplete: { age: 3600 },
@@ -161,7 +159,7 @@ export class QueueDispatcher {
 
   /** Queues an asynchronous job under its own id (adding an id that is queued already does nothing). */
   async enqueue(run: QueuedRun & { job: { id: string } }): Promise<void> {
-    await this.queue(run.operation).add(run.operation, run, {
+    await this.queue().add(run.operation, run, {
       jobId: run.job.id,
       attempts: 1,
       removeOnComplete: { age: 3600 },
@@ -169,15 +167,19 @@ export class QueueDispatcher {
     });
   }
 
-  /** Waiting/active/delayed counts per operation queue (for `serve status`). */
+  /** Waiting/active/delayed jobs per operation (for `serve status`; counts the first 10,000 in flight). */
   async depths(operations: readonly string[]): Promise<Record<string, Record<string, number>>> {
-    const out: Record<string, Record<string, number>> = {};
-    for (const op of operations) out[op] = await this.queue(op).getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed');
+    const out: Record<string, Record<string, number>> = Object.fromEntries(operations.map((op) => [op, { waiting: 0, active: 0, delayed: 0 }]));
+    for (const state of ['waiting', 'active', 'delayed'] as const)
+      for (const j of await this.queue().getJobs([state], 0, 9_999)) {
+        out[j.name] ??= { waiting: 0, active: 0, delayed: 0 };
+        out[j.name][state]++;
+      }
     return out;
   }
 
   async close(): Promise<void> {
-    const all = [...this.events.values(), ...this.queues.values()];
+    const all = [...(this.events ? [await this.events] : []), ...(this.q ? [this.q] : [])];
     // Nothing of this node's waits on these connections any more: a short grace, then drop them
     // (a graceful close against an unreachable Redis never returns; closing.ts).
     await closeOrDrop(Promise.all(all.map((c) => c.close())), () => Promise.all(all.map((c) => c.disconnect())), 2_000);

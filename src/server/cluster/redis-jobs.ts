@@ -3,7 +3,6 @@ import { mkdir, rm } from 'node:fs/promises';
 import type { Redis } from 'ioredis';
 import type { FastifyBaseLogger } from 'fastify';
 import { ImgtoolError } from '../../errors.js';
-import { OPERATIONS } from '../../ops/registry.js';
 import { type CreateJobArgs, type JobRecord, type Jobs, type JobStatus, newJobRecord, storeJobInputs } from '../jobs.js';
 import type { HoldStore } from '../stores.js';
 import { clusterJobDir, decodeFailure, type JobBooks, type RedisJobRecords } from './job-records.js';
@@ -59,12 +58,10 @@ export class RedisJobStore implements Jobs {
   }
 
   async init(): Promise<this> {
-    for (const op of OPERATIONS.filter((op) => op.jobPath)) {
-      const events = await this.o.dispatcher.queueEvents(op.name);
-      events.on('failed', ({ jobId, failedReason }: { jobId: string; failedReason: string }) => {
-        void this.onQueueFailure(jobId, failedReason).catch((err) => this.o.log.error({ err, job: jobId }, 'could not fail a job after its queue failure'));
-      });
-    }
+    const events = await this.o.dispatcher.queueEvents();
+    events.on('failed', ({ jobId, failedReason }: { jobId: string; failedReason: string }) => {
+      void this.onQueueFailure(jobId, failedReason).catch((err) => this.o.log.error({ err, job: jobId }, 'could not fail a job after its queue failure'));
+    });
     await this.reconcile();
     this.timer = setInterval(() => void this.reconcile(), this.reconcileMs);
     this.timer.unref();
@@ -120,7 +117,7 @@ export class RedisJobStore implements Jobs {
     // The worker running it aborts its pipeline (kills ffmpeg); a job still waiting leaves the queue.
     await this.o.redis.publish(cancelChannel(this.o.prefix), id);
     await this.o.dispatcher
-      .queue(job.operation)
+      .queue()
       .remove(id)
       .catch(() => {});
     return (await this.o.records.get(id)) ?? job;
@@ -179,7 +176,7 @@ export class RedisJobStore implements Jobs {
           await this.o.redis.srem(this.o.records.openKey, id);
           continue;
         }
-        const queue = this.o.dispatcher.queue(job.operation);
+        const queue = this.o.dispatcher.queue();
         const state = await queue.getJobState(id);
         if (job.status === 'pending' || job.status === 'running') {
           if (ALIVE.has(state)) alive.push(id);

@@ -2,30 +2,37 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { type Job as BullJob, Worker } from 'bullmq';
+import { type Job as BullJob, DelayedError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ImgtoolError, toImgtoolError } from '../../errors.js';
-import type { Job, LoadedInput, OpResult, RunContext } from '../../ops/define.js';
+import type { LoadedInput, OpResult } from '../../ops/define.js';
 import { getOperation, OPERATIONS } from '../../ops/registry.js';
-import { WorkerPool } from '../pool.js';
 import { RedisAccountStore } from '../redis-accounts.js';
 import { loadSecret, ResultStore } from '../results.js';
-import { ThreadRunner } from '../threads.js';
+import { createPipelineRunner } from '../pipelines.js';
 import { closeOrDrop, closeRedis } from './closing.js';
 import { JobBooks, RedisJobRecords } from './job-records.js';
-import { bullPrefix, cancelChannel, encodeFailure, type QueuedResult, type QueuedRun, type QueueSettings, queueName } from './queues.js';
+import { bullPrefix, cancelChannel, encodeFailure, JOBS_QUEUE, type QueuedResult, type QueuedRun, type QueueSettings } from './queues.js';
 
 /**
- * A worker node: BullMQ workers on the operation queues it serves, running pipelines (on worker
- * threads when compiled, so a pipeline's synchronous work never delays BullMQ's lock renewals,
- * which would look like a stall). At most `concurrency` pipelines run at once across its queues.
+ * A worker node: one BullMQ Worker on the cluster's job queue with concurrency `concurrency`, so
+ * it never holds more jobs locked than it runs, and a job waits in the queue, where any free
+ * worker takes it, not behind a busy worker's other jobs. Pipelines run on piscina threads
+ * (isolation 'threads', pipelines.ts), so a pipeline's synchronous work never delays BullMQ's
+ * lock renewals, which would look like a stall.
  *
+ * - A worker serving only some operations (`--ops`) hands a job of another operation straight
+ *   back (delayed 500 ms, BullMQ's DelayedError), so it never holds it; a worker serving all
+ *   operations takes it meanwhile.
+
  * - A worker killed (SIGKILL) stops renewing its job locks: BullMQ's stalled-job check gives
  *   the job to another worker once (2 attempts in all), then fails it; the API node answers
  *   service_unavailable and refunds.
- * - Cancel: the API node publishes the job id on `<prefix>cancel`; the worker running it aborts
- *   the pipeline's signal, which kills ffmpeg and stops the model loop.
- * - SIGTERM: `close()` stops taking jobs and waits for the running ones to finish (drain).
+ * - Cancel: the API node publishes the job id on `<prefix>cancel`; the worker running it cancels
+ *   it with BullMQ's `cancelJob`, which aborts the processor's `signal`: the pipeline's signal,
+ *   which kills ffmpeg and stops the model loop.
+ * - SIGTERM: `close()` is BullMQ's `worker.close()`: it stops taking jobs and waits for the
+ *   running ones to finish (drain).
  * - An asynchronous job (`QueuedRun.job`) is finished here, not on the API node that accepted
  *   it: the worker keeps its Redis record (running, progress, completed), renews its credit
  *   hold's lease while it runs, stores the result in the shared results dir and charges it
@@ -49,6 +56,7 @@ export interface WorkerNodeOptions extends QueueSettings {
   lockMs?: number;
   /** How often stalled jobs are looked for. Default lockMs / 2. */
   stalledCheckMs?: number;
+  /** 'threads' (default): pipelines on piscina threads; 'inline': on this thread (tests). */
   isolation?: 'threads' | 'inline';
   /**
    * onnxruntime intra-op threads per pipeline. Default: the machine's cores / concurrency. Give
@@ -100,59 +108,53 @@ export async function startWorkerNode(o: WorkerNodeOptions): Promise<WorkerNode>
       throw new ImgtoolError('invalid_parameter', `--ops: unknown operation "${name}"; use ${OPERATIONS.map((op) => op.name).join(', ')}`);
   const tmpDir = join(o.dataDir, 'cluster', 'tmp', id);
   await mkdir(tmpDir, { recursive: true, mode: 0o700 });
-  const isolation = o.isolation ?? (import.meta.url.endsWith('.js') ? 'threads' : 'inline');
-  const threads =
-    isolation === 'threads'
-      ? new ThreadRunner(new URL('../worker.js', import.meta.url), tmpDir, undefined, { concurrency: o.concurrency, threads: o.threads })
-      : undefined;
-  const pool = new WorkerPool(o.concurrency, 1_000_000);
-  const controllers = new Map<string, AbortController>();
+  const pipelines = createPipelineRunner({
+    mode: o.isolation ?? 'threads',
+    concurrency: o.concurrency,
+    // BullMQ hands this node at most `concurrency` jobs, so nothing waits for a thread.
+    maxQueue: o.concurrency,
+    tmpDir,
+    engine: { concurrency: o.concurrency, threads: o.threads },
+  });
+  const serves = new Set(ops);
+  let running = 0;
   const holds = new RedisAccountStore(o.redis, { prefix: o.prefix });
   const results = await new ResultStore(o.dataDir, await loadSecret(o.dataDir), Date.now).init();
   const records = new RedisJobRecords(o.redis, { prefix: o.prefix, retentionMs: o.jobRetentionMs });
   const books = new JobBooks(records, holds, { dataDir: o.dataDir, resultsDir: results.dir, log: o.log });
 
+  let worker: Worker<QueuedRun, QueuedResult> | undefined;
   const sub = o.redis.duplicate();
   sub.on('error', () => {});
   await sub.subscribe(cancelChannel(o.prefix));
   sub.on('message', (_ch: string, jobId: string) => {
-    const c = controllers.get(jobId);
-    if (!c) return;
-    o.log?.info({ job: jobId }, 'job cancelled: aborting its pipeline');
-    c.abort();
+    // BullMQ aborts the processor's signal if this node runs the job; false if it does not.
+    if (worker?.cancelJob(jobId, 'cancelled')) o.log?.info({ job: jobId }, 'job cancelled: aborting its pipeline');
   });
 
-  const run = async (job: Job, ctx: RunContext): Promise<OpResult> => {
-    if (threads) return threads.run(job, ctx);
-    const op = getOperation(job.operation)!;
-    return (await op.load())(job, ctx);
-  };
-
-  /** Loads the inputs and runs the pipeline under the pool's limit. */
-  const runPipeline = (bj: BullJob<QueuedRun>, controller: AbortController, onProgress: (fraction: number) => void): Promise<OpResult> => {
+  /** Loads the inputs and runs the pipeline. */
+  const runPipeline = async (bj: BullJob<QueuedRun>, signal: AbortSignal, onProgress: (fraction: number) => void): Promise<OpResult> => {
     const d = bj.data;
     const op = getOperation(d.operation)!;
     let lastProgress = 0;
-    return pool.run(async () => {
-      const inputs: Record<string, LoadedInput> = {};
-      for (const [key, i] of Object.entries(d.inputs)) {
-        const spec = op.inputs.find((s) => s.key === key);
-        inputs[key] = spec?.kind === 'image' ? { name: i.name, data: await readFile(i.path), size: i.size } : { name: i.name, path: i.path, size: i.size };
-      }
-      return run(
-        { operation: op.name, inputs, options: d.options },
-        {
-          signal: controller.signal,
-          onProgress: (e) => {
-            if (Date.now() - lastProgress < 250) return;
-            lastProgress = Date.now();
-            onProgress(Math.max(0, Math.min(1, e.fraction)));
-          },
-          warn: (message) => o.log?.warn({ job: bj.id, operation: op.name }, message),
-          tempPath: (ext) => join(tmpDir, `${randomUUID()}.${ext}`),
+    const inputs: Record<string, LoadedInput> = {};
+    for (const [key, i] of Object.entries(d.inputs)) {
+      const spec = op.inputs.find((s) => s.key === key);
+      inputs[key] = spec?.kind === 'image' ? { name: i.name, data: await readFile(i.path), size: i.size } : { name: i.name, path: i.path, size: i.size };
+    }
+    return pipelines.execute(
+      { operation: op.name, inputs, options: d.options },
+      {
+        signal,
+        onProgress: (e) => {
+          if (Date.now() - lastProgress < 250) return;
+          lastProgress = Date.now();
+          onProgress(Math.max(0, Math.min(1, e.fraction)));
         },
-      );
-    }, controller.signal);
+        warn: (message) => o.log?.warn({ job: bj.id, operation: op.name }, message),
+        tempPath: (ext) => join(tmpDir, `${randomUUID()}.${ext}`),
+      },
+    );
   };
 
   const failure = (err: unknown, bj: BullJob<QueuedRun>) => {
@@ -162,11 +164,11 @@ export async function startWorkerNode(o: WorkerNodeOptions): Promise<WorkerNode>
   };
 
   /** A synchronous request's run: the output goes into the work dir for the waiting API node to take. */
-  const processRun = async (bj: BullJob<QueuedRun>, controller: AbortController): Promise<QueuedResult> => {
+  const processRun = async (bj: BullJob<QueuedRun>, signal: AbortSignal): Promise<QueuedResult> => {
     const d = bj.data;
     try {
-      const result = await runPipeline(bj, controller, (f) => void bj.updateProgress(f).catch(() => {}));
-      if (controller.signal.aborted) {
+      const result = await runPipeline(bj, signal, (f) => void bj.updateProgress(f).catch(() => {}));
+      if (signal.aborted) {
         if (result.file) await rm(result.file, { force: true });
         throw new ImgtoolError('job_cancelled', 'cancelled');
       }
@@ -181,7 +183,7 @@ export async function startWorkerNode(o: WorkerNodeOptions): Promise<WorkerNode>
   };
 
   /** An asynchronous job: this worker records, stores and charges it (see the header). */
-  const processJob = async (bj: BullJob<QueuedRun>, controller: AbortController, job: { id: string; leaseMs: number }): Promise<QueuedResult> => {
+  const processJob = async (bj: BullJob<QueuedRun>, signal: AbortSignal, job: { id: string; leaseMs: number }): Promise<QueuedResult> => {
     const ended = async (): Promise<QueuedResult> => {
       // Ended before this attempt (cancelled, or a previous attempt died before closing the books): finish the books only.
       const rec = await records.get(job.id);
@@ -201,16 +203,16 @@ export async function startWorkerNode(o: WorkerNodeOptions): Promise<WorkerNode>
     const renew = setInterval(() => void holds.renew([job.id], job.leaseMs).catch(() => {}), Math.max(100, Math.floor(job.leaseMs / 3)));
     let result: OpResult;
     try {
-      result = await runPipeline(bj, controller, (f) => void records.progress(job.id, f).catch(() => {}));
+      result = await runPipeline(bj, signal, (f) => void records.progress(job.id, f).catch(() => {}));
     } catch (err) {
       const e = failure(err, bj);
       // A cancel has already failed the job and refunded it; anything else is failed and refunded here.
-      if (!controller.signal.aborted) await books.fail(job.id, e);
+      if (!signal.aborted) await books.fail(job.id, e);
       throw new Error(encodeFailure(e.code, e.message));
     } finally {
       clearInterval(renew);
     }
-    if (controller.signal.aborted) {
+    if (signal.aborted) {
       if (result.file) await rm(result.file, { force: true });
       return ended();
     }
@@ -226,38 +228,42 @@ export async function startWorkerNode(o: WorkerNodeOptions): Promise<WorkerNode>
     return { ext: result.ext, contentType: stored.contentType, file: join(results.dir, stored.name), credits: result.credits, meta: result.meta };
   };
 
-  const processor = async (bj: BullJob<QueuedRun>): Promise<QueuedResult> => {
+  // Three parameters: BullMQ passes the job's cancel signal only to a processor that takes it.
+  const processor = async (bj: BullJob<QueuedRun>, token: string | undefined, signal: AbortSignal | undefined): Promise<QueuedResult> => {
+    if (!serves.has(bj.data.operation)) {
+      // Not ours (a worker serving some operations): back to the queue for one that serves it.
+      await bj.moveToDelayed(Date.now() + 500, token);
+      throw new DelayedError();
+    }
     const op = getOperation(bj.data.operation);
     if (!op) throw new Error(encodeFailure('internal_error', `unknown operation ${bj.data.operation}`));
-    const controller = new AbortController();
-    controllers.set(bj.id!, controller);
+    running++;
     o.log?.info({ job: bj.id, operation: op.name, attempt: bj.attemptsStarted, stalled: bj.stalledCounter }, 'job started');
     try {
-      return bj.data.job ? await processJob(bj, controller, bj.data.job) : await processRun(bj, controller);
+      const s = signal ?? new AbortController().signal;
+      return bj.data.job ? await processJob(bj, s, bj.data.job) : await processRun(bj, s);
     } finally {
-      controllers.delete(bj.id!);
+      running--;
     }
   };
 
   const lockMs = o.lockMs ?? 30_000;
-  const workers = ops.map((name) => {
-    const w = new Worker<QueuedRun, QueuedResult>(queueName(name), processor, {
-      connection: o.connection,
-      prefix: bullPrefix(o.prefix),
-      concurrency: o.concurrency,
-      lockDuration: lockMs,
-      stalledInterval: o.stalledCheckMs ?? Math.round(lockMs / 2),
-      // A job whose worker died is given to another worker once: 2 attempts in all.
-      maxStalledCount: 1,
-    });
-    w.on('error', (err) => o.log?.warn({ err: err.message, queue: name }, 'queue connection error'));
-    w.on('stalled', (jobId) => o.log?.warn({ job: jobId, operation: name }, 'job stalled (its worker stopped); retrying it on another worker'));
-    return w;
+  const bull = new Worker<QueuedRun, QueuedResult>(JOBS_QUEUE, processor, {
+    connection: o.connection,
+    prefix: bullPrefix(o.prefix),
+    concurrency: o.concurrency,
+    lockDuration: lockMs,
+    stalledInterval: o.stalledCheckMs ?? Math.round(lockMs / 2),
+    // A job whose worker died is given to another worker once: 2 attempts in all.
+    maxStalledCount: 1,
   });
-  await Promise.all(workers.map((w) => w.waitUntilReady()));
+  worker = bull;
+  bull.on('error', (err) => o.log?.warn({ err: err.message }, 'queue connection error'));
+  bull.on('stalled', (jobId) => o.log?.warn({ job: jobId }, 'job stalled (its worker stopped); retrying it on another worker'));
+  await bull.waitUntilReady();
 
   const beat = async () => {
-    const info = { id, host: hostname(), pid: process.pid, operations: ops, concurrency: o.concurrency, running: controllers.size, seen_at: Date.now() };
+    const info = { id, host: hostname(), pid: process.pid, operations: ops, concurrency: o.concurrency, running, seen_at: Date.now() };
     await o.redis.hset(`${o.prefix}workers`, id, JSON.stringify(info)).catch(() => {});
   };
   await beat();
@@ -267,19 +273,18 @@ export async function startWorkerNode(o: WorkerNodeOptions): Promise<WorkerNode>
 
   return {
     id,
-    running: () => controllers.size,
+    running: () => running,
     close: async () => {
       clearInterval(timer);
-      // Drain: stop taking jobs, let the running ones finish. With Redis unreachable BullMQ's
-      // close would wait for it forever; once our jobs are done it gets CLOSE_GRACE_MS.
+      // Drain: BullMQ's close stops taking jobs and lets the running ones finish. With Redis
+      // unreachable it would wait for Redis forever; once our jobs are done it gets CLOSE_GRACE_MS.
       const drained = (async () => {
-        while (controllers.size > 0) await new Promise((r) => setTimeout(r, 100));
+        while (running > 0) await new Promise((r) => setTimeout(r, 100));
       })();
-      await closeOrDrop(Promise.all(workers.map((w) => w.close())), () => Promise.all(workers.map((w) => w.disconnect())), CLOSE_GRACE_MS, drained);
+      await closeOrDrop(bull.close(), () => bull.disconnect(), CLOSE_GRACE_MS, drained);
       if (o.redis.status === 'ready') await o.redis.hdel(`${o.prefix}workers`, id).catch(() => {});
       await closeRedis(sub);
-      pool.close();
-      await threads?.close();
+      await pipelines.close();
       await rm(tmpDir, { recursive: true, force: true });
     },
   };

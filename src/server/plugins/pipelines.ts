@@ -1,15 +1,12 @@
 import fp from 'fastify-plugin';
-import { ImgtoolError } from '../../errors.js';
-import { BUILT_IN_OPERATIONS, getOperation } from '../../ops/registry.js';
 import type { Execute } from '../jobs.js';
+import { createPipelineRunner } from '../pipelines.js';
 import { WorkerPool } from '../pool.js';
-import { RecyclePolicy } from '../recycle.js';
-import { ThreadRunner } from '../threads.js';
 
 /**
- * Where pipelines run: decorates `app.execute` (one job -> its result: on a pipeline thread, on
- * the main thread, or through the cluster's queues) and `app.pool` (the concurrency bound and
- * the wait queue before 503). Stops the pool and its threads on close.
+ * Where pipelines run: decorates `app.execute` (one job -> its result: on a piscina pipeline
+ * thread or inline, as the `isolation` setting says, or through the cluster's queue) and
+ * `app.pool` (the admission bound and the wait queue before 503). Stops both on close.
  */
 
 declare module 'fastify' {
@@ -23,27 +20,18 @@ export default fp(
   async (app) => {
     const o = app.settings;
     const { cluster } = app;
-    const tmpDir = app.leases.tmpDir;
-    const isolation = o.isolation;
-    // In a cluster the pool only bounds how many requests wait for the queues; the workers bound the pipelines.
+    // Standalone the pool admits as many as the pipelines run; in a cluster it only bounds the
+    // requests waiting for the queue (the workers bound the pipelines).
     const pool = new WorkerPool(cluster ? o.maxQueue : o.concurrency, o.maxQueue);
-    const threads =
-      isolation === 'threads' && !cluster ? new ThreadRunner(new URL('../worker.js', import.meta.url), tmpDir, new RecyclePolicy(o.recycle)) : undefined;
-    // Worker threads load the registry afresh and so know only the built-in operations; one
-    // registered from outside (registerOperation) runs on the main thread.
-    const inThreads = new Set<string>(BUILT_IN_OPERATIONS.map((op) => op.name));
-    const execute: Execute = async (job, ctx) => {
-      if (cluster) return cluster.dispatcher.execute(job, ctx);
-      if (threads && inThreads.has(job.operation)) return threads.run(job, ctx);
-      const op = getOperation(job.operation);
-      if (!op) throw new ImgtoolError('internal_error', `unknown operation ${job.operation}`);
-      return (await op.load())(job, ctx);
-    };
+    const pipelines = cluster
+      ? undefined
+      : createPipelineRunner({ mode: o.isolation, concurrency: o.concurrency, maxQueue: o.maxQueue, recycle: o.recycle, tmpDir: app.leases.tmpDir });
+    const execute: Execute = (job, ctx) => (cluster ? cluster.dispatcher.execute(job, ctx) : pipelines!.execute(job, ctx));
     app.decorate('execute', execute);
     app.decorate('pool', pool);
     app.addHook('onClose', async () => {
       pool.close();
-      await threads?.close();
+      await pipelines?.close();
     });
   },
   { name: 'imgtool-pipelines', dependencies: ['imgtool-cluster', 'imgtool-billing'] },
