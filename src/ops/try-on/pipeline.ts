@@ -1,6 +1,6 @@
 import sharp from 'sharp';
 import { ImgtoolError, throwIfAborted } from '../../errors.js';
-import { detectPeople, type Person, torsoTurn } from '../../engine/people.js';
+import { detectPeople, POSE, type Person, torsoTurn } from '../../engine/people.js';
 import { decodeImage, encodeImage, encodeOptionsFor, type DecodedImage } from '../../media/image.js';
 import type { LoadedInput, Pipeline } from '../define.js';
 import { cutoutSubject } from '../../vision/cutout/cutout.js';
@@ -10,8 +10,10 @@ import { fitGarmentToPose } from './fit-pose.js';
 import { applyLandmarks, armsInFront } from './pose.js';
 import { prepareGarment } from './garment.js';
 import { EXTRACTION_CREDITS, tryOn, type TryOnOptions } from './index.js';
-import { blurPlane, plane, resizePlane, type Plane } from './raster.js';
-import { shadingPlane } from './shade.js';
+import { blurPlane, forCapsule, plane, resizePlane, type Plane } from './raster.js';
+import { colourTreatment, delightGarment, treatGarment } from './garment-light.js';
+import { sceneShading, shadingAt } from './shade.js';
+import { fillBand } from './fill-band.js';
 import { skirtClip } from './skirt.js';
 import { warpSleevesOnArms } from './sleeves.js';
 import { turnLayer } from './turn.js';
@@ -34,7 +36,16 @@ function requireInput(inputs: Record<string, LoadedInput>, key: 'person' | 'garm
  * Dresses the person in the garment: person cut-out and body geometry, garment extraction and
  * landmarks, thin-plate warp, occlusion by head/hair/hands, shading transfer, JPEG out.
  */
-export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
+export const run: Pipeline<TryOnOptions> = (job, ctx) => renderTryOn(job, ctx, 'scene');
+
+/**
+ * How the garment is lit: `scene` (the product: the garment photo's own light divided out, the
+ * photo's colour treatment and shading applied) or `flat` (the garment's pixels as they are,
+ * the template the bench and tests measure the shading against; not reachable from the CLI/API).
+ */
+export type TryOnLight = 'scene' | 'flat';
+
+export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<TryOnOptions>>, TryOnLight]): ReturnType<Pipeline<TryOnOptions>> {
   const { signal } = ctx;
   const opts = job.options;
   const personIn = requireInput(job.inputs, 'person');
@@ -68,7 +79,8 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
   }
 
   progress(0.15, 'segment person');
-  const cut = await cutoutSubject(person, { signal });
+  // The ISNet cut-out only serves `remove_background` (the person on white).
+  const cut = opts.remove_background ? await cutoutSubject(person, { signal }) : null;
   throwIfAborted(signal);
 
   progress(0.4, 'analyse body');
@@ -98,6 +110,13 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
     });
   }
   throwIfAborted(signal);
+  // Lit once, by the scene: the garment photo's own broad light divided out, and the person
+  // photo's colour treatment (greyscale, tint) taken over.
+  const treatment = colourTreatment(workRgb, body);
+  if (light === 'scene') {
+    const data = treatGarment(delightGarment(garment.rgba.data, garment.rgba.width, garment.rgba.height), treatment);
+    garment = { ...garment, rgba: { ...garment.rgba, data: Buffer.from(data.buffer, data.byteOffset, data.byteLength) } };
+  }
 
   progress(0.7, 'warp');
   // Tops and dresses follow the landmarks when BlazePose saw both shoulders; bottoms (and
@@ -126,6 +145,20 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
         )
       : null;
   const layer = turned ? turned.layer : flat;
+  // Photos the classical render handles badly, said plainly.
+  const degrees = Math.round((turn.angle * 180) / Math.PI);
+  if (Math.abs(degrees) >= SIDE_VIEW_DEGREES) {
+    ctx.warn(
+      `${personIn.name}: the person is turned ${Math.abs(degrees)} degrees from the camera (a side view); local try-on is a classical render for frontal photos, use --remote for a photoreal result`,
+    );
+  }
+  const forearms = forearmsAt(subject, k, body.width, body.height);
+  const occluded = torsoOccluded(subject, k, body, forearms);
+  if (occluded >= HEAVY_OCCLUSION) {
+    ctx.warn(
+      `${personIn.name}: ${Math.round(occluded * 100)}% of the torso is behind arms, hands or objects; the garment shows only around them (use --remote for a photoreal result)`,
+    );
+  }
   const farSleeveSide = turned?.farSleeve === 1 ? 'L' : turned?.farSleeve === 2 ? 'R' : null;
   progress(0.8, 'shade');
   // Where the garment may lie: the dressed person's mask, its edge sharpened (a narrow ramp
@@ -134,7 +167,9 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
   const outline = personEdge(subject.mask, person.width, person.height);
   const inPerson = garment.kind === 'full' ? skirtClip(outline, subject, person.width, person.height) : outline;
   const [shade, occ, occSleeve] = await Promise.all([
-    shadingPlane(workRgb, body).then((p) => resizePlane(p, person.width, person.height)),
+    light === 'scene'
+      ? sceneShading(workRgb, body, forearms).then((p) => shadingAt(p, person.width, person.height))
+      : new Float32Array(person.width * person.height).fill(1),
     // A dress without sleeves leaves the arms bare, in front of it where they hang down. (Tops
     // are not judged by their sleeve landmarks: the coat fixture's sleeves hang against its
     // body and are not found as sleeves.)
@@ -152,7 +187,9 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
   throwIfAborted(signal);
 
   progress(0.9, 'composite');
-  const out = baseImage(person, cut.rgba.data, cut.mask, opts.remove_background);
+  const out = baseImage(person, cut);
+  // The garment's drawn alpha, for the band it does not reach (fill-band.ts).
+  const cover = new Float32Array(person.width * person.height);
   let rx0 = Infinity,
     ry0 = Infinity,
     rx1 = -1,
@@ -173,7 +210,10 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
         // flat would stick out into the air where the arm hangs down).
         const a = ((ga * (255 - o)) / (255 * 255)) * inPerson[pi]!;
         if (a <= 0) continue;
-        const r = shade.data[pi]! / 128;
+        cover[pi] = 1 - (1 - cover[pi]!) * (1 - a);
+        // Lit no brighter than the brightest channel allows (a clipped channel shifts hue).
+        const top = Math.max(l.rgb[li * 3]!, l.rgb[li * 3 + 1]!, l.rgb[li * 3 + 2]!, 1);
+        const r = Math.min(shade[pi]!, Math.max(1, 255 / top));
         for (let c = 0; c < 3; c++) {
           const gv = Math.min(255, l.rgb[li * 3 + c]! * r);
           out[pi * 3 + c] = Math.round(out[pi * 3 + c]! * (1 - a) + gv * a);
@@ -190,6 +230,19 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
   if (layer) draw(layer);
   for (const a of armSleeves) if (a.side !== farSleeveSide) draw(a.layer);
   const region = rx1 >= 0 ? { x: rx0, y: ry0, width: rx1 - rx0 + 1, height: ry1 - ry0 + 1 } : null;
+  if (region) {
+    // The band the garment does not reach, inside the outline and not in front: filled from
+    // the garment, so the old clothing does not show around it.
+    const block = fillBlocked(body, forearms);
+    const W = body.width;
+    const allow = (i: number) => {
+      const x = i % person.width,
+        y = (i - x) / person.width;
+      const j = Math.min(body.height - 1, Math.floor(y / k)) * W + Math.min(W - 1, Math.floor(x / k));
+      return inPerson[i]! * (block.data[j] ? 1 - occ.data[i]! / 255 : 1);
+    };
+    fillBand(out, cover, allow, person.width, person.height, region, FILL_REACH * body.shoulderW * k);
+  }
   if (!region) ctx.warn(`${garmentIn.name}: the fitted garment falls outside the person image; the output shows the person unchanged`);
 
   progress(0.95, 'encode');
@@ -226,7 +279,7 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
       people: people.length,
       dressed_person: dressedIndex,
       // The dressed torso's turn from the camera (degrees, positive: the image-right side is far).
-      turn: { degrees: Math.round((turn.angle * 180) / Math.PI), far_side: turn.far === 'L' ? 'left' : turn.far === 'R' ? 'right' : null },
+      turn: { degrees, far_side: turn.far === 'L' ? 'left' : turn.far === 'R' ? 'right' : null },
       landmarks: landmarkMeta(subject),
       body: {
         center_x: Math.round(body.cx * k),
@@ -239,7 +292,7 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
       },
     },
   };
-};
+}
 
 async function workScale(person: DecodedImage, mask: Uint8Array) {
   const k = Math.max(1, Math.max(person.width, person.height) / BODY_SIDE);
@@ -266,6 +319,93 @@ function facesCamera(p: Person): boolean {
 /** The dressed person's BlazePose landmarks for callers: image pixels, visibility to 2 decimals. */
 function landmarkMeta(p: Person): Array<[number, number, number]> {
   return p.landmarks.map((l) => [Math.round(l.x), Math.round(l.y), Math.round(l.visibility * 100) / 100]);
+}
+
+/**
+ * Working-scale 0/1: what the fill band must not cover. The occluder keeps everything above the
+ * neck row in the head's columns in front (head, hair, and also the old clothing's collar and
+ * shoulder tops beside the neck, which showed above the new garment). Where the skin rule works
+ * (skin found in the face box), below the chin only skin, forearms and hands block the band;
+ * in a greyscale photo (no skin found) the whole occluder does.
+ */
+function fillBlocked(body: BodyGeometry, forearms: Plane): Plane {
+  const { width: w, height: h } = body;
+  const f = body.face;
+  let faceSkin = 0,
+    faceN = 0;
+  if (f) {
+    for (let y = Math.round(f.y0); y <= Math.round(f.y1); y++)
+      for (let x = Math.round(f.x0); x <= Math.round(f.x1); x++) {
+        faceN++;
+        faceSkin += body.skin.data[y * w + x]!;
+      }
+  }
+  if (!f || faceSkin < 0.2 * faceN) return body.occluder;
+  const out = new Uint8Array(w * h);
+  const chin = Math.round(f.y1);
+  for (let i = 0; i < w * h; i++) {
+    if (!body.occluder.data[i]) continue;
+    const y = (i / w) | 0;
+    out[i] = y <= chin || body.skin.data[i] || forearms.data[i] || body.hands?.data[i] ? 1 : 0;
+  }
+  return plane(w, h, out);
+}
+
+/** The band around the garment filled from it, in shoulder widths. */
+const FILL_REACH = 0.1;
+/** Turns from this many degrees on are side views (warned about). */
+const SIDE_VIEW_DEGREES = 50;
+/** A torso this much covered by what stays in front of the garment is warned about. */
+const HEAVY_OCCLUSION = 0.3;
+
+/** Share of the shoulder-hip quadrilateral (working scale) that the occluders or forearms cover. */
+function torsoOccluded(p: Person, k: number, body: BodyGeometry, forearms: Plane): number {
+  const L = p.landmarks;
+  const q = [L[POSE.leftShoulder]!, L[POSE.rightShoulder]!, L[POSE.rightHip]!, L[POSE.leftHip]!].map((l) => ({ x: l.x / k, y: l.y / k }));
+  const inQuad = (x: number, y: number) => {
+    let sign = 0;
+    for (let j = 0; j < 4; j++) {
+      const a = q[j]!,
+        b = q[(j + 1) % 4]!;
+      const c = Math.sign((b.x - a.x) * (y - a.y) - (b.y - a.y) * (x - a.x));
+      if (!c) continue;
+      if (sign && c !== sign) return false;
+      sign = c;
+    }
+    return true;
+  };
+  const { width: w, height: h } = body;
+  let n = 0,
+    hit = 0;
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      if (!inQuad(x + 0.5, y + 0.5)) continue;
+      n++;
+      const i = y * w + x;
+      if (body.occluder.data[i] || forearms.data[i]) hit++;
+    }
+  }
+  return n ? hit / n : 0;
+}
+
+/** 0/1 working-scale capsules along the forearms and hands BlazePose saw (elbow -> wrist -> finger tips). */
+function forearmsAt(p: Person, k: number, w: number, h: number): Plane {
+  const L = p.landmarks.map((l) => ({ x: l.x / k, y: l.y / k, v: l.visibility }));
+  const out = new Uint8Array(w * h);
+  const sw = Math.hypot(L[POSE.leftShoulder]!.x - L[POSE.rightShoulder]!.x, L[POSE.leftShoulder]!.y - L[POSE.rightShoulder]!.y);
+  const chains = [
+    [POSE.leftElbow, POSE.leftWrist, POSE.leftIndex, POSE.leftPinky],
+    [POSE.rightElbow, POSE.rightWrist, POSE.rightIndex, POSE.rightPinky],
+  ];
+  for (const [e, wr, ...tips] of chains) {
+    for (const [a, b] of [[e!, wr!], ...tips.map((t) => [wr!, t] as [number, number])]) {
+      if (L[a!]!.v < 0.5 || L[b!]!.v < 0.5) continue;
+      forCapsule(L[a!]!, L[b!]!, 0.13 * sw, w, h, (i) => {
+        out[i] = 1;
+      });
+    }
+  }
+  return plane(w, h, out);
 }
 
 /** Sleeves cover bare arms: below the neck only head and hair stay in front of them. */
@@ -306,14 +446,14 @@ async function softMask(p: Plane, width: number, height: number): Promise<Plane>
 }
 
 /** The untouched person (flattened on white if it had alpha), or the cut-out on white. */
-function baseImage(person: DecodedImage, cutRgba: Buffer, mask: Uint8Array, onWhite: boolean): Uint8Array {
+function baseImage(person: DecodedImage, cut: { rgba: { data: Buffer }; mask: Uint8Array } | null): Uint8Array {
   const n = person.width * person.height;
   const out = new Uint8Array(n * 3);
   const c = person.channels;
   for (let i = 0; i < n; i++) {
-    if (onWhite) {
-      const a = mask[i]! / 255;
-      for (let k = 0; k < 3; k++) out[i * 3 + k] = Math.round(cutRgba[i * 4 + k]! * a + 255 * (1 - a));
+    if (cut) {
+      const a = cut.mask[i]! / 255;
+      for (let k = 0; k < 3; k++) out[i * 3 + k] = Math.round(cut.rgba.data[i * 4 + k]! * a + 255 * (1 - a));
     } else if (c === 4) {
       const a = person.data[i * 4 + 3]! / 255;
       for (let k = 0; k < 3; k++) out[i * 3 + k] = Math.round(person.data[i * 4 + k]! * a + 255 * (1 - a));
