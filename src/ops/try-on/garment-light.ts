@@ -14,8 +14,8 @@ import { clamp } from './raster.js';
  *   person photo's chroma (Cb, Cr) is measured outside the clothing (background, skin, hair):
  *   its mean is the tint and the 90th percentile of its distance from the mean says how much
  *   colour the photo has. The garment keeps its luminance; its chroma becomes the tint plus its
- *   own chroma scaled by f = clamp((spread - 4) / 20, 0, 1): a greyscale photo (spread 0) gets
- *   a grey garment, a sepia one a sepia garment, a colour photo (spread >= 24) the garment's
+ *   own chroma scaled by f = clamp((spread - 3) / 12, 0, 1): a greyscale photo (spread 0) gets
+ *   a grey garment, a sepia one a sepia garment, a colour photo (spread >= 15) the garment's
  *   own colours.
  */
 
@@ -50,7 +50,7 @@ export function colourTreatment(rgb: Uint8Array, body: BodyGeometry): ColourTrea
     mcr = crs.reduce((s, v) => s + v, 0) / crs.length;
   const d = cbs.map((v, k) => Math.hypot(v - mcb, crs[k]! - mcr)).sort((a, b) => a - b);
   const spread = d[Math.floor(0.9 * (d.length - 1))]!;
-  return { cb: mcb, cr: mcr, keep: clamp((spread - 4) / 20, 0, 1), spread };
+  return { cb: mcb, cr: mcr, keep: clamp((spread - 3) / 12, 0, 1), spread };
 }
 
 /** A new RGBA buffer: the garment's luminance, its chroma moved to the photo's treatment. */

@@ -358,7 +358,11 @@ const SIDE_VIEW_DEGREES = 50;
 /** A torso this much covered by what stays in front of the garment is warned about. */
 const HEAVY_OCCLUSION = 0.3;
 
-/** Share of the shoulder-hip quadrilateral (working scale) that the occluders or forearms cover. */
+/**
+ * Share of the shoulder-hip quadrilateral (working scale) that the forearms and hands BlazePose
+ * saw cover (the silhouette analysis's occluder is no guide: on grace_hopper.jpg its head and
+ * hair rules claim half the quadrilateral of a bust whose hips are below the frame).
+ */
 function torsoOccluded(p: Person, k: number, body: BodyGeometry, forearms: Plane): number {
   const L = p.landmarks;
   const q = [L[POSE.leftShoulder]!, L[POSE.rightShoulder]!, L[POSE.rightHip]!, L[POSE.leftHip]!].map((l) => ({ x: l.x / k, y: l.y / k }));
@@ -382,7 +386,7 @@ function torsoOccluded(p: Person, k: number, body: BodyGeometry, forearms: Plane
       if (!inQuad(x + 0.5, y + 0.5)) continue;
       n++;
       const i = y * w + x;
-      if (body.occluder.data[i] || forearms.data[i]) hit++;
+      if (forearms.data[i]) hit++;
     }
   }
   return n ? hit / n : 0;
