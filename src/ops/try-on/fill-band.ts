@@ -12,6 +12,7 @@ import { clamp } from './raster.js';
  *
  * out: RGB bytes of the whole image, modified in place; cover: the garment's drawn alpha
  * (0..1); allow: where the band may be filled (0..1); box: the drawn garment's bounding box.
+ * Returns the box of the pixels written (inclusive), or null.
  */
 export function fillBand(
   out: Uint8Array,
@@ -21,7 +22,7 @@ export function fillBand(
   height: number,
   box: { x: number; y: number; width: number; height: number },
   reach: number,
-): number {
+): { x0: number; y0: number; x1: number; y1: number } | null {
   const pad = Math.ceil(reach);
   const x0 = Math.max(0, box.x - pad),
     y0 = Math.max(0, box.y - pad);
@@ -29,7 +30,7 @@ export function fillBand(
     y1 = Math.min(height - 1, box.y + box.height - 1 + pad);
   const w = x1 - x0 + 1,
     h = y1 - y0 + 1;
-  if (w < 2 || h < 2 || reach < 1) return 0;
+  if (w < 2 || h < 2 || reach < 1) return null;
   const n = w * h;
   const m = new Float32Array(n);
   const col = [new Float32Array(n), new Float32Array(n), new Float32Array(n)];
@@ -47,7 +48,10 @@ export function fillBand(
   const den = gaussianBlur(m, w, h, sigma);
   const num = col.map((p) => gaussianBlur(p, w, h, sigma));
   // A Gaussian of a half-plane is 0.5 at its edge, ~0.16 at sigma, ~0.02 at 2 sigma (= reach).
-  let filled = 0;
+  let bx0 = Infinity,
+    by0 = Infinity,
+    bx1 = -1,
+    by1 = -1;
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
       const j = y * w + x,
@@ -58,8 +62,11 @@ export function fillBand(
       const a = (1 - cv) * allow(i) * near * near * (3 - 2 * near);
       if (a <= 0.01) continue;
       for (let k = 0; k < 3; k++) out[i * 3 + k] = Math.round(out[i * 3 + k]! * (1 - a) + (num[k]![j]! / den[j]!) * a);
-      if (a > 0.5) filled++;
+      bx0 = Math.min(bx0, x + x0);
+      bx1 = Math.max(bx1, x + x0);
+      by0 = Math.min(by0, y + y0);
+      by1 = Math.max(by1, y + y0);
     }
   }
-  return filled;
+  return bx1 >= 0 ? { x0: bx0, y0: by0, x1: bx1, y1: by1 } : null;
 }

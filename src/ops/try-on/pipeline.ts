@@ -153,10 +153,10 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
     );
   }
   const forearms = forearmsAt(subject, k, body.width, body.height);
-  const occluded = torsoOccluded(subject, k, body, forearms);
+  const occluded = torsoOccluded(subject, k, body, forearmsAt(subject, k, body.width, body.height, 0.9));
   if (occluded >= HEAVY_OCCLUSION) {
     ctx.warn(
-      `${personIn.name}: ${Math.round(occluded * 100)}% of the torso is behind arms, hands or objects; the garment shows only around them (use --remote for a photoreal result)`,
+      `${personIn.name}: ${Math.round(occluded * 100)}% of the torso is behind arms or hands; the garment shows only around them (local try-on is a classical render; use --remote for a photoreal result)`,
     );
   }
   const farSleeveSide = turned?.farSleeve === 1 ? 'L' : turned?.farSleeve === 2 ? 'R' : null;
@@ -229,7 +229,7 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
   for (const a of armSleeves) if (a.side === farSleeveSide) draw(a.layer, true);
   if (layer) draw(layer);
   for (const a of armSleeves) if (a.side !== farSleeveSide) draw(a.layer);
-  const region = rx1 >= 0 ? { x: rx0, y: ry0, width: rx1 - rx0 + 1, height: ry1 - ry0 + 1 } : null;
+  let region = rx1 >= 0 ? { x: rx0, y: ry0, width: rx1 - rx0 + 1, height: ry1 - ry0 + 1 } : null;
   if (region) {
     // The band the garment does not reach, inside the outline and not in front: filled from
     // the garment, so the old clothing does not show around it.
@@ -241,7 +241,13 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
       const j = Math.min(body.height - 1, Math.floor(y / k)) * W + Math.min(W - 1, Math.floor(x / k));
       return inPerson[i]! * (block.data[j] ? 1 - occ.data[i]! / 255 : 1);
     };
-    fillBand(out, cover, allow, person.width, person.height, region, FILL_REACH * body.shoulderW * k);
+    const band = fillBand(out, cover, allow, person.width, person.height, region, FILL_REACH * body.shoulderW * k);
+    // meta.region covers every pixel written, the band's included.
+    if (band) {
+      const x0 = Math.min(rx0, band.x0),
+        y0 = Math.min(ry0, band.y0);
+      region = { x: x0, y: y0, width: Math.max(rx1, band.x1) - x0 + 1, height: Math.max(ry1, band.y1) - y0 + 1 };
+    }
   }
   if (!region) ctx.warn(`${garmentIn.name}: the fitted garment falls outside the person image; the output shows the person unchanged`);
 
@@ -323,30 +329,29 @@ function landmarkMeta(p: Person): Array<[number, number, number]> {
 
 /**
  * Working-scale 0/1: what the fill band must not cover. The occluder keeps everything above the
- * neck row in the head's columns in front (head, hair, and also the old clothing's collar and
- * shoulder tops beside the neck, which showed above the new garment). Where the skin rule works
- * (skin found in the face box), below the chin only skin, forearms and hands block the band;
- * in a greyscale photo (no skin found) the whole occluder does.
+ * neck row in the head's columns in front: the head and hair, but also the old clothing's
+ * collar and shoulder tops beside the neck, which showed above the new garment (and a red
+ * jersey's collar passes the skin rule). Below the chin and down to just under the shoulder
+ * line, in the head's columns (the face box and half its width either side), only the neck
+ * (0.17 shoulder widths either side of the face's centre), forearms and hands block the band;
+ * everywhere else the whole occluder does.
  */
 function fillBlocked(body: BodyGeometry, forearms: Plane): Plane {
-  const { width: w, height: h } = body;
   const f = body.face;
-  let faceSkin = 0,
-    faceN = 0;
-  if (f) {
-    for (let y = Math.round(f.y0); y <= Math.round(f.y1); y++)
-      for (let x = Math.round(f.x0); x <= Math.round(f.x1); x++) {
-        faceN++;
-        faceSkin += body.skin.data[y * w + x]!;
-      }
-  }
-  if (!f || faceSkin < 0.2 * faceN) return body.occluder;
+  if (!f) return body.occluder;
+  const { width: w, height: h } = body;
   const out = new Uint8Array(w * h);
-  const chin = Math.round(f.y1);
+  const chin = f.y1,
+    fw = f.x1 - f.x0,
+    neckX = (f.x0 + f.x1) / 2;
+  const collarEnd = body.shoulderY + 0.15 * body.shoulderW;
+  const neckHalf = 0.17 * body.shoulderW;
   for (let i = 0; i < w * h; i++) {
     if (!body.occluder.data[i]) continue;
-    const y = (i / w) | 0;
-    out[i] = y <= chin || body.skin.data[i] || forearms.data[i] || body.hands?.data[i] ? 1 : 0;
+    const x = i % w,
+      y = (i - x) / w;
+    const collarZone = y > chin && y <= collarEnd && x >= f.x0 - 0.5 * fw && x <= f.x1 + 0.5 * fw;
+    out[i] = !collarZone || Math.abs(x - neckX) <= neckHalf || forearms.data[i] || body.hands?.data[i] ? 1 : 0;
   }
   return plane(w, h, out);
 }
@@ -392,8 +397,8 @@ function torsoOccluded(p: Person, k: number, body: BodyGeometry, forearms: Plane
   return n ? hit / n : 0;
 }
 
-/** 0/1 working-scale capsules along the forearms and hands BlazePose saw (elbow -> wrist -> finger tips). */
-function forearmsAt(p: Person, k: number, w: number, h: number): Plane {
+/** 0/1 working-scale capsules along the forearms and hands BlazePose saw in the frame (elbow -> wrist -> finger tips, each at `minVisibility` or more). */
+function forearmsAt(p: Person, k: number, w: number, h: number, minVisibility = 0.5): Plane {
   const L = p.landmarks.map((l) => ({ x: l.x / k, y: l.y / k, v: l.visibility }));
   const out = new Uint8Array(w * h);
   const sw = Math.hypot(L[POSE.leftShoulder]!.x - L[POSE.rightShoulder]!.x, L[POSE.leftShoulder]!.y - L[POSE.rightShoulder]!.y);
@@ -403,7 +408,8 @@ function forearmsAt(p: Person, k: number, w: number, h: number): Plane {
   ];
   for (const [e, wr, ...tips] of chains) {
     for (const [a, b] of [[e!, wr!], ...tips.map((t) => [wr!, t] as [number, number])]) {
-      if (L[a!]!.v < 0.5 || L[b!]!.v < 0.5) continue;
+      const seen = (q: { x: number; y: number; v: number }) => q.v >= minVisibility && q.x >= 0 && q.y >= 0 && q.x < w && q.y < h;
+      if (!seen(L[a!]!) || !seen(L[b!]!)) continue;
       forCapsule(L[a!]!, L[b!]!, 0.13 * sw, w, h, (i) => {
         out[i] = 1;
       });
