@@ -14,6 +14,7 @@ import { blurPlane, forCapsule, plane, resizePlane, type Plane } from './raster.
 import { colourTreatment, delightGarment, treatGarment } from './garment-light.js';
 import { sceneShading, shadingAt } from './shade.js';
 import { fillBand } from './fill-band.js';
+import { keepLargePieces } from './fragments.js';
 import { skirtClip } from './skirt.js';
 import { warpSleevesOnArms } from './sleeves.js';
 import { turnLayer } from './turn.js';
@@ -195,21 +196,33 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
     rx1 = -1,
     ry1 = -1;
   const draw = (l: WarpedLayer, behind = false) => {
+    // Each pixel's drawn alpha first, so the pieces the outline and occluders cut off can be
+    // dropped before anything is drawn (fragments.ts).
+    const alpha = new Float32Array(l.width * l.height);
     for (let y = 0; y < l.height; y++) {
       const py = y + l.y0;
       for (let x = 0; x < l.width; x++) {
         const li = y * l.width + x;
         const ga = l.alpha[li]!;
         if (!ga) continue;
-        const px = x + l.x0,
-          pi = py * person.width + px;
+        const pi = py * person.width + x + l.x0;
         // A sleeve covers its own bare arm; the far sleeve, behind the body, does not cover
         // what is in front of the torso (the near arm, hands).
         const o = (l.sleeve[li] && !behind ? occSleeve : occ).data[pi]!;
         // Worn, the garment lies on the body: it ends at the person's outline (a sleeve cut
         // flat would stick out into the air where the arm hangs down).
-        const a = ((ga * (255 - o)) / (255 * 255)) * inPerson[pi]!;
+        alpha[li] = ((ga * (255 - o)) / (255 * 255)) * inPerson[pi]!;
+      }
+    }
+    const keep = keepLargePieces(alpha, l.width, l.height, MIN_PIECE);
+    for (let y = 0; y < l.height; y++) {
+      const py = y + l.y0;
+      for (let x = 0; x < l.width; x++) {
+        const li = y * l.width + x;
+        const a = keep[li] ? alpha[li]! : 0;
         if (a <= 0) continue;
+        const px = x + l.x0,
+          pi = py * person.width + px;
         cover[pi] = 1 - (1 - cover[pi]!) * (1 - a);
         // Lit no brighter than the brightest channel allows (a clipped channel shifts hue).
         const top = Math.max(l.rgb[li * 3]!, l.rgb[li * 3 + 1]!, l.rgb[li * 3 + 2]!, 1);
@@ -356,6 +369,8 @@ function fillBlocked(body: BodyGeometry, forearms: Plane): Plane {
   return plane(w, h, out);
 }
 
+/** Pieces of a drawn layer smaller than this share of its largest piece are dropped as fragments. */
+const MIN_PIECE = 0.02;
 /** The band around the garment filled from it, in shoulder widths. */
 const FILL_REACH = 0.1;
 /** Turns from this many degrees on are side views (warned about). */
