@@ -1,7 +1,13 @@
 // Try-on bench: each garment on each person, timed, measured and drawn on one contact sheet.
 // Baseline: a naive paste (garment scaled to the detected shoulder width, alpha-pasted at the
 // shoulder line; no warp, no occlusion, no shading), placed with our own body measurements.
-// Usage: npx tsc -p tsconfig.json && node bench/try-on.mjs
+// Light (issue 35): each clean garment is also rendered unlit ("flat": the garment's own pixels,
+// same geometry and occlusion) in the same run, and the render's change to the garment's
+// luminance is measured against the photo's torso shading and pattern (bench/lib/try-on-light.mjs),
+// beside the shading try-on applied before (reproduced there as "today").
+// Usage: npx tsc -p tsconfig.json && nice -n 5 node bench/try-on.mjs
+// Writes bench/out/try-on/: per person x garment a PNG (result at full size, then 2x crops of the
+// collar and of one sleeve), sheet.png (all of them), try-on.json.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,14 +18,16 @@ import { cutoutSubject } from '../dist/vision/cutout/cutout.js';
 import { detectPeople } from '../dist/engine/people.js';
 import { FIXTURES } from './fixtures.mjs';
 import { tryOnMeasures } from './lib/try-on-metrics.mjs';
+import { lightMeasures, meanChroma, rampMeasures } from './lib/try-on-light.mjs';
+import { renderTryOn } from '../dist/ops/try-on/pipeline.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const FIX = FIXTURES;
-const OUT = join(here, 'out');
+const OUT = join(here, 'out', 'try-on');
 mkdirSync(OUT, { recursive: true });
 
 const op = getOperation('try-on');
-const run = await op.load();
+const run = (job, ctx, light = 'scene') => renderTryOn(job, ctx, light);
 const input = (name, data) => ({ name, data, size: data.length });
 
 const astronaut = await sharp(join(FIX, 'images/astronaut.png')).png().toBuffer();
@@ -32,6 +40,10 @@ const persons = [
   ['basketball1 (two people)', await sharp(join(FIX, 'images/basketball1.png')).toColourspace('srgb').png().toBuffer()],
   ['apollo11_crew (seated)', await sharp(join(FIX, 'images/apollo11_crew.jpg')).png().toBuffer()],
 ];
+// `--only messi5,basketball1`: those people only (a quicker look while tuning).
+const onlyAt = process.argv.indexOf('--only');
+const only = onlyAt >= 0 ? process.argv[onlyAt + 1].split(',') : null;
+if (only) persons.splice(0, persons.length, ...persons.filter(([n]) => only.some((o) => n.startsWith(o))));
 const tshirt = await sharp(join(FIX, 'cutouts/tshirt.png')).png().toBuffer();
 const garments = [
   ['tshirt', tshirt],
@@ -140,6 +152,82 @@ async function paste(person, garmentBuf, body, extracted) {
     .toBuffer();
 }
 
+const slug = (s) => s.split(' ')[0];
+const RAMP_PERSONS = ['astronaut', 'messi5'];
+
+/** 0/1: the torso quadrilateral's pixels where the unlit garment is drawn (changed from the photo). */
+function torsoGarment(photo, flat, subject, lms) {
+  const { width: w, height: h } = photo;
+  const q = [lms[11], lms[12], lms[24], lms[23]];
+  const inQuad = (x, y) => {
+    let sign = 0;
+    for (let k = 0; k < 4; k++) {
+      const [ax, ay] = q[k],
+        [bx, by] = q[(k + 1) % 4];
+      const c = Math.sign((bx - ax) * (y - ay) - (by - ay) * (x - ax));
+      if (!c) continue;
+      if (sign && c !== sign) return false;
+      sign = c;
+    }
+    return true;
+  };
+  const out = new Uint8Array(w * h);
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const i = y * w + x;
+      if (subject.mask[i] < 128 || !inQuad(x + 0.5, y + 0.5)) continue;
+      const d = Math.max(
+        Math.abs(flat.data[i * 3] - photo.data[i * 3]),
+        Math.abs(flat.data[i * 3 + 1] - photo.data[i * 3 + 1]),
+        Math.abs(flat.data[i * 3 + 2] - photo.data[i * 3 + 2]),
+      );
+      if (d > 24) out[i] = 1;
+    }
+  }
+  return out;
+}
+
+/** The result at full size, then 2x crops of the collar and of the image-left sleeve (upper arm). */
+async function writeCrops(name, jpeg, lms) {
+  const meta = await sharp(jpeg).metadata();
+  const W = meta.width,
+    H = meta.height;
+  const sw = Math.hypot(lms[11][0] - lms[12][0], lms[11][1] - lms[12][1]);
+  const side = Math.max(16, Math.round(0.9 * sw));
+  const [sl, el] = lms[11][0] < lms[12][0] ? [lms[11], lms[13]] : [lms[12], lms[14]];
+  const centres = [
+    [(lms[11][0] + lms[12][0]) / 2, (lms[11][1] + lms[12][1]) / 2 - 0.15 * sw],
+    [(sl[0] + el[0]) / 2, (sl[1] + el[1]) / 2],
+  ];
+  const crops = [];
+  for (const [cx, cy] of centres) {
+    const left = Math.round(Math.min(Math.max(0, cx - side / 2), Math.max(0, W - side)));
+    const top = Math.round(Math.min(Math.max(0, cy - side / 2), Math.max(0, H - side)));
+    const cw = Math.min(side, W - left),
+      ch = Math.min(side, H - top);
+    crops.push(
+      await sharp(jpeg)
+        .extract({ left, top, width: cw, height: ch })
+        .resize(cw * 2, ch * 2, { kernel: 'nearest' })
+        .png()
+        .toBuffer(),
+    );
+  }
+  const cropH = Math.max(...(await Promise.all(crops.map(async (c) => (await sharp(c).metadata()).height))));
+  const width = W + 2 * (2 * side + 8) + 8;
+  const file = join(OUT, `${name}.png`);
+  await sharp({ create: { width, height: Math.max(H, cropH), channels: 3, background: '#fff' } })
+    .composite([
+      { input: await sharp(jpeg).png().toBuffer(), left: 0, top: 0 },
+      { input: crops[0], left: W + 8, top: 0 },
+      { input: crops[1], left: W + 16 + 2 * side, top: 0 },
+    ])
+    .png()
+    .toFile(file);
+  pairFiles.push(file);
+}
+const pairFiles = [];
+
 const rows = [];
 const tiles = [];
 for (const [pname, pbuf] of persons) {
@@ -160,7 +248,8 @@ for (const [pname, pbuf] of persons) {
   for (const [gname, gbuf] of garments) {
     const hue = await garmentHue(gname === 'tshirt-worn' ? tshirt : gbuf);
     const options = parseOptions(op, {}, 'field');
-    const ctx = { signal: new AbortController().signal, onProgress() {}, warn() {}, tempPath: (e) => join(OUT, `tmp.${e}`) };
+    const warnings = [];
+    const ctx = { signal: new AbortController().signal, onProgress() {}, warn: (w) => warnings.push(w), tempPath: (e) => join(OUT, `tmp.${e}`) };
     const t0 = performance.now();
     const res = await run({ operation: 'try-on', inputs: { person: input(pname, pbuf), garment: input(gname, gbuf) }, options }, ctx);
     const ms = performance.now() - t0;
@@ -170,6 +259,38 @@ for (const [pname, pbuf] of persons) {
     const subject = found[res.meta.dressed_person];
     const lms = subject.landmarks.map((l) => [l.x, l.y, l.visibility]);
     const m = tryOnMeasures(pr.data, out.data, pr.width, pr.height, subject.mask, lms, res.meta.face, jpegRef);
+    // Light: the same render unlit, in the same run (clean garments; the worn one is extracted).
+    let light = {};
+    if (gname !== 'tshirt-worn') {
+      const flatRes = await run({ operation: 'try-on', inputs: { person: input(pname, pbuf), garment: input(gname, gbuf) }, options }, ctx, 'flat');
+      const flat = await rgb(flatRes.data);
+      const region = torsoGarment(pr, flat, subject, lms);
+      const sw = Math.hypot(lms[11][0] - lms[12][0], lms[11][1] - lms[12][1]);
+      const lm = lightMeasures(pr.data, out.data, flat.data, pr.width, pr.height, subject.mask, region, sw);
+      // Where the garment is drawn is judged on the unlit render: lit by a greyscale photo, a
+      // grey garment can lie within 24 levels of the old clothing and would pass for it.
+      const fm = tryOnMeasures(pr.data, flat.data, pr.width, pr.height, subject.mask, lms, res.meta.face, jpegRef);
+      light = {
+        ...lm,
+        oldVisibleFlat: fm.quadOriginalFront,
+        garmentChroma: meanChroma(out.data, pr.width * pr.height, region),
+        flatChroma: meanChroma(flat.data, pr.width * pr.height, region),
+        photoChroma: meanChroma(pr.data, pr.width * pr.height),
+      };
+      // Known light: the same person under a left-to-right ramp (x0.6 .. x1.25), astronaut and messi5.
+      if (RAMP_PERSONS.some((r) => pname.startsWith(r))) {
+        const ramp = (x) => 0.6 + (0.65 * x) / (pr.width - 1);
+        const litData = Buffer.from(pr.data);
+        for (let i = 0; i < litData.length; i++) litData[i] = Math.min(255, Math.round(pr.data[i] * ramp(Math.floor(i / 3) % pr.width)));
+        const litPng = await sharp(litData, { raw: { width: pr.width, height: pr.height, channels: 3 } })
+          .png()
+          .toBuffer();
+        const litRes = await run({ operation: 'try-on', inputs: { person: input(pname, litPng), garment: input(gname, gbuf) }, options }, ctx);
+        const litOut = await rgb(litRes.data);
+        Object.assign(light, rampMeasures(pr.data, litData, out.data, litOut.data, pr.width, pr.height, subject.mask, region, sw, ramp));
+      }
+      await writeCrops(`${slug(pname)}-${slug(gname)}`, res.data, lms);
+    }
     rows.push({
       person: pname,
       garment: gname,
@@ -181,6 +302,10 @@ for (const [pname, pbuf] of persons) {
       turn: res.meta.turn.degrees,
       ...ours,
       ...m,
+      ...light,
+      oldVisible: light.oldVisibleFlat ?? m.quadOriginalFront,
+      outsideMask: 1 - m.inMask,
+      warnings: warnings.join(' | '),
     });
     rowTiles.push(res.data);
     // The baseline pastes the clean cut-out (it cannot extract a worn garment).
@@ -210,33 +335,37 @@ for (const [pname, pbuf] of persons) {
       turn: '-',
       ...b,
       ...bm,
+      oldVisible: bm.quadOriginalFront,
+      outsideMask: 1 - bm.inMask,
     });
     baseTiles.push(base);
   }
   tiles.push(rowTiles, baseTiles);
 }
 
-const fmt = (v) => (typeof v === 'number' && !Number.isInteger(v) ? v.toFixed(3) : String(v));
+const fmt = (v) => (v === undefined ? '-' : typeof v === 'number' && !Number.isInteger(v) ? v.toFixed(3) : String(v));
 const cols = [
   'person',
   'garment',
   'method',
   'ms',
-  'credits',
   'kind',
-  'extracted',
   'coverage',
-  'spill',
-  'outside',
-  'inMask',
   'quadCover',
-  'quadOriginal',
-  'quadOriginalFront',
-  'quadFront',
+  'oldVisible',
+  'outsideMask',
+  'rampGain',
+  'todayRampGain',
+  'rampCorr',
+  'patternLeak',
+  'todayLeak',
+  'shadeCorr',
+  'garmentChroma',
+  'flatChroma',
+  'photoChroma',
   'turn',
   'faceDiff',
   'faceNoise',
-  'faceChanged',
 ];
 const widths = cols.map((c) => Math.max(c.length, ...rows.map((r) => fmt(r[c]).length)));
 console.log(cols.map((c, i) => c.padEnd(widths[i])).join('  '));
@@ -244,6 +373,10 @@ for (const r of rows) console.log(cols.map((c, i) => fmt(r[c]).padEnd(widths[i])
 console.log(
   'coverage: share of the central torso in the garment hue (higher is better); spill: share of changed pixels on the background (lower); outside: share of pixels away from the torso that changed (lower).',
 );
+console.log(
+  'oldVisible: share of the shoulder-hip quadrilateral still showing the old clothing, forearms and hands in front left out (<= 0.01; judged on the unlit render where there is one); outsideMask: share of changed pixels outside the person mask (<= 0.03); rampGain: the person lit by a known left-to-right ramp (x0.6..x1.25) and not: slope of the garment luminance change between the two renders (ln, 8 column bands) on the ln ramp (1: the garment takes the scene light, 0: flat), rampCorr its correlation, todayRampGain the same for the shading applied before issue 35 (reproduced); patternLeak / todayLeak: slope of the garment luminance change (result over the unlit render, ln) on the photo pattern (ln luminance less its sigma 0.15 shoulder-width smoothing: stripes, print, folds; 0 = none reaches the garment); shadeCorr: correlation of that change with the photo smoothed light (which still holds the old clothing large-scale albedo); garmentChroma / flatChroma / photoChroma: mean chroma (levels) of the garment on the torso, of the unlit garment there, of the whole photo.',
+);
+for (const r of rows) if (r.warnings) console.log(`warnings ${r.person} x ${r.garment}: ${[...new Set(r.warnings.split(' | '))].join(' | ')}`);
 console.log(
   'inMask: share of changed pixels inside the BlazePose person mask (>= 0.95); quadCover: share of the shoulder-hip quadrilateral (landmarks 11, 12, 24, 23) the garment covers (>= 0.75); quadOriginal: share of it left as it was (<= 0.05); quadOriginalFront: the same leaving out the forearms and hands kept in front of the garment (quadFront: their share of the quadrilateral); turn: the torso turn from BlazePose depth, degrees; faceDiff: mean |diff| in the landmark face box, levels; faceNoise: the same for the photo only re-encoded as JPEG q92 (the noise floor); faceChanged: share of face-box pixels changed by > 24 levels.',
 );
@@ -265,10 +398,27 @@ for (let r = 0; r < grid.length; r++) {
     composites.push({ input: await sharp(grid[r][c]).resize(T, T, { fit: 'contain', background: '#fff' }).png().toBuffer(), left: c * T, top: r * T });
   }
 }
-const sheet = join(OUT, 'try-on-sheet.png');
+const sheet = join(OUT, 'grid.png');
 await sharp({ create: { width: T * (garments.length + 1), height: T * grid.length, channels: 3, background: '#fff' } })
   .composite(composites)
   .png()
   .toFile(sheet);
 console.log(`contact sheet: ${sheet} (rows: garments; then per person imgtool, paste baseline)`);
+// The contact sheet of issue 35: each person x clean garment, result and collar/sleeve crops.
+{
+  const SW = 900;
+  const parts = [];
+  let y = 0;
+  for (const f of pairFiles) {
+    const img = await sharp(f).resize({ width: SW, height: 300, fit: 'inside' }).png().toBuffer();
+    const m = await sharp(img).metadata();
+    parts.push({ input: img, left: 0, top: y });
+    y += m.height + 6;
+  }
+  await sharp({ create: { width: SW, height: Math.max(1, y), channels: 3, background: '#fff' } })
+    .composite(parts)
+    .png()
+    .toFile(join(OUT, 'sheet.png'));
+  console.log(`per pair (full size + 2x collar and sleeve crops): ${join(OUT, '<person>-<garment>.png')}; all of them: ${join(OUT, 'sheet.png')}`);
+}
 writeFileSync(join(OUT, 'try-on.json'), JSON.stringify(rows, null, 2));

@@ -1,3 +1,4 @@
+import { boxMean } from '../../media/filters.js';
 import { clamp, components, fillHoles, keepLabel, median, morph, plane, runAt, threshold, type Plane } from './raster.js';
 import { skinMask } from './skin.js';
 
@@ -282,21 +283,8 @@ function torsoSides(sil: Plane, cx: number, shoulderY: number, sw: number, rows:
     rawR[y] = cx + r;
   }
   const rad = Math.max(1, Math.round(0.1 * headH));
-  return { sideL: boxSmooth(rawL, rad), sideR: boxSmooth(rawR, rad) };
-}
-
-function boxSmooth(a: Float32Array, rad: number): Float32Array {
-  const out = new Float32Array(a.length);
-  for (let i = 0; i < a.length; i++) {
-    let s = 0,
-      n = 0;
-    for (let k = Math.max(0, i - rad); k <= Math.min(a.length - 1, i + rad); k++) {
-      s += a[k]!;
-      n++;
-    }
-    out[i] = s / n;
-  }
-  return out;
+  // A running mean down the rows (a one-column plane), windows clipped at the ends.
+  return { sideL: boxMean(rawL, 1, h, rad), sideR: boxMean(rawR, 1, h, rad) };
 }
 
 /** Outer arm contour: median silhouette extent over the upper-arm rows, capped to 0.75 shoulder widths. */

@@ -1,6 +1,6 @@
 import sharp from 'sharp';
 import { ImgtoolError, throwIfAborted } from '../../errors.js';
-import { detectPeople, type Person, torsoTurn } from '../../engine/people.js';
+import { detectPeople, POSE, type Person, torsoTurn } from '../../engine/people.js';
 import { decodeImage, encodeImage, encodeOptionsFor, type DecodedImage } from '../../media/image.js';
 import type { LoadedInput, Pipeline } from '../define.js';
 import { cutoutSubject } from '../../vision/cutout/cutout.js';
@@ -10,8 +10,11 @@ import { fitGarmentToPose } from './fit-pose.js';
 import { applyLandmarks, armsInFront } from './pose.js';
 import { prepareGarment } from './garment.js';
 import { EXTRACTION_CREDITS, tryOn, type TryOnOptions } from './index.js';
-import { blurPlane, plane, resizePlane, type Plane } from './raster.js';
-import { shadingPlane } from './shade.js';
+import { blurPlane, forCapsule, plane, resizePlane, type Plane } from './raster.js';
+import { colourTreatment, delightGarment, treatGarment } from './garment-light.js';
+import { sceneShading, shadingAt } from './shade.js';
+import { fillBand } from './fill-band.js';
+import { keepLargePieces } from './fragments.js';
 import { skirtClip } from './skirt.js';
 import { warpSleevesOnArms } from './sleeves.js';
 import { turnLayer } from './turn.js';
@@ -34,7 +37,16 @@ function requireInput(inputs: Record<string, LoadedInput>, key: 'person' | 'garm
  * Dresses the person in the garment: person cut-out and body geometry, garment extraction and
  * landmarks, thin-plate warp, occlusion by head/hair/hands, shading transfer, JPEG out.
  */
-export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
+export const run: Pipeline<TryOnOptions> = (job, ctx) => renderTryOn(job, ctx, 'scene');
+
+/**
+ * How the garment is lit: `scene` (the product: the garment photo's own light divided out, the
+ * photo's colour treatment and shading applied) or `flat` (the garment's pixels as they are,
+ * the template the bench and tests measure the shading against; not reachable from the CLI/API).
+ */
+export type TryOnLight = 'scene' | 'flat';
+
+export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<TryOnOptions>>, TryOnLight]): ReturnType<Pipeline<TryOnOptions>> {
   const { signal } = ctx;
   const opts = job.options;
   const personIn = requireInput(job.inputs, 'person');
@@ -68,7 +80,8 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
   }
 
   progress(0.15, 'segment person');
-  const cut = await cutoutSubject(person, { signal });
+  // The ISNet cut-out only serves `remove_background` (the person on white).
+  const cut = opts.remove_background ? await cutoutSubject(person, { signal }) : null;
   throwIfAborted(signal);
 
   progress(0.4, 'analyse body');
@@ -98,6 +111,13 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
     });
   }
   throwIfAborted(signal);
+  // Lit once, by the scene: the garment photo's own broad light divided out, and the person
+  // photo's colour treatment (greyscale, tint) taken over.
+  const treatment = colourTreatment(workRgb, body);
+  if (light === 'scene') {
+    const data = treatGarment(delightGarment(garment.rgba.data, garment.rgba.width, garment.rgba.height), treatment);
+    garment = { ...garment, rgba: { ...garment.rgba, data: Buffer.from(data.buffer, data.byteOffset, data.byteLength) } };
+  }
 
   progress(0.7, 'warp');
   // Tops and dresses follow the landmarks when BlazePose saw both shoulders; bottoms (and
@@ -126,6 +146,20 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
         )
       : null;
   const layer = turned ? turned.layer : flat;
+  // Photos the classical render handles badly, said plainly.
+  const degrees = Math.round((turn.angle * 180) / Math.PI);
+  if (Math.abs(degrees) >= SIDE_VIEW_DEGREES) {
+    ctx.warn(
+      `${personIn.name}: the person is turned ${Math.abs(degrees)} degrees from the camera (a side view); local try-on is a classical render for frontal photos, use --remote for a photoreal result`,
+    );
+  }
+  const forearms = forearmsAt(subject, k, body.width, body.height);
+  const occluded = torsoOccluded(subject, k, body, forearmsAt(subject, k, body.width, body.height, 0.9));
+  if (occluded >= HEAVY_OCCLUSION) {
+    ctx.warn(
+      `${personIn.name}: ${Math.round(occluded * 100)}% of the torso is behind arms or hands; the garment shows only around them (local try-on is a classical render; use --remote for a photoreal result)`,
+    );
+  }
   const farSleeveSide = turned?.farSleeve === 1 ? 'L' : turned?.farSleeve === 2 ? 'R' : null;
   progress(0.8, 'shade');
   // Where the garment may lie: the dressed person's mask, its edge sharpened (a narrow ramp
@@ -134,7 +168,9 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
   const outline = personEdge(subject.mask, person.width, person.height);
   const inPerson = garment.kind === 'full' ? skirtClip(outline, subject, person.width, person.height) : outline;
   const [shade, occ, occSleeve] = await Promise.all([
-    shadingPlane(workRgb, body).then((p) => resizePlane(p, person.width, person.height)),
+    light === 'scene'
+      ? sceneShading(workRgb, body, forearms).then((p) => shadingAt(p, person.width, person.height))
+      : new Float32Array(person.width * person.height).fill(1),
     // A dress without sleeves leaves the arms bare, in front of it where they hang down. (Tops
     // are not judged by their sleeve landmarks: the coat fixture's sleeves hang against its
     // body and are not found as sleeves.)
@@ -152,28 +188,45 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
   throwIfAborted(signal);
 
   progress(0.9, 'composite');
-  const out = baseImage(person, cut.rgba.data, cut.mask, opts.remove_background);
+  const out = baseImage(person, cut);
+  // The garment's drawn alpha, for the band it does not reach (fill-band.ts).
+  const cover = new Float32Array(person.width * person.height);
   let rx0 = Infinity,
     ry0 = Infinity,
     rx1 = -1,
     ry1 = -1;
   const draw = (l: WarpedLayer, behind = false) => {
+    // Each pixel's drawn alpha first, so the pieces the outline and occluders cut off can be
+    // dropped before anything is drawn (fragments.ts).
+    const alpha = new Float32Array(l.width * l.height);
     for (let y = 0; y < l.height; y++) {
       const py = y + l.y0;
       for (let x = 0; x < l.width; x++) {
         const li = y * l.width + x;
         const ga = l.alpha[li]!;
         if (!ga) continue;
-        const px = x + l.x0,
-          pi = py * person.width + px;
+        const pi = py * person.width + x + l.x0;
         // A sleeve covers its own bare arm; the far sleeve, behind the body, does not cover
         // what is in front of the torso (the near arm, hands).
         const o = (l.sleeve[li] && !behind ? occSleeve : occ).data[pi]!;
         // Worn, the garment lies on the body: it ends at the person's outline (a sleeve cut
         // flat would stick out into the air where the arm hangs down).
-        const a = ((ga * (255 - o)) / (255 * 255)) * inPerson[pi]!;
+        alpha[li] = ((ga * (255 - o)) / (255 * 255)) * inPerson[pi]!;
+      }
+    }
+    const keep = keepLargePieces(alpha, l.width, l.height, MIN_PIECE);
+    for (let y = 0; y < l.height; y++) {
+      const py = y + l.y0;
+      for (let x = 0; x < l.width; x++) {
+        const li = y * l.width + x;
+        const a = keep[li] ? alpha[li]! : 0;
         if (a <= 0) continue;
-        const r = shade.data[pi]! / 128;
+        const px = x + l.x0,
+          pi = py * person.width + px;
+        cover[pi] = 1 - (1 - cover[pi]!) * (1 - a);
+        // Lit no brighter than the brightest channel allows (a clipped channel shifts hue).
+        const top = Math.max(l.rgb[li * 3]!, l.rgb[li * 3 + 1]!, l.rgb[li * 3 + 2]!, 1);
+        const r = Math.min(shade[pi]!, Math.max(1, 255 / top));
         for (let c = 0; c < 3; c++) {
           const gv = Math.min(255, l.rgb[li * 3 + c]! * r);
           out[pi * 3 + c] = Math.round(out[pi * 3 + c]! * (1 - a) + gv * a);
@@ -189,7 +242,26 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
   for (const a of armSleeves) if (a.side === farSleeveSide) draw(a.layer, true);
   if (layer) draw(layer);
   for (const a of armSleeves) if (a.side !== farSleeveSide) draw(a.layer);
-  const region = rx1 >= 0 ? { x: rx0, y: ry0, width: rx1 - rx0 + 1, height: ry1 - ry0 + 1 } : null;
+  let region = rx1 >= 0 ? { x: rx0, y: ry0, width: rx1 - rx0 + 1, height: ry1 - ry0 + 1 } : null;
+  if (region) {
+    // The band the garment does not reach, inside the outline and not in front: filled from
+    // the garment, so the old clothing does not show around it.
+    const block = fillBlocked(body, forearms);
+    const W = body.width;
+    const allow = (i: number) => {
+      const x = i % person.width,
+        y = (i - x) / person.width;
+      const j = Math.min(body.height - 1, Math.floor(y / k)) * W + Math.min(W - 1, Math.floor(x / k));
+      return inPerson[i]! * (block.data[j] ? 1 - occ.data[i]! / 255 : 1);
+    };
+    const band = fillBand(out, cover, allow, person.width, person.height, region, FILL_REACH * body.shoulderW * k);
+    // meta.region covers every pixel written, the band's included.
+    if (band) {
+      const x0 = Math.min(rx0, band.x0),
+        y0 = Math.min(ry0, band.y0);
+      region = { x: x0, y: y0, width: Math.max(rx1, band.x1) - x0 + 1, height: Math.max(ry1, band.y1) - y0 + 1 };
+    }
+  }
   if (!region) ctx.warn(`${garmentIn.name}: the fitted garment falls outside the person image; the output shows the person unchanged`);
 
   progress(0.95, 'encode');
@@ -226,7 +298,7 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
       people: people.length,
       dressed_person: dressedIndex,
       // The dressed torso's turn from the camera (degrees, positive: the image-right side is far).
-      turn: { degrees: Math.round((turn.angle * 180) / Math.PI), far_side: turn.far === 'L' ? 'left' : turn.far === 'R' ? 'right' : null },
+      turn: { degrees, far_side: turn.far === 'L' ? 'left' : turn.far === 'R' ? 'right' : null },
       landmarks: landmarkMeta(subject),
       body: {
         center_x: Math.round(body.cx * k),
@@ -239,7 +311,7 @@ export const run: Pipeline<TryOnOptions> = async (job, ctx) => {
       },
     },
   };
-};
+}
 
 async function workScale(person: DecodedImage, mask: Uint8Array) {
   const k = Math.max(1, Math.max(person.width, person.height) / BODY_SIDE);
@@ -266,6 +338,99 @@ function facesCamera(p: Person): boolean {
 /** The dressed person's BlazePose landmarks for callers: image pixels, visibility to 2 decimals. */
 function landmarkMeta(p: Person): Array<[number, number, number]> {
   return p.landmarks.map((l) => [Math.round(l.x), Math.round(l.y), Math.round(l.visibility * 100) / 100]);
+}
+
+/**
+ * Working-scale 0/1: what the fill band must not cover. The occluder keeps everything above the
+ * neck row in the head's columns in front: the head and hair, but also the old clothing's
+ * collar and shoulder tops beside the neck, which showed above the new garment (and a red
+ * jersey's collar passes the skin rule). Below the chin and down to just under the shoulder
+ * line, in the head's columns (the face box and half its width either side), only the neck
+ * (0.17 shoulder widths either side of the face's centre), forearms and hands block the band;
+ * everywhere else the whole occluder does.
+ */
+function fillBlocked(body: BodyGeometry, forearms: Plane): Plane {
+  const f = body.face;
+  if (!f) return body.occluder;
+  const { width: w, height: h } = body;
+  const out = new Uint8Array(w * h);
+  const chin = f.y1,
+    fw = f.x1 - f.x0,
+    neckX = (f.x0 + f.x1) / 2;
+  const collarEnd = body.shoulderY + 0.15 * body.shoulderW;
+  const neckHalf = 0.17 * body.shoulderW;
+  for (let i = 0; i < w * h; i++) {
+    if (!body.occluder.data[i]) continue;
+    const x = i % w,
+      y = (i - x) / w;
+    const collarZone = y > chin && y <= collarEnd && x >= f.x0 - 0.5 * fw && x <= f.x1 + 0.5 * fw;
+    out[i] = !collarZone || Math.abs(x - neckX) <= neckHalf || forearms.data[i] || body.hands?.data[i] ? 1 : 0;
+  }
+  return plane(w, h, out);
+}
+
+/** Pieces of a drawn layer smaller than this share of its largest piece are dropped as fragments. */
+const MIN_PIECE = 0.02;
+/** The band around the garment filled from it, in shoulder widths. */
+const FILL_REACH = 0.1;
+/** Turns from this many degrees on are side views (warned about). */
+const SIDE_VIEW_DEGREES = 50;
+/** A torso this much covered by what stays in front of the garment is warned about. */
+const HEAVY_OCCLUSION = 0.3;
+
+/**
+ * Share of the shoulder-hip quadrilateral (working scale) that the forearms and hands BlazePose
+ * saw cover (the silhouette analysis's occluder is no guide: on grace_hopper.jpg its head and
+ * hair rules claim half the quadrilateral of a bust whose hips are below the frame).
+ */
+function torsoOccluded(p: Person, k: number, body: BodyGeometry, forearms: Plane): number {
+  const L = p.landmarks;
+  const q = [L[POSE.leftShoulder]!, L[POSE.rightShoulder]!, L[POSE.rightHip]!, L[POSE.leftHip]!].map((l) => ({ x: l.x / k, y: l.y / k }));
+  const inQuad = (x: number, y: number) => {
+    let sign = 0;
+    for (let j = 0; j < 4; j++) {
+      const a = q[j]!,
+        b = q[(j + 1) % 4]!;
+      const c = Math.sign((b.x - a.x) * (y - a.y) - (b.y - a.y) * (x - a.x));
+      if (!c) continue;
+      if (sign && c !== sign) return false;
+      sign = c;
+    }
+    return true;
+  };
+  const { width: w, height: h } = body;
+  let n = 0,
+    hit = 0;
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      if (!inQuad(x + 0.5, y + 0.5)) continue;
+      n++;
+      const i = y * w + x;
+      if (forearms.data[i]) hit++;
+    }
+  }
+  return n ? hit / n : 0;
+}
+
+/** 0/1 working-scale capsules along the forearms and hands BlazePose saw in the frame (elbow -> wrist -> finger tips, each at `minVisibility` or more). */
+function forearmsAt(p: Person, k: number, w: number, h: number, minVisibility = 0.5): Plane {
+  const L = p.landmarks.map((l) => ({ x: l.x / k, y: l.y / k, v: l.visibility }));
+  const out = new Uint8Array(w * h);
+  const sw = Math.hypot(L[POSE.leftShoulder]!.x - L[POSE.rightShoulder]!.x, L[POSE.leftShoulder]!.y - L[POSE.rightShoulder]!.y);
+  const chains = [
+    [POSE.leftElbow, POSE.leftWrist, POSE.leftIndex, POSE.leftPinky],
+    [POSE.rightElbow, POSE.rightWrist, POSE.rightIndex, POSE.rightPinky],
+  ];
+  for (const [e, wr, ...tips] of chains) {
+    for (const [a, b] of [[e!, wr!], ...tips.map((t) => [wr!, t] as [number, number])]) {
+      const seen = (q: { x: number; y: number; v: number }) => q.v >= minVisibility && q.x >= 0 && q.y >= 0 && q.x < w && q.y < h;
+      if (!seen(L[a!]!) || !seen(L[b!]!)) continue;
+      forCapsule(L[a!]!, L[b!]!, 0.13 * sw, w, h, (i) => {
+        out[i] = 1;
+      });
+    }
+  }
+  return plane(w, h, out);
 }
 
 /** Sleeves cover bare arms: below the neck only head and hair stay in front of them. */
@@ -306,14 +471,14 @@ async function softMask(p: Plane, width: number, height: number): Promise<Plane>
 }
 
 /** The untouched person (flattened on white if it had alpha), or the cut-out on white. */
-function baseImage(person: DecodedImage, cutRgba: Buffer, mask: Uint8Array, onWhite: boolean): Uint8Array {
+function baseImage(person: DecodedImage, cut: { rgba: { data: Buffer }; mask: Uint8Array } | null): Uint8Array {
   const n = person.width * person.height;
   const out = new Uint8Array(n * 3);
   const c = person.channels;
   for (let i = 0; i < n; i++) {
-    if (onWhite) {
-      const a = mask[i]! / 255;
-      for (let k = 0; k < 3; k++) out[i * 3 + k] = Math.round(cutRgba[i * 4 + k]! * a + 255 * (1 - a));
+    if (cut) {
+      const a = cut.mask[i]! / 255;
+      for (let k = 0; k < 3; k++) out[i * 3 + k] = Math.round(cut.rgba.data[i * 4 + k]! * a + 255 * (1 - a));
     } else if (c === 4) {
       const a = person.data[i * 4 + 3]! / 255;
       for (let k = 0; k < 3; k++) out[i * 3 + k] = Math.round(person.data[i * 4 + k]! * a + 255 * (1 - a));

@@ -37,24 +37,6 @@ export async function blurPlane(p: Plane, sigma: number): Promise<Plane> {
   return plane(p.width, p.height, new Uint8Array(out.buffer, out.byteOffset, out.byteLength));
 }
 
-/** Median filter then blur: removes print/texture detail while keeping broad light and folds. */
-export async function smoothPlane(p: Plane, median: number, sigma: number): Promise<Plane> {
-  let s = sharp(asBuffer(p.data), { raw: { width: p.width, height: p.height, channels: 1 } });
-  if (median >= 3) s = s.median(median | 1);
-  if (sigma >= 0.3) s = s.blur(sigma);
-  const out = await s.extractChannel(0).raw().toBuffer();
-  return plane(p.width, p.height, new Uint8Array(out.buffer, out.byteOffset, out.byteLength));
-}
-
-/** Rec.601 luma of interleaved RGB(A) pixels. */
-export function luma(data: Uint8Array, width: number, height: number, channels: number): Plane {
-  const out = new Uint8Array(width * height);
-  for (let i = 0, j = 0; i < out.length; i++, j += channels) {
-    out[i] = (data[j]! * 299 + data[j + 1]! * 587 + data[j + 2]! * 114 + 500) / 1000;
-  }
-  return plane(width, height, out);
-}
-
 export function threshold(p: Plane, t: number): Plane {
   const out = new Uint8Array(p.data.length);
   for (let i = 0; i < out.length; i++) out[i] = p.data[i]! >= t ? 1 : 0;
