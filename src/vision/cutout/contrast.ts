@@ -13,7 +13,7 @@
  * runs out of it; frame.ts), together with the other such regions of about the same contrast.
  */
 import { labelRegions } from './cleanup.js';
-import { blockMeans } from './frame.js';
+import { blockMeans } from './colours.js';
 
 /** Longest side of the analysis grid. */
 export const CONTRAST_SIDE = 96;
