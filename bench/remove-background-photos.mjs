@@ -27,14 +27,19 @@ const photos = [
   ...samples.map((f) => join(ROOT, 'samples', f)),
 ];
 const out = mkdtempSync(join(tmpdir(), 'imgtool-photos-'));
-execFileSync(process.execPath, [join(ROOT, 'bin/imgtool.js'), 'remove-background', ...photos, '-o', out, '--background-color', colour, '--keep', keep], { stdio: 'inherit' });
+execFileSync(process.execPath, [join(ROOT, 'bin/imgtool.js'), 'remove-background', ...photos, '-o', out, '--background-color', colour, '--keep', keep], {
+  stdio: 'inherit',
+});
 const tw = 400;
 const tiles = [];
 let y = 0;
 for (const p of photos) {
   const name = basename(p).replace(/\.[^.]+$/, '');
   const a = await sharp(p).resize(tw).png().toBuffer();
-  const b = await sharp(join(out, `${name}.remove-background.png`)).resize(tw).png().toBuffer();
+  const b = await sharp(join(out, `${name}.remove-background.png`))
+    .resize(tw)
+    .png()
+    .toBuffer();
   const h = (await sharp(a).metadata()).height;
   tiles.push({ input: a, left: 0, top: y }, { input: b, left: tw + 4, top: y });
   y += h + 4;
