@@ -19,7 +19,7 @@
  * mode with ISNet's float graph instead of the int8 build; "-noflip" without ISNet's mirrored
  * second pass; "-percore" runs one arena-less ISNet session per core (the layout before round 7),
  * "-shared" one ISNet session on all cores for all inputs in flight, "-arena" keeps
- * onnxruntime's memory arena (all for comparison); "-nopeople" without the people assist (src/vision/cutout/person.ts), "-norecrop" without the second look on a crop (recrop.ts); "@768" runs imgtool's ISNet at another input side (U2-Net-p's for imgtool-u2netp),
+ * onnxruntime's memory arena (all for comparison); "-nopeople" without the people assist (src/vision/cutout/person.ts); "@768" runs imgtool's ISNet at another input side (U2-Net-p's for imgtool-u2netp),
  * ":c3" runs up to three images at once, as imgtool's CLI batch does by default on 2 cores
  * (cores + 1). imgly is compared at its fastest mode in the run.
  *
@@ -131,8 +131,6 @@ async function child(engine, listFile) {
     if (name.includes('-nocache')) sharp.cache(false);
     // "-nopeople": without the people assist (person.ts), to measure what it costs in the same run.
     if (name.includes('-nopeople')) configureCutout({ people: false });
-    // "-norecrop": without the second look on a crop when the models are unsure (recrop.ts).
-    if (name.includes('-norecrop')) configureCutout({ recrop: false });
     // "imgtool-plain": the plain model, ISNet's mask alone with the same edge refinement and
     // colour decontamination, no second model, no selection rule (cutout.ts, plain).
     if (name.includes('-plain')) configureCutout({ plain: true });
@@ -160,7 +158,6 @@ async function child(engine, listFile) {
           .replace('-noflip', '')
           .replace('-nocache', '')
           .replace('-nopeople', '')
-          .replace('-norecrop', '')
           .replace('plain', 'isnet'),
         mask_only: false,
       };

@@ -6,7 +6,6 @@ import { int8Preferred } from '../../engine/cpu.js';
 import { estimateForeground } from './foreground.js';
 import { DEFAULT_REFINE, MODEL_INPUT_SIDE, refineAlpha, type RefineParams } from './refine.js';
 import { fuseMasks, partsOf, type Fused, type Keep, type MaskPart } from './fusion.js';
-import { acceptCrop, cropPixels, cropsAround, unsure } from './recrop.js';
 import { addPeople } from './person.js';
 
 export type CutoutModel = 'isnet' | 'u2netp';
@@ -41,9 +40,8 @@ let isnetModel: 'isnet' | 'isnet-int8' | undefined;
 /** U2-Net-p's input side in the fast mode (`--model u2netp`); the default mode keeps 320. */
 let u2netpSide: number = MODEL_INPUT_SIDE.u2netp;
 
-/** Whether cut-outs get the people assist (person.ts) and the second look (recrop.ts) when the caller does not say; bench hooks. */
+/** Whether cut-outs get the people assist (person.ts) when the caller does not say; a bench hook. */
 let peopleDefault = true;
-let recropDefault = true;
 
 /**
  * The plain model, for the bench's do-no-harm gate (bench/remove-background.mjs): ISNet's soft
@@ -61,11 +59,9 @@ export function configureCutout(o: {
   u2netpSide?: number;
   plain?: boolean;
   people?: boolean;
-  recrop?: boolean;
 }): void {
   if (o.plain !== undefined) plainMode = o.plain;
   if (o.people !== undefined) peopleDefault = o.people;
-  if (o.recrop !== undefined) recropDefault = o.recrop;
   if (o.isnetSide !== undefined) isnetSide = o.isnetSide;
   if (o.isnetFlip !== undefined) isnetFlip = o.isnetFlip;
   if (o.isnetAspect !== undefined) isnetAspect = o.isnetAspect;
@@ -83,8 +79,6 @@ export interface CutoutOptions {
   keep?: Keep;
   /** Add the limbs of a person the cut-out mostly is (person.ts). Default true; false for measurements. */
   people?: boolean;
-  /** When the models are unsure, look again on a crop around the most contrasting region (recrop.ts). Default true. */
-  recrop?: boolean;
 }
 
 export interface Cutout {
@@ -183,15 +177,9 @@ export async function cutoutSubject(img: RawImage, opts: CutoutOptions = {}): Pr
   // Both models run at once (each session pool has its own worker threads).
   const [second, primary] = await Promise.all([u2, isnet]);
   throwIfAborted(opts.signal);
-  let fused: Fused = primary
+  const fused: Fused = primary
     ? fuseMasks({ primary: primary.mask, second: second.mask, image: input, width: w, height: h }, opts.keep)
     : fuseMasks({ primary: second.mask, image: input, width: w, height: h }, opts.keep);
-  // No confident body: a second look on crops around the most contrasting regions (recrop.ts).
-  // Only with both models: U2-Net-p alone accepted wrong crops (the earrings on brick went from
-  // IoU 0.62 to 0.11 in --model u2netp, while those on the fruit stall went from 0.05 to 0.94).
-  if (model === 'isnet' && opts.keep !== 'all' && (opts.recrop ?? recropDefault) && unsure(fused.mask, w, h)) {
-    fused = (await lookAgain(input, model, opts.keep, opts.signal)) ?? fused;
-  }
   const assisted = (opts.people ?? peopleDefault) ? await addPeople(input, fused.mask, opts.signal) : null;
   const coarse = assisted?.mask ?? fused.mask;
   // The radius that follows U2-Net-p's 320 px mask measured best in both modes (ISNet alone too).
@@ -218,43 +206,6 @@ async function plainCutout(img: RawImage, input: SegmentInput & { channels: 3 },
   const r2 = Math.max(2, Math.min(6, Math.round(r1 / 12)));
   estimateForeground(img.data, img.channels, alpha, w, h, out, [r1, r2]);
   return { rgba: { data: out, width: w, height: h, channels: 4 }, mask: alpha, parts: partsOf(mask, w, h), people: 0 };
-}
-
-/**
- * The models again on a crop around each of the image's most contrasting regions (recrop.ts),
- * fused as the whole image is; the union of the crops' cut-outs that are whole confident objects
- * there, in image coordinates, or undefined when none is.
- */
-async function lookAgain(input: SegmentInput & { channels: 3 }, model: CutoutModel, keep: Keep | undefined, signal?: AbortSignal): Promise<Fused | undefined> {
-  const { width: w, height: h } = input;
-  const mask = new Uint8Array(w * h);
-  let found = false;
-  for (const { crop, candidate } of cropsAround(input, w, h)) {
-    const sub = { data: cropPixels(input.data, 3, w, crop), width: crop.width, height: crop.height, channels: 3 as const };
-    const u2 = segment(sub, 'u2netp', {
-      signal,
-      size: model === 'u2netp' ? u2netpSide : MODEL_INPUT_SIDE.u2netp,
-      sessions: model === 'u2netp' ? undefined : 1,
-    });
-    const isnet = model === 'isnet' ? segment(sub, isnetModel ?? 'isnet', { signal, size: cropSide(crop) }) : undefined;
-    const [second, primary] = await Promise.all([u2, isnet]);
-    throwIfAborted(signal);
-    const f = primary
-      ? fuseMasks({ primary: primary.mask, second: second.mask, image: sub, width: sub.width, height: sub.height }, keep)
-      : fuseMasks({ primary: second.mask, image: sub, width: sub.width, height: sub.height }, keep);
-    if (acceptCrop(f.mask, crop, candidate, mask, w, h)) found = true;
-  }
-  return found ? { mask, parts: partsOf(mask, w, h) } : undefined;
-}
-
-/**
- * ISNet's input side for a second-look crop: `factor` times the crop's longer side (a multiple of
- * 32), between `min` and the whole-image side; the unsure look (lookAgain) uses twice, at least
- * 512. A crop is a fraction of the image, and upsampling a 300 px crop to 1024 px costs 4x the
- * work of 512 px for no detail the crop has.
- */
-function cropSide(crop: { width: number; height: number }, factor = 2, min = 512): number {
-  return Math.min(isnetSide, Math.max(min, Math.ceil((factor * Math.max(crop.width, crop.height)) / 32) * 32));
 }
 
 /** The image mirrored left to right (libvips). */
