@@ -28,7 +28,7 @@ const arg = (name, dflt) => {
   return i > 0 ? process.argv[i + 1] : dflt;
 };
 const { fuseMasks, DEFAULT_FUSION } = await import('../dist/vision/cutout/fusion.js');
-const { blockMeans, colourEdges } = await import('../dist/vision/cutout/frame.js');
+const { blockMeans, colourEdges } = await import('../dist/vision/cutout/colours.js');
 const { imageParts, segmentGraph, DEFAULT_IMAGE_PARTS } = await import('../dist/vision/cutout/image-parts.js');
 const { segment } = await import('../dist/engine/segment.js');
 const { int8Preferred } = await import('../dist/engine/cpu.js');

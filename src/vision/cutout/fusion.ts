@@ -25,9 +25,8 @@
  * one connected object), `all` (every region either model is confident about, minus specks).
  */
 import { distanceToSeeds, labelRegions } from './cleanup.js';
-import { blockMeans, colourEdges, DEFAULT_FRAME, frameCut, type FrameParams } from './frame.js';
+import { blockMeans, colourEdges } from './colours.js';
 import { DEFAULT_IMAGE_PARTS, imageParts, type ImagePartParams } from './image-parts.js';
-import { DEFAULT_OPENING, openingBackdrop, touchesFrame, type OpeningParams } from './opening.js';
 
 export type Keep = 'auto' | 'largest' | 'all';
 
@@ -56,12 +55,14 @@ export interface FusionParams {
   haloShare: number;
   /** Regions smaller than this share of the image are specks (`all` drops them). */
   speckShare: number;
-  /** Backdrop cut by the frame (frame.ts); undefined to keep it. */
-  frame?: FrameParams;
   /** Parts only the image shows, next to the body (image-parts.ts); undefined to skip. Two models, `auto` only. */
   imageParts?: ImagePartParams;
-  /** Backdrop seen through the subject's opening (opening.ts; `auto` only); undefined to keep it. */
-  opening?: OpeningParams;
+  /**
+   * Model first (round 11): a region the primary model (ISNet) is confident on, near a kept core
+   * or of comparable size, is kept whatever the other model says, and the primary's soft values
+   * draw the edge of what is kept; the second model only adds parts.
+   */
+  primaryFirst?: boolean;
 }
 
 // Chosen on the bench's evaluation set (bench/remove-background-set.mjs); docs/ops/remove-background.md.
@@ -78,9 +79,8 @@ export const DEFAULT_FUSION: FusionParams = {
   nearSureShare: 0.3,
   haloShare: 0.02,
   speckShare: 0.0005,
-  frame: DEFAULT_FRAME,
   imageParts: DEFAULT_IMAGE_PARTS,
-  opening: DEFAULT_OPENING,
+  primaryFirst: true,
 };
 
 /** A kept part: a connected region of the final mask (alpha >= 128), in image pixels. */
@@ -97,8 +97,6 @@ export interface Fused {
   mask: Uint8Array;
   /** The kept parts, largest first (empty when nothing was confident). */
   parts: MaskPart[];
-  /** Where a backdrop object cut by the frame was removed (1s, width*height), if one was (frame.ts). */
-  backdrop?: Uint8Array;
 }
 
 /** Longest side the region analysis runs at: the models' masks carry no finer detail. */
@@ -114,14 +112,6 @@ function nearestDown(mask: Uint8Array, w: number, h: number, f: number): Uint8Ar
     for (let x = 0; x < lw; x++, k++) low[k] = mask[row + Math.min(w - 1, x * f + (f >> 1))];
   }
   return low;
-}
-
-/** 1 where the soft mask is confident (>= 128). */
-function binary(m: Uint8Array): Uint8Array {
-  // A plain loop: typed-array map calls a closure per pixel.
-  const out = new Uint8Array(m.length);
-  for (let i = 0; i < m.length; i++) out[i] = m[i]! >= 128 ? 1 : 0;
-  return out;
 }
 
 export interface FusionInput {
@@ -144,12 +134,10 @@ export function fuseMasks(input: FusionInput, keep: Keep = 'auto', params: Fusio
     lh = Math.ceil(h / f);
   const primary = input.primary;
   let second = input.second;
-  // With two models, their masks on the analysis grid, for the trust test and the frame cut.
-  let primaryLow: Uint8Array | undefined;
-  let secondLow: Uint8Array | undefined;
+  // With two models, their masks on the analysis grid, for the trust test.
   if (second) {
-    primaryLow = nearestDown(primary, w, h, f);
-    secondLow = nearestDown(second, w, h, f);
+    const primaryLow = nearestDown(primary, w, h, f);
+    const secondLow = nearestDown(second, w, h, f);
     const which = trustworthy(primaryLow, secondLow, () => edgeMap(image, w, h, f, lw, lh), lw, lh);
     if (which === 'second') return fuseMasks({ ...input, primary: second, second: undefined }, keep, params);
     if (which === 'primary') second = undefined;
@@ -172,68 +160,29 @@ export function fuseMasks(input: FusionInput, keep: Keep = 'auto', params: Fusio
     lo.set(primary);
     hi.set(primary);
   }
-  // The opening rule (opening.ts) is for a subject shown whole: when either model's mask runs out
-  // of the picture, before the frame cut takes such parts away, what is left is not the whole
-  // outline (a man in a patterned shirt cut by the frame: the frame cut took his lower half, and
-  // the shirt's dark patches then passed as backdrop in the opening of what remained).
-  // hi at analysis resolution, thresholded, as it is before the frame cut (the cut changes hi).
-  const hiInside = binary(nearestDown(hi, w, h, f));
-  const inPicture = !!params.opening && keep === 'auto' && !touchesFrame(hiInside, lw, lh);
   let coloursMemo: Float32Array | undefined;
   const colours = () => (coloursMemo ??= blockMeans(image, w, h, f, lw, lh));
   let edgesMemo: Float32Array | undefined;
   // The edges are computed from the same block means, once per image.
   const edges = () => (edgesMemo ??= colourEdges(image, w, h, f, lw, lh, colours()));
-  let backdrop: Uint8Array | undefined;
-  // A backdrop object running out of the frame is dropped before anything is judged (frame.ts);
-  // `all` keeps every salient region, so it keeps those too.
-  if (params.frame && keep !== 'all') {
-    const inside = hiInside;
-    let cut: Uint8Array | undefined;
-    if (second && params.frame.perModel) {
-      // Each model's mask is cut on its own and the cuts united. In the union, a piece only one
-      // model took (ISNet's top of the orange, running out at the top edge) can join a product
-      // only the other model found (the leather shoes) to the frame, and the geodesic then went
-      // through it into the shoes; in each model's own mask that bridge does not exist.
-      const cutA = frameCut(binary(primaryLow!), edges(), lw, lh, params.frame, colours());
-      const cutB = frameCut(binary(secondLow!), edges(), lw, lh, params.frame, colours());
-      if (cutA || cutB) {
-        cut = new Uint8Array(lw * lh);
-        for (let k = 0; k < cut.length; k++) cut[k] = (cutA?.[k] ?? 0) | (cutB?.[k] ?? 0);
-      }
-    } else cut = frameCut(inside, edges(), lw, lh, params.frame, colours());
-    if (cut && second) spareWhereOneModelIsOutside(cut, primary, second, w, h, f, lw, params.frame.blindShare);
-    if (cut && second) spareCertain(cut, inside, primary, second, w, h, f, lw, params.frame.certain);
-    if (cut) {
-      backdrop = new Uint8Array(n);
-      for (let y = 0, i = 0; y < h; y++) {
-        const row = ((y / f) | 0) * lw;
-        for (let x = 0; x < w; x++, i++) {
-          if (cut[row + ((x / f) | 0)]) {
-            lo[i] = hi[i] = 0;
-            backdrop[i] = 1;
-          }
-        }
-      }
-    }
-  }
-  // The union on the analysis grid after the frame cut; decide() and image-parts only read it.
+  // The union on the analysis grid; decide() and image-parts only read it.
   const hiLow = nearestDown(hi, w, h, f);
-  const choice = decide(nearestDown(lo, w, h, f), hiLow, edges, lw, lh, keep, params);
-  if (!choice) return { mask: lo, parts: [], backdrop };
+  const choice = decide(nearestDown(lo, w, h, f), hiLow, edges, lw, lh, keep, params, second ? nearestDown(primary, w, h, f) : undefined);
+  if (!choice) return { mask: lo, parts: [] };
   const { keepAll, keepHi } = choice;
   const diag = Math.hypot(lw, lh);
   const halo = Math.max(2, params.haloShare * diag);
   const dAll = distanceToSeeds(keepAll, lw, lh);
   const dHi = distanceToSeeds(keepHi, lw, lh);
   const mask = new Uint8Array(n);
+  const ownEdge = !!params.primaryFirst && !!second;
   for (let y = 0, i = 0; y < h; y++) {
     const row = ((y / f) | 0) * lw;
     for (let x = 0; x < w; x++, i++) {
       const k = row + ((x / f) | 0);
       // The union only on and right next to a kept blob: elsewhere the agreement draws the edge.
       if (dHi[k] <= 2) mask[i] = hi[i];
-      else if (dAll[k] <= halo) mask[i] = lo[i];
+      else if (dAll[k] <= halo) mask[i] = ownEdge ? primary[i]! : lo[i];
     }
   }
   // A part neither model sees but the image shows next to the body (image-parts.ts). Only with
@@ -247,95 +196,7 @@ export function fuseMasks(input: FusionInput, keep: Keep = 'auto', params: Fusio
       }
     }
   }
-  // Last, so the opening rule judges the whole cut-out, parts from the image included (the
-  // cherries' stem is rare in colour too, but only 0.71 of its backdrop border lies in the opening).
-  if (params.opening && inPicture) dropOpeningBackdrop(mask, colours(), w, h, f, lw, lh, params.opening);
-  return { mask, parts: partsOf(mask, w, h, params.speckShare), backdrop };
-}
-
-/**
- * A backdrop object seen through the subject's opening (the peg inside the headphones' arc, both
- * models sure of it) is not reached by the frame cut and is as confident as the subject; its
- * colour and where it borders the backdrop give it away (opening.ts). Clears it in place.
- */
-function dropOpeningBackdrop(mask: Uint8Array, colours: Float32Array, w: number, h: number, f: number, lw: number, lh: number, p: OpeningParams): void {
-  const drop = openingBackdrop(binary(nearestDown(mask, w, h, f)), colours, lw, lh, p);
-  if (!drop) return;
-  for (let y = 0, i = 0; y < h; y++) {
-    const row = ((y / f) | 0) * lw;
-    for (let x = 0; x < w; x++, i++) if (drop[row + ((x / f) | 0)]) mask[i] = 0;
-  }
-}
-
-/**
- * The frame cut runs on the union of the two masks, and its geodesic path from the backdrop object
- * can cross into the product where the two touch (a sock's toe over the pot only U2-Net-p took).
- * A model that is confident on less than `blind` of the cut does not see the backdrop object at
- * all, so where it is confident inside the cut is the product: those pixels are taken out of the
- * cut (in place, analysis resolution). When both models took the backdrop object (the orange
- * behind the crown) neither is blind to it and the cut stays as it is.
- */
-function spareWhereOneModelIsOutside(cut: Uint8Array, a: Uint8Array, b: Uint8Array, w: number, h: number, f: number, lw: number, blind: number): void {
-  let area = 0,
-    inA = 0,
-    inB = 0;
-  const count = new Uint32Array(cut.length * 2);
-  for (let y = 0, i = 0; y < h; y++) {
-    const row = ((y / f) | 0) * lw;
-    for (let x = 0; x < w; x++, i++) {
-      const k = row + ((x / f) | 0);
-      if (!cut[k]) continue;
-      area++;
-      if (a[i] >= 128) {
-        inA++;
-        count[2 * k]++;
-      }
-      if (b[i] >= 128) {
-        inB++;
-        count[2 * k + 1]++;
-      }
-    }
-  }
-  const blindA = inA < blind * area,
-    blindB = inB < blind * area;
-  if (blindA === blindB) return;
-  const which = blindA ? 0 : 1;
-  // A block is spared when the blind model is confident on most of its pixels.
-  const half = (f * f) / 2;
-  for (let k = 0; k < cut.length; k++) if (cut[k] && count[2 * k + which] > half) cut[k] = 0;
-}
-
-/**
- * Where the product's outline against the backdrop object is weak (an orange crown over an orange),
- * the frame cut's geodesic path crosses it and takes part of the product (the crown's middle spike
- * and a crack down its face). Both models are saturated there (255: ISNet int8's output and
- * U2-Net-p's stretched maximum) on most of the product, rarely on a backdrop object they merely
- * merged in (on the set: the crown's cut part 86% / 82%, the orange behind it 4% / 25%). So the cut
- * gives back, grown from the mask's uncut part, blocks where both are at `t` on most pixels.
- * At 254 the leather shoes on the fruit stall got the orange back (IoU 0.86 -> 0.59): only
- * saturation separates them.
- */
-function spareCertain(cut: Uint8Array, inside: Uint8Array, a: Uint8Array, b: Uint8Array, w: number, h: number, f: number, lw: number, t: number): void {
-  const count = new Uint32Array(cut.length);
-  for (let y = 0, i = 0; y < h; y++) {
-    const row = ((y / f) | 0) * lw;
-    for (let x = 0; x < w; x++, i++) {
-      const k = row + ((x / f) | 0);
-      if (cut[k] && a[i] >= t && b[i] >= t) count[k]++;
-    }
-  }
-  const half = (f * f) / 2;
-  const stack: number[] = [];
-  for (let k = 0; k < cut.length; k++) if (inside[k] && !cut[k]) stack.push(k);
-  while (stack.length) {
-    const i = stack.pop()!;
-    const x = i % lw;
-    for (const j of [x > 0 ? i - 1 : -1, x < lw - 1 ? i + 1 : -1, i - lw, i + lw]) {
-      if (j < 0 || j >= cut.length || !cut[j] || count[j] <= half) continue;
-      cut[j] = 0;
-      stack.push(j);
-    }
-  }
+  return { mask, parts: partsOf(mask, w, h, params.speckShare) };
 }
 
 /** Below this share of the primary's area, the primary lost the subject (seen: a low-contrast subject over a face). */
@@ -415,7 +276,16 @@ interface Choice {
 }
 
 /** The keep decision at analysis resolution; undefined when neither model is confident anywhere. */
-function decide(lo: Uint8Array, hi: Uint8Array, edges: () => Float32Array, w: number, h: number, keep: Keep, p: FusionParams): Choice | undefined {
+function decide(
+  lo: Uint8Array,
+  hi: Uint8Array,
+  edges: () => Float32Array,
+  w: number,
+  h: number,
+  keep: Keep,
+  p: FusionParams,
+  primary?: Uint8Array,
+): Choice | undefined {
   const n = w * h;
   const diag = Math.hypot(w, h);
   const cores = labelRegions(lo, w, h);
@@ -443,7 +313,7 @@ function decide(lo: Uint8Array, hi: Uint8Array, edges: () => Float32Array, w: nu
   } else {
     const coreKeep = keepCores(cores, w, h, diag, p);
     for (let i = 0; i < n; i++) if (coreKeep[cores.labels[i]]) keepAll[i] = 1;
-    if (blobs.areas.length > 1) keepBlobs(blobs, keepAll, keepHi, lo, hi, edges(), w, h, diag, cores.areas[argmax(cores.areas)], p);
+    if (blobs.areas.length > 1) keepBlobs(blobs, keepAll, keepHi, lo, hi, edges(), w, h, diag, cores.areas[argmax(cores.areas)], p, primary);
   }
   if (keep === 'largest') {
     // Only the largest connected object of what auto keeps.
@@ -479,7 +349,9 @@ function keepCores(cores: { labels: Int32Array; areas: number[] }, w: number, h:
     const seed = new Uint8Array(w * h);
     for (let i = 0; i < seed.length; i++) if (keep[labels[i]]) seed[i] = 1;
     const dist = distanceToSeeds(seed, w, h);
-    const near = Math.max(2, p.nearShare * diag);
+    // Model first: a smaller core the primary is sure of is part of the subject within the reach
+    // of a part (partNearShare); only farther than that is it a stray object.
+    const near = Math.max(2, (p.primaryFirst ? Math.max(p.nearShare, p.partNearShare) : p.nearShare) * diag);
     for (let i = 0; i < seed.length; i++) if (labels[i] && !keep[labels[i]] && dist[i] <= near) keep[labels[i]] = 2;
   }
   return keep;
@@ -502,9 +374,11 @@ function keepBlobs(
   diag: number,
   mainArea: number,
   p: FusionParams,
+  primary?: Uint8Array,
 ): void {
   const { labels, areas } = blobs;
   const m = areas.length;
+  const primaryCount = new Float64Array(m);
   const support = new Float64Array(m);
   const confidence = new Float64Array(m);
   const outline = new Float64Array(m);
@@ -521,6 +395,7 @@ function keepBlobs(
       // The other model's soft value: the lower of the two where only one is confident.
       support[l] += lo[i];
       confidence[l] += hi[i];
+      if (primary && primary[i] >= 128) primaryCount[l]++;
       if (dist[i] < nearest[l]) nearest[l] = dist[i];
       const edge = x === 0 || y === 0 || x === w - 1 || y === h - 1;
       if (edge) framed[l] = 1;
@@ -557,6 +432,26 @@ function keepBlobs(
     // rule above still applies.
     const nearSure = !framed[l] && nearest[l] <= partNear && areas[l] >= p.nearSureShare * mainArea && confidence[l] / areas[l] >= p.sureConfidence * 255;
     if (nearSure && areas[l] >= p.partThickness * outline[l]) keep[l] = 1;
+    if (p.primaryFirst && primary && primaryCount[l] >= 0.5 * areas[l] && (nearest[l] <= partNear || areas[l] >= p.minShare * mainArea)) keep[l] = 1;
+  }
+  // Model first, in steps: a primary region near a region kept in the previous step is kept too
+  // (a seedling's leaves on its stem, which only ISNet sees, above the soil both see).
+  for (let step = 0; p.primaryFirst && primary && step < 4; step++) {
+    const seed = new Uint8Array(keepAll);
+    for (let i = 0; i < labels.length; i++) if (keep[labels[i]!]) seed[i] = 1;
+    const d = distanceToSeeds(seed, w, h);
+    const near = new Float64Array(m).fill(Infinity);
+    for (let i = 0; i < labels.length; i++) {
+      const l = labels[i]!;
+      if (l && !keep[l] && d[i]! < near[l]!) near[l] = d[i]!;
+    }
+    let added = false;
+    for (let l = 1; l < m; l++) {
+      if (keep[l] || primaryCount[l]! < 0.5 * areas[l]! || near[l]! > partNear) continue;
+      keep[l] = 1;
+      added = true;
+    }
+    if (!added) break;
   }
   for (let i = 0; i < labels.length; i++) {
     if (keep[labels[i]]) {

@@ -117,13 +117,6 @@ export function faceInside(d: PoseDetection, coarse: Uint8Array, w: number, h: n
   return total ? inside / total : 0;
 }
 
-/**
- * Detector score enough to spare a person from the frame cut (cutout.ts). Lower than
- * DETECTION_SCORE: a false find only leaves the frame cut out, and the cameraman in camera.png,
- * leaning sideways in profile, scores 0.44.
- */
-export const FRAME_PERSON_SCORE = 0.3;
-
 /** BlazePose's detector on the image; none when the people models are not built (the cut-out then stands alone, as before them). */
 export async function detectPersons(image: PersonInput): Promise<PoseDetection[]> {
   try {
@@ -134,14 +127,9 @@ export async function detectPersons(image: PersonInput): Promise<PoseDetection[]
   }
 }
 
-/** Whether the detector found (`finds`) a person whose face the cut-out (`coarse`, >= 128) holds. */
-export function personInCutout(finds: PoseDetection[], coarse: Uint8Array, width: number, height: number): boolean {
-  return finds.some((d) => d.score >= FRAME_PERSON_SCORE && faceInside(d, coarse, width, height) >= FACE_INSIDE);
-}
-
 /**
  * Unites the coarse salient mask with the mask of every person it is mostly made of. `detected`:
- * the detector's finds on this image if the caller already has them (cutout.ts runs it once).
+ * the detector's finds on this image if the caller already has them.
  */
 export async function addPeople(image: PersonInput, coarse: Uint8Array, signal?: AbortSignal, detected?: PoseDetection[]): Promise<PersonAssist> {
   const found: Person[] = [];

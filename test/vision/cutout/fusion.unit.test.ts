@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { distanceToSeeds, labelRegions } from '../../../src/vision/cutout/cleanup.js';
-import { fuseMasks, type FusionInput, type Keep } from '../../../src/vision/cutout/fusion.js';
+import { DEFAULT_FUSION, fuseMasks, type FusionInput, type Keep } from '../../../src/vision/cutout/fusion.js';
 
 const W = 200,
   H = 150;
@@ -79,10 +79,13 @@ describe('remove-background fusion, one model (--model u2netp): keep the subject
 });
 
 describe('remove-background fusion, two models: no part of the subject lost', () => {
-  it('inside the body, where both are confident, the tighter (agreeing) value draws the mask', () => {
+  it("inside the body, where both are confident, ISNet's value draws the mask (model first, round 11)", () => {
     const a = disc(blank(), 80, 75, 40);
     const b = disc(blank(), 80, 75, 40, 200);
-    expect(at(fuse(a, b).mask, 80, 75)).toBe(200);
+    expect(at(fuse(a, b).mask, 80, 75)).toBe(255);
+    // Before round 11 the agreement (the minimum) drew it.
+    const old = fuseMasks({ primary: a, second: b, image: grey, width: W, height: H }, 'auto', { ...DEFAULT_FUSION, primaryFirst: false });
+    expect(at(old.mask, 80, 75)).toBe(200);
   });
 
   it('keeps a detached part only one model is confident about when the other leans towards it (an ear cup)', () => {
@@ -95,15 +98,35 @@ describe('remove-background fusion, two models: no part of the subject lost', ()
     expect(parts).toHaveLength(2);
   });
 
-  it('drops a region one model merges in that the other gives nothing (a backdrop object)', () => {
+  it('drops a region U2-Net-p merges in that ISNet gives nothing (a backdrop object)', () => {
     const a = disc(blank(), 80, 75, 40);
     const b = disc(blank(), 80, 75, 40);
-    for (let y = 0; y < H; y++) for (let x = 118; x < W; x++) a[y * W + x] = 255; // ISNet adds the wall behind, touching the body
+    for (let y = 0; y < H; y++) for (let x = 118; x < W; x++) b[y * W + x] = 255; // U2-Net-p adds the wall behind, touching the body
     const { mask, parts } = fuse(a, b);
     expect(at(mask, 80, 75)).toBe(255);
     expect(at(mask, 170, 75)).toBe(0);
     expect(at(mask, 170, 10)).toBe(0);
     expect(parts).toHaveLength(1);
+  });
+
+  it('keeps what ISNet is sure of next to the body whatever U2-Net-p says, in steps (leaves on a stem)', () => {
+    // Issue 32: the soil both models see; a stem only ISNet sees, touching it; and two leaves only
+    // ISNet sees at the top of the stem, 90 px from the soil and running out of the frame.
+    const a = blank();
+    const b = blank();
+    disc(a, 100, 140, 35);
+    disc(b, 100, 140, 35);
+    for (let y = 8; y < 106; y++) for (let x = 96; x < 104; x++) a[y * W + x] = 255;
+    // Each leaf a tenth of the soil's area: too small to be kept as an object of its own.
+    for (let y = 0; y < 12; y++) for (let x = 80; x < 121; x++) if (Math.abs(x - 100) > 5) a[y * W + x] = 255;
+    const { mask } = fuse(a, b);
+    expect(at(mask, 100, 120)).toBe(255); // soil
+    expect(at(mask, 100, 70)).toBe(255); // stem
+    expect(at(mask, 85, 5)).toBe(255); // left leaf
+    expect(at(mask, 115, 5)).toBe(255); // right leaf
+    // Before round 11, ISNet's regions were judged like U2-Net-p's: U2-Net-p's silence dropped them.
+    const old = fuseMasks({ primary: a, second: b, image: grey, width: W, height: H }, 'auto', { ...DEFAULT_FUSION, primaryFirst: false });
+    expect(at(old.mask, 85, 5)).toBe(0);
   });
 
   it('keeps a large part of the body only one model finds when the other supports it (a ball seen as its seams)', () => {

@@ -1,0 +1,95 @@
+#!/usr/bin/env node
+/**
+ * The selection alone, from cached model outputs, on the framing set (bench/remove-background-set.mjs):
+ * the plain model (ISNet's mask, refined) against fuseMasks (fusion.ts) on the same masks, per
+ * category and split, scored as bench/remove-background.mjs scores. ISNet (int8 at 1024 on the
+ * longer side, at the image's aspect) and U2-Net-p (320) run once per case and are cached in
+ * bench/out/remove-background/cache-framing/, so a change to the selection rules is measured on
+ * the whole set in seconds. Not the pipeline: no people assist and no edge-colour stage; the
+ * bench (remove-background.mjs) is the gate, this is for looking at one rule at a time.
+ *
+ *   npx tsc -p tsconfig.json && node bench/remove-background-selection.mjs [--only name,name] [--keep auto|all|largest] [--no-primary-first] [--no-image-parts] [--list]
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { FIXTURES } from './fixtures.mjs';
+import { CATEGORIES, framingCase, framingList } from './remove-background-set.mjs';
+import { scoreAlpha } from './lib/metrics.mjs';
+
+const OUT = join(import.meta.dirname, 'out', 'remove-background');
+const CACHE = join(OUT, 'cache-framing');
+const arg = (name, dflt) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : dflt;
+};
+const { segment } = await import('../dist/engine/segment.js');
+const { int8Preferred } = await import('../dist/engine/cpu.js');
+const { fuseMasks, DEFAULT_FUSION } = await import('../dist/vision/cutout/fusion.js');
+// Variants: --no-primary-first (the fusion before round 11: the two models' agreement draws the
+// body, ISNet's regions judged like U2-Net-p's), --no-image-parts (without image-parts.ts).
+const params = { ...DEFAULT_FUSION };
+if (process.argv.includes('--no-image-parts')) params.imageParts = undefined;
+if (process.argv.includes('--no-primary-first')) params.primaryFirst = false;
+// --params JSON: any FusionParams field, e.g. '{"nearSureShare":1e9}' to switch a rule off.
+Object.assign(params, JSON.parse(arg('params', '{}')));
+const { refineAlpha, DEFAULT_REFINE, MODEL_INPUT_SIDE } = await import('../dist/vision/cutout/refine.js');
+const { decodeImage } = await import('../dist/media/image.js');
+const { removeBackground } = await import('../dist/ops/remove-background/index.js');
+
+const grey = async (file) => new Uint8Array(await sharp(file).extractChannel(0).raw().toBuffer());
+const saveGrey = (data, w, h, file) =>
+  sharp(Buffer.from(data), { raw: { width: w, height: h, channels: 1 } })
+    .png({ compressionLevel: 2 })
+    .toFile(file);
+
+mkdirSync(CACHE, { recursive: true });
+const only = arg('only');
+const keep = arg('keep', 'auto');
+const isnetModel = int8Preferred() ? 'isnet-int8' : 'isnet';
+const rows = [];
+for (const s of framingList()) {
+  const c = await framingCase(FIXTURES, s.category, s.k, { heldout: s.split === 'heldout' });
+  if (only && !only.split(',').some((o) => c.name.includes(o))) continue;
+  const { width, height } = c;
+  const jpeg = await sharp(c.rgb, { raw: { width, height, channels: 3 } })
+    .jpeg({ quality: 92 })
+    .toBuffer();
+  const img = await decodeImage({ name: c.name, data: jpeg, size: jpeg.length }, removeBackground.limits, 'remove-background');
+  const rgb = new Uint8Array(width * height * 3);
+  for (let i = 0, j = 0; i < width * height; i++, j += img.channels) for (let ch = 0; ch < 3; ch++) rgb[i * 3 + ch] = img.data[j + ch];
+  const input = { data: rgb, width, height, channels: 3 };
+  const fi = join(CACHE, `${c.name}.${isnetModel}.png`);
+  const fu = join(CACHE, `${c.name}.u2netp.png`);
+  if (!existsSync(fi) || !existsSync(fu)) {
+    const [a, b] = await Promise.all([segment(input, isnetModel, { size: 1024, keepAspect: true }), segment(input, 'u2netp', { size: 320, sessions: 1 })]);
+    await saveGrey(a.mask, width, height, fi);
+    await saveGrey(b.mask, width, height, fu);
+  }
+  const primary = await grey(fi);
+  const second = await grey(fu);
+  const plain = refineAlpha(input, primary, MODEL_INPUT_SIDE.u2netp, DEFAULT_REFINE);
+  const fused = fuseMasks({ primary, second, image: input, width, height }, keep, params);
+  const alpha = refineAlpha(input, fused.mask, MODEL_INPUT_SIDE.u2netp, DEFAULT_REFINE);
+  rows.push({
+    name: c.name,
+    category: c.category,
+    split: c.split,
+    plain: scoreAlpha(plain, c.alpha, width, height).iou,
+    fused: scoreAlpha(alpha, c.alpha, width, height).iou,
+  });
+}
+const f = (v) => v.toFixed(4);
+for (const split of ['tune', 'heldout']) {
+  console.log(`\n${split}: | category | plain | fused |`);
+  for (const cat of [...CATEGORIES, 'all']) {
+    const sel = rows.filter((r) => r.split === split && (cat === 'all' || r.category === cat));
+    if (!sel.length) continue;
+    const m = (k) => sel.reduce((a, r) => a + r[k], 0) / sel.length;
+    console.log(`| ${cat} | ${f(m('plain'))} | ${f(m('fused'))}${m('fused') < m('plain') ? ' BELOW' : ''} |`);
+  }
+}
+const worse = rows.filter((r) => r.fused < r.plain - 0.05);
+console.log(`\n${worse.length} cases more than 0.05 below plain:`);
+for (const r of worse) console.log(`  ${r.name}: ${r.fused.toFixed(3)} against ${r.plain.toFixed(3)}`);
+if (process.argv.includes('--list')) for (const r of rows) console.log(`${r.name.padEnd(60)} plain ${r.plain.toFixed(3)} fused ${r.fused.toFixed(3)}`);

