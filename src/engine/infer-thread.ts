@@ -19,6 +19,8 @@ export interface InferTask {
   dims: number[];
   inName: string;
   outName: string;
+  /** 0 queued, 1 started (set here), 2 cancelled while queued (set by pool.ts): a cancelled task is skipped. */
+  state: Int32Array;
 }
 
 const { file, options } = workerData as InferThreadData;
@@ -32,7 +34,8 @@ export async function ready(): Promise<true> {
   return true;
 }
 
-export default async function infer(task: InferTask): Promise<Float32Array> {
+export default async function infer(task: InferTask): Promise<Float32Array | null> {
+  if (Atomics.compareExchange(task.state, 0, 0, 1) !== 0) return null;
   const s = await session;
   const out = await s.run({ [task.inName]: new Tensor('float32', task.input, task.dims) }, [task.outName]);
   return move(out[task.outName].data as Float32Array) as unknown as Float32Array;

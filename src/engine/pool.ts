@@ -53,7 +53,7 @@ function threadEntry(): URL {
 
 async function threadPool(model: string, size: number, extra: InferenceSession.SessionOptions): Promise<SessionPool> {
   const file = await prepareModel(model);
-  const pool = new Piscina<InferTask, Float32Array>({
+  const pool = new Piscina<InferTask, Float32Array | null>({
     filename: threadEntry().href,
     workerData: { file, options: { ...SINGLE_THREAD, ...extra } },
     minThreads: size,
@@ -74,12 +74,30 @@ async function threadPool(model: string, size: number, extra: InferenceSession.S
     threads: pool.threads.length,
     async run(input, dims, inName, outName, signal) {
       throwIfAborted(signal);
+      // Not piscina's own task signal: piscina aborts a running task by terminating its thread,
+      // and terminating a thread inside an onnxruntime run kills the process (seen in the video
+      // tests). Instead a run cancelled while queued is answered at once and skipped by its thread
+      // (a shared flag decides which came first); a started run finishes and its result is dropped.
+      const state = new Int32Array(new SharedArrayBuffer(4));
+      let onAbort = () => {};
+      const cancelled = new Promise<never>((_, reject) => {
+        onAbort = () => {
+          if (Atomics.compareExchange(state, 0, 0, 2) === 0) reject(signal?.reason ?? new Error('aborted'));
+        };
+      });
+      cancelled.catch(() => {});
+      signal?.addEventListener('abort', onAbort, { once: true });
       try {
-        // Transferred in (transferList) and out (move in infer-thread.ts); a queued task is dropped when `signal` fires.
-        return await pool.run({ input, dims, inName, outName }, { transferList: [input.buffer as ArrayBuffer], signal });
+        // Transferred in (transferList) and out (move in infer-thread.ts).
+        const out = await Promise.race([pool.run({ input, dims, inName, outName, state }, { transferList: [input.buffer as ArrayBuffer] }), cancelled]);
+        throwIfAborted(signal);
+        if (!out) throw new Error('aborted');
+        return out;
       } catch (err) {
         throwIfAborted(signal);
         throw err;
+      } finally {
+        signal?.removeEventListener('abort', onAbort);
       }
     },
   };
