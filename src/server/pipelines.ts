@@ -68,6 +68,9 @@ const runInline = async (job: Job, ctx: PipelineContext): Promise<OpResult> => {
   return (await op.load())(job, ctx);
 };
 
+/** The operations a thread's own registry knows: the built-ins. */
+const IN_THREADS = new Set<string>(BUILT_IN_OPERATIONS.map((op) => op.name));
+
 export function createPipelineRunner(o: PipelineRunnerOptions): PipelineRunner {
   if (o.mode === 'inline') return { execute: runInline, threads: () => 0, retired: () => 0, close: async () => {} };
 
@@ -148,7 +151,7 @@ export function createPipelineRunner(o: PipelineRunnerOptions): PipelineRunner {
   const execute = async (job: Job, ctx: PipelineContext): Promise<OpResult> => {
     if (closing) throw new ImgtoolError('service_unavailable', 'the server is shutting down; retry shortly');
     // Threads load the built-in registry afresh; an operation registered from outside runs here.
-    if (!BUILT_IN_OPERATIONS.some((op) => op.name === job.operation)) return runInline(job, ctx);
+    if (!IN_THREADS.has(job.operation)) return runInline(job, ctx);
     if (ctx.signal.aborted) throw new ImgtoolError('job_cancelled', 'cancelled');
     const { port1, port2 } = new MessageChannel();
     const dequeue = new AbortController();
