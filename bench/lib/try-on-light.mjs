@@ -98,7 +98,8 @@ function regress2(R, T, P) {
   return [(srt * spp - srp * stp) / det, (srp * stt - srt * stp) / det];
 }
 
-function corr(a, b) {
+/** Pearson correlation of two equal-length arrays. */
+export function corr(a, b) {
   const n = a.length;
   const ma = a.reduce((s, v) => s + v, 0) / n,
     mb = b.reduce((s, v) => s + v, 0) / n;
@@ -179,7 +180,8 @@ export function rampMeasures(plain, lit, scenePlain, sceneLit, width, height, ma
   return { rampGain: slope1(br, bx), rampCorr: corr(br, bx), todayRampGain: slope1(bt, bx), todayRampCorr: corr(bt, bx), bands: full.length };
 }
 
-function slope1(y, x) {
+/** Least squares slope of y on x (NaN when x is constant). */
+export function slope1(y, x) {
   const n = y.length;
   const mx = x.reduce((s, v) => s + v, 0) / n,
     my = y.reduce((s, v) => s + v, 0) / n;

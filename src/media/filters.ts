@@ -153,6 +153,19 @@ function threeBoxPasses(src: Float32Array, w: number, h: number, sigma: number, 
   return a;
 }
 
+/**
+ * Normalised convolution: the Gaussian mean of `v` weighted by `m` (0..1), NaN where the
+ * weight's own blur is below `minWeight` (no masked pixel near enough to say).
+ */
+export function maskedGaussianBlur(v: Float32Array, m: Float32Array, w: number, h: number, sigma: number, minWeight = 1e-3): Float32Array {
+  const vm = new Float32Array(v.length);
+  for (let i = 0; i < v.length; i++) vm[i] = v[i]! * m[i]!;
+  const num = gaussianBlur(vm, w, h, sigma);
+  const den = gaussianBlur(m, w, h, sigma);
+  for (let i = 0; i < num.length; i++) num[i] = den[i]! > minWeight ? num[i]! / den[i]! : Number.NaN;
+  return num;
+}
+
 /** Gaussian along rows only: three horizontal box passes of the same radius. */
 export function gaussianBlurRows(src: Float32Array, w: number, h: number, sigma: number): Float32Array {
   return threeBoxPasses(src, w, h, sigma, (a, b, r) => boxMeanRows(a, w, h, r, b));

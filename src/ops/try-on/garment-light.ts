@@ -1,4 +1,4 @@
-import { gaussianBlur } from '../../media/filters.js';
+import { maskedGaussianBlur } from '../../media/filters.js';
 import type { BodyGeometry } from './body.js';
 import { clamp } from './raster.js';
 
@@ -92,13 +92,10 @@ export function delightGarment(rgba: Uint8Array, width: number, height: number):
   inside.sort((a, b) => a - b);
   const ref = inside[inside.length >> 1]!;
   const sigma = 0.12 * Math.max(width, height);
-  const vm = new Float32Array(n);
-  for (let i = 0; i < n; i++) vm[i] = logY[i]! * m[i]!;
-  const num = gaussianBlur(vm, width, height, sigma);
-  const den = gaussianBlur(m, width, height, sigma);
+  const smooth = maskedGaussianBlur(logY, m, width, height, sigma);
   for (let i = 0; i < n; i++) {
-    if (!rgba[i * 4 + 3] || den[i]! < 1e-3) continue;
-    const low = num[i]! / den[i]!;
+    const low = smooth[i]!;
+    if (!rgba[i * 4 + 3] || Number.isNaN(low)) continue;
     // Brightened no further than the brightest channel allows: clipping one channel shifts hue.
     const top = Math.max(rgba[i * 4]!, rgba[i * 4 + 1]!, rgba[i * 4 + 2]!, 1);
     const k = Math.min(clamp(Math.exp(ref - low), 0.7, 1.45), Math.max(1, 255 / top));

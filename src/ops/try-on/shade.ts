@@ -1,5 +1,5 @@
 import sharp from 'sharp';
-import { boxMean, gaussianBlur } from '../../media/filters.js';
+import { boxMean, maskedGaussianBlur } from '../../media/filters.js';
 import type { BodyGeometry } from './body.js';
 import { clamp, type Plane } from './raster.js';
 
@@ -35,16 +35,6 @@ const MAX_RATIO = 1.4;
 const CLUSTERS = 4;
 const CHROMA_SCALE = 6;
 const LUMA_SCALE = 0.5;
-
-/** Normalised convolution: the Gaussian mean of `v` weighted by `m` (0..1). */
-function maskedBlur(v: Float32Array, m: Float32Array, w: number, h: number, sigma: number): Float32Array {
-  const vm = new Float32Array(v.length);
-  for (let i = 0; i < v.length; i++) vm[i] = v[i]! * m[i]!;
-  const num = gaussianBlur(vm, w, h, sigma);
-  const den = gaussianBlur(m, w, h, sigma);
-  for (let i = 0; i < num.length; i++) num[i] = den[i]! > 1e-3 ? num[i]! / den[i]! : Number.NaN;
-  return num;
-}
 
 /**
  * k-means on the clothing's features (3 per pixel); returns each clothing pixel's cluster
@@ -138,13 +128,13 @@ export async function sceneShading(rgb: Uint8Array, body: BodyGeometry, exclude?
     // Pixels far from their cluster's centre (mixed, at pattern edges) count little.
     fit[i] = 1 / (1 + dist[i]! / 0.04);
   }
-  const illum = maskedBlur(shading, fit, w, h, 0.12 * sw);
+  const illum = maskedGaussianBlur(shading, fit, w, h, 0.12 * sw);
 
   // Folds: band-passed shading, weighted by softness and one colour.
   const s1 = Math.max(0.8, 0.015 * sw),
     s2 = Math.max(2, 0.06 * sw);
-  const fine = maskedBlur(shading, fit, w, h, s1);
-  const coarse = maskedBlur(shading, fit, w, h, s2);
+  const fine = maskedGaussianBlur(shading, fit, w, h, s1);
+  const coarse = maskedGaussianBlur(shading, fit, w, h, s2);
   const r = Math.max(1, Math.round(0.02 * sw));
   // Local chroma spread (std of Cb and Cr over a small box).
   const mcb = boxMean(cb, w, h, r),
@@ -164,7 +154,7 @@ export async function sceneShading(rgb: Uint8Array, body: BodyGeometry, exclude?
     soft[i] = wc * ws;
   }
   // Spread over the fold scale: a pattern suppresses its whole area, not only its edges.
-  const softW = maskedBlur(soft, cloth, w, h, s2);
+  const softW = maskedGaussianBlur(soft, cloth, w, h, s2);
 
   // Reference: the median illumination over the torso (shoulders to hips, between the sides).
   const samples: number[] = [];

@@ -5,7 +5,7 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM bench helper without type declarations
-import { lightMeasures } from '../../../bench/lib/try-on-light.mjs';
+import { corr, lightMeasures, slope1 as slopeOf } from '../../../bench/lib/try-on-light.mjs';
 import { detectPeople, type Person } from '../../../src/engine/people.js';
 import { getOperation } from '../../../src/ops/registry.js';
 import { renderTryOn, type TryOnLight } from '../../../src/ops/try-on/pipeline.js';
@@ -80,35 +80,6 @@ function torsoChanged(a: Rgb, b: Rgb, p: Person): Uint8Array {
 
 const sw = (p: Person) => Math.hypot(p.landmarks[11]!.x - p.landmarks[12]!.x, p.landmarks[11]!.y - p.landmarks[12]!.y);
 const lnY = (img: Rgb, i: number) => Math.log(0.299 * img.data[i * 3]! + 0.587 * img.data[i * 3 + 1]! + 0.114 * img.data[i * 3 + 2]! + 4);
-
-function corr(a: number[], b: number[]): number {
-  const n = a.length;
-  const ma = a.reduce((s, v) => s + v, 0) / n,
-    mb = b.reduce((s, v) => s + v, 0) / n;
-  let sab = 0,
-    saa = 0,
-    sbb = 0;
-  for (let i = 0; i < n; i++) {
-    sab += (a[i]! - ma) * (b[i]! - mb);
-    saa += (a[i]! - ma) ** 2;
-    sbb += (b[i]! - mb) ** 2;
-  }
-  return sab / Math.sqrt(saa * sbb);
-}
-
-/** Least squares slope of y on x. */
-function slopeOf(y: number[], x: number[]): number {
-  const n = y.length;
-  const mx = x.reduce((s, v) => s + v, 0) / n,
-    my = y.reduce((s, v) => s + v, 0) / n;
-  let sxy = 0,
-    sxx = 0;
-  for (let i = 0; i < n; i++) {
-    sxy += (x[i]! - mx) * (y[i]! - my);
-    sxx += (x[i]! - mx) ** 2;
-  }
-  return sxy / sxx;
-}
 
 describe('try-on light (issue 35)', () => {
   it(
