@@ -10,6 +10,7 @@ import { getOperation, OPERATIONS } from '../../ops/registry.js';
 import { RedisAccountStore } from '../redis-accounts.js';
 import { loadSecret, ResultStore } from '../results.js';
 import { createPipelineRunner } from '../pipelines.js';
+import { SETTINGS } from '../settings.js';
 import { closeOrDrop, closeRedis } from './closing.js';
 import { JobBooks, RedisJobRecords } from './job-records.js';
 import { bullPrefix, cancelChannel, encodeFailure, JOBS_QUEUE, type QueuedResult, type QueuedRun, type QueueSettings } from './queues.js';
@@ -109,7 +110,7 @@ export async function startWorkerNode(o: WorkerNodeOptions): Promise<WorkerNode>
   const tmpDir = join(o.dataDir, 'cluster', 'tmp', id);
   await mkdir(tmpDir, { recursive: true, mode: 0o700 });
   const pipelines = createPipelineRunner({
-    mode: o.isolation ?? 'threads',
+    mode: o.isolation ?? SETTINGS.isolation.default,
     concurrency: o.concurrency,
     // BullMQ hands this node at most `concurrency` jobs, so nothing waits for a thread.
     maxQueue: o.concurrency,
