@@ -257,7 +257,9 @@ const load1 = () => os.loadavg()[0].toFixed(1);
 // upscale and video-loop jobs sent at once (more than the workers can run), then from BullMQ's
 // job timestamps and the workers' "job started" lines: each worker's idle time while a job it
 // could run waited (its longest stretch and its fraction of the time jobs waited), the longest
-// wait of a job, and throughput (jobs / makespan).
+// wait of a job, throughput (jobs / makespan) and the workers' CPU seconds per job (which, unlike
+// throughput, does not move with the machine's other load). `--gap 0` sends every job at once, so
+// throughput is the workers' capacity rather than the arrival schedule.
 if (process.argv.includes('--mixed')) {
   const { Queue } = await import('bullmq');
   const N = { rb: arg('rb', 16), up: arg('up', 6), video: arg('video', 3) };
@@ -269,6 +271,7 @@ if (process.argv.includes('--mixed')) {
   const vBody = JSON.stringify({ image: (await img(128)).toString('base64'), resolution: '480p', duration: 5 });
   await warm(c);
   const url = (i) => c.urls[i % c.urls.length];
+  const cpu0 = cpuOf(c.workers);
   const t0 = Date.now();
   const errors = {};
   const note = async (r) => {
@@ -313,6 +316,7 @@ if (process.argv.includes('--mixed')) {
   }
   await Promise.all(tasks);
   const makespan = (Date.now() - t0) / 1000;
+  const workerCpu = cpuOf(c.workers) - cpu0;
   // Which worker ran which job, from its log; when, from BullMQ (queues before and after issue 34).
   const owner = new Map();
   c.workers.forEach((w, k) => {
@@ -371,7 +375,7 @@ if (process.argv.includes('--mixed')) {
     })),
   );
   console.log(
-    `mixed batch, one job every ${GAP / 1000} s: ${N.rb} remove-background, ${N.up} upscale, ${N.video} video-loop; ${runs.length} jobs in ${makespan.toFixed(1)} s = ${((60 * runs.length) / makespan).toFixed(1)} jobs/min; jobs waited ${(waitingTime / 1000).toFixed(1)} s; longest wait of a job ${(maxWait / 1000).toFixed(1)} s; errors ${JSON.stringify(errors)}; load avg ${load1()}`,
+    `mixed batch, one job every ${GAP / 1000} s: ${N.rb} remove-background, ${N.up} upscale, ${N.video} video-loop; ${runs.length} jobs in ${makespan.toFixed(1)} s = ${((60 * runs.length) / makespan).toFixed(1)} jobs/min; worker CPU ${(workerCpu / Math.max(1, runs.length)).toFixed(1)} s/job; jobs waited ${(waitingTime / 1000).toFixed(1)} s; longest wait of a job ${(maxWait / 1000).toFixed(1)} s; errors ${JSON.stringify(errors)}; load avg ${load1()}`,
   );
   await c.close();
   process.exit(0);

@@ -14,7 +14,7 @@ import resultsPlugin from './plugins/results.js';
 import routesPlugin from './plugins/routes.js';
 import storesPlugin from './plugins/stores.js';
 import sweepPlugin from './plugins/sweep.js';
-import type { WorkerPool } from './pool.js';
+import type { RequestLimiter } from './limiter.js';
 import type { ResultStore } from './results.js';
 import { type ResolvedServerOptions, resolveServerOptions, type ServerOptions } from './server-options.js';
 import { installTransportGuards, transportServerOptions } from './transport.js';
@@ -36,7 +36,7 @@ export interface ImgtoolServer {
   idempotency: IdempotencyStore;
   jobs: Jobs;
   results: ResultStore;
-  pool: WorkerPool;
+  pool: RequestLimiter;
   /** Deletes expired results and jobs now. */
   sweep: () => Promise<void>;
 }

@@ -7,7 +7,7 @@ import { ImgtoolError, toImgtoolError, type ErrorCode } from '../errors.js';
 import type { Job, LoadedInput, OperationDefinition, OpResult, RunContext } from '../ops/define.js';
 import { getOperation } from '../ops/registry.js';
 import type { Billing } from './billing.js';
-import type { WorkerPool } from './pool.js';
+import type { RequestLimiter } from './limiter.js';
 import type { ResultStore, StoredResult } from './results.js';
 
 /**
@@ -48,7 +48,7 @@ export interface JobStoreOptions {
   dataDir: string;
   billing: Billing;
   results: ResultStore;
-  pool: WorkerPool;
+  pool: RequestLimiter;
   clock: () => number;
   log: FastifyBaseLogger;
   retentionMs?: number;

@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin';
 import type { Execute } from '../jobs.js';
 import { createPipelineRunner } from '../pipelines.js';
-import { WorkerPool } from '../pool.js';
+import { RequestLimiter } from '../limiter.js';
 
 /**
  * Where pipelines run: decorates `app.execute` (one job -> its result: on a piscina pipeline
@@ -12,7 +12,7 @@ import { WorkerPool } from '../pool.js';
 declare module 'fastify' {
   interface FastifyInstance {
     execute: Execute;
-    pool: WorkerPool;
+    pool: RequestLimiter;
   }
 }
 
@@ -22,7 +22,7 @@ export default fp(
     const { cluster } = app;
     // Standalone the pool admits as many as the pipelines run; in a cluster it only bounds the
     // requests waiting for the queue (the workers bound the pipelines).
-    const pool = new WorkerPool(cluster ? o.maxQueue : o.concurrency, o.maxQueue);
+    const pool = new RequestLimiter(cluster ? o.maxQueue : o.concurrency, o.maxQueue);
     const pipelines = cluster
       ? undefined
       : createPipelineRunner({ mode: o.isolation, concurrency: o.concurrency, maxQueue: o.maxQueue, recycle: o.recycle, tmpDir: app.leases.tmpDir });

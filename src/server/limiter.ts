@@ -7,7 +7,7 @@ import { ImgtoolError } from '../errors.js';
  * fires. Standalone it bounds the pipelines (pipelines.ts then runs each at once); on a cluster
  * API node it bounds the requests waiting for the queues.
  */
-export interface PoolStats {
+export interface LimiterStats {
   running: number;
   queued: number;
   concurrency: number;
@@ -16,7 +16,7 @@ export interface PoolStats {
 const shuttingDown = () => new ImgtoolError('service_unavailable', 'the server is shutting down; retry shortly');
 const cancelled = () => new ImgtoolError('job_cancelled', 'cancelled');
 
-export class WorkerPool {
+export class RequestLimiter {
   private readonly slots: Semaphore;
   private running = 0;
   private queued = 0;
@@ -29,7 +29,7 @@ export class WorkerPool {
     this.slots = new Semaphore(concurrency, shuttingDown());
   }
 
-  stats(): PoolStats {
+  stats(): LimiterStats {
     return { running: this.running, queued: this.queued, concurrency: this.concurrency };
   }
 
