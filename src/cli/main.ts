@@ -2,6 +2,7 @@ import { CommanderError } from 'commander';
 import { EXIT, ImgtoolError, toImgtoolError } from '../errors.js';
 import { onClosedPipe } from './pipes.js';
 import { createProgram, type CliIO } from './program.js';
+import { liveTerminal } from './progress.js';
 
 /**
  * The one top-level handler: typed errors become a one-line message and their exit code;
@@ -13,7 +14,7 @@ export async function runCli(argv: string[], partial: Partial<CliIO> = {}): Prom
     stdout: process.stdout,
     stderr: process.stderr,
     stdin: process.stdin,
-    isTTY: Boolean(process.stderr.isTTY) && !process.env.CI,
+    isTTY: liveTerminal(process.stderr, process.env),
     cwd: process.cwd(),
     signal: new AbortController().signal,
     exitCode: EXIT.ok,

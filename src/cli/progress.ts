@@ -97,6 +97,18 @@ export function summaryLines(s: BatchSummary): string[] {
   return lines;
 }
 
+/** Narrower than this, a bar line wraps and every redraw scrolls the terminal instead of updating in place. */
+const MIN_COLUMNS = 40;
+
+/**
+ * Whether to draw live progress (a bar or a spinner) on `stream`: a terminal, not CI, and wide
+ * enough for one bar line. A pseudo-terminal of 0 columns (as some CI runners and `docker run -t`
+ * without a size allocate) gets the plain per-file lines instead.
+ */
+export function liveTerminal(stream: { isTTY?: boolean; columns?: number }, env: Record<string, string | undefined>): boolean {
+  return Boolean(stream.isTTY) && !env.CI && (stream.columns ?? 0) >= MIN_COLUMNS;
+}
+
 /** " | 24.1 frames/s | ETA 12 s" for unit-counted stages (frames, tiles) of a single long job. */
 export function rateAndEta(e: ProgressEvent, elapsedSec: number): string {
   if (!e.total || !e.done || elapsedSec < 1) return '';
