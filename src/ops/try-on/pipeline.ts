@@ -14,10 +14,11 @@ import { blurPlane, forCapsule, plane, resizePlane, type Plane } from './raster.
 import { colourTreatment, delightGarment, treatGarment } from './garment-light.js';
 import { sceneShading, shadingAt } from './shade.js';
 import { fillBand } from './fill-band.js';
+import { inHead } from './head.js';
 import { keepLargePieces } from './fragments.js';
 import { skirtClip } from './skirt.js';
 import { warpSleevesOnArms } from './sleeves.js';
-import { turnLayer } from './turn.js';
+import { isSideView, turnLayer } from './turn.js';
 import { type WarpedLayer, warpGarment } from './warp.js';
 
 /** Body analysis runs at this long side at most; the warp and composite run at full size. */
@@ -148,7 +149,7 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
   const layer = turned ? turned.layer : flat;
   // Photos the classical render handles badly, said plainly.
   const degrees = Math.round((turn.angle * 180) / Math.PI);
-  if (Math.abs(degrees) >= SIDE_VIEW_DEGREES) {
+  if (isSideView(subject, turn)) {
     ctx.warn(
       `${personIn.name}: the person is turned ${Math.abs(degrees)} degrees from the camera (a side view); local try-on is a classical render for frontal photos, use --remote for a photoreal result`,
     );
@@ -272,16 +273,28 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
   );
   const credits = tryOn.cost(opts, {}) + (garment.extracted ? EXTRACTION_CREDITS : 0);
   ctx.onProgress({ fraction: 1, stage: 'done' });
-  // The box the occluder keeps in front (rows and columns round(y0)..round(y1) at working
-  // scale), so meta.face never claims a row the garment may cover.
-  const face = body.face
+  // The face the occluder keeps in front, in full-size pixels: without face landmarks the box
+  // (rows and columns round(y0)..round(y1) at working scale); with them the head shape's
+  // bounding box and its mouth row (`mouth_y`): below that row the face is the half-ellipse
+  // inscribed in the box's lower part (head.ts). meta.face never claims a pixel the garment may
+  // cover: the shape's pixel rows and columns, rounded inwards.
+  const head = body.head;
+  const face = head
     ? {
-        x: Math.round(Math.round(body.face.x0) * k),
-        y: Math.round(Math.round(body.face.y0) * k),
-        width: Math.max(1, Math.round((Math.round(body.face.x1) - Math.round(body.face.x0) + 1) * k)),
-        height: Math.max(1, Math.round((Math.round(body.face.y1) - Math.round(body.face.y0) + 1) * k)),
+        x: Math.round(Math.ceil(head.x0) * k),
+        y: Math.round(Math.ceil(head.y0) * k),
+        width: Math.max(1, Math.round((Math.floor(head.x1) - Math.ceil(head.x0) + 1) * k)),
+        height: Math.max(1, Math.round((Math.floor(head.chinY) - Math.ceil(head.y0) + 1) * k)),
+        mouth_y: Math.round(Math.floor(head.mouthY) * k),
       }
-    : null;
+    : body.face
+      ? {
+          x: Math.round(Math.round(body.face.x0) * k),
+          y: Math.round(Math.round(body.face.y0) * k),
+          width: Math.max(1, Math.round((Math.round(body.face.x1) - Math.round(body.face.x0) + 1) * k)),
+          height: Math.max(1, Math.round((Math.round(body.face.y1) - Math.round(body.face.y0) + 1) * k)),
+        }
+      : null;
   return {
     ext: 'jpg',
     contentType: 'image/jpeg',
@@ -344,17 +357,19 @@ function landmarkMeta(p: Person): Array<[number, number, number]> {
  * Working-scale 0/1: what the fill band must not cover. The occluder keeps everything above the
  * neck row in the head's columns in front: the head and hair, but also the old clothing's
  * collar and shoulder tops beside the neck, which showed above the new garment (and a red
- * jersey's collar passes the skin rule). Below the chin and down to just under the shoulder
- * line, in the head's columns (the face box and half its width either side), only the neck
- * (0.17 shoulder widths either side of the face's centre), forearms and hands block the band;
- * everywhere else the whole occluder does.
+ * jersey's collar passes the skin rule). Below the mouth row outside the head shape (head.ts:
+ * it narrows to the chin, so the collar corners beside the chin are outside it) and down to
+ * just under the shoulder line, in the head's columns (the face box and half its width either
+ * side), only the neck (0.17 shoulder widths either side of the face's centre), forearms and
+ * hands block the band; everywhere else the whole occluder does.
  */
 function fillBlocked(body: BodyGeometry, forearms: Plane): Plane {
   const f = body.face;
   if (!f) return body.occluder;
   const { width: w, height: h } = body;
   const out = new Uint8Array(w * h);
-  const chin = f.y1,
+  const head = body.head;
+  const top = head ? head.mouthY : f.y1,
     fw = f.x1 - f.x0,
     neckX = (f.x0 + f.x1) / 2;
   const collarEnd = body.shoulderY + 0.15 * body.shoulderW;
@@ -363,7 +378,7 @@ function fillBlocked(body: BodyGeometry, forearms: Plane): Plane {
     if (!body.occluder.data[i]) continue;
     const x = i % w,
       y = (i - x) / w;
-    const collarZone = y > chin && y <= collarEnd && x >= f.x0 - 0.5 * fw && x <= f.x1 + 0.5 * fw;
+    const collarZone = y > top && y <= collarEnd && x >= f.x0 - 0.5 * fw && x <= f.x1 + 0.5 * fw && !(head && inHead(head, x, y));
     out[i] = !collarZone || Math.abs(x - neckX) <= neckHalf || forearms.data[i] || body.hands?.data[i] ? 1 : 0;
   }
   return plane(w, h, out);
@@ -373,8 +388,6 @@ function fillBlocked(body: BodyGeometry, forearms: Plane): Plane {
 const MIN_PIECE = 0.02;
 /** The band around the garment filled from it, in shoulder widths. */
 const FILL_REACH = 0.1;
-/** Turns from this many degrees on are side views (warned about). */
-const SIDE_VIEW_DEGREES = 50;
 /** A torso this much covered by what stays in front of the garment is warned about. */
 const HEAVY_OCCLUSION = 0.3;
 
