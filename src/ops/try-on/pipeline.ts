@@ -10,7 +10,8 @@ import { fitGarmentToPose } from './fit-pose.js';
 import { applyLandmarks, armsInFront } from './pose.js';
 import { prepareGarment } from './garment.js';
 import { EXTRACTION_CREDITS, tryOn, type TryOnOptions } from './index.js';
-import { blurPlane, forCapsule, plane, resizePlane, type Plane } from './raster.js';
+import { blurPlane, forCapsule, morph, plane, resizePlane, type Plane } from './raster.js';
+import { edgeMatte } from './matte.js';
 import { colourTreatment, delightGarment, treatGarment } from './garment-light.js';
 import { sceneShading, shadingAt } from './shade.js';
 import { fillBand } from './fill-band.js';
@@ -168,7 +169,7 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
   // fringe over the background.
   const outline = personEdge(subject.mask, person.width, person.height);
   const inPerson = garment.kind === 'full' ? skirtClip(outline, subject, person.width, person.height) : outline;
-  const [shade, occ, occSleeve] = await Promise.all([
+  const [shade, occCapsule, occSleeveCapsule] = await Promise.all([
     light === 'scene'
       ? sceneShading(workRgb, body, forearms).then((p) => shadingAt(p, person.width, person.height))
       : new Float32Array(person.width * person.height).fill(1),
@@ -186,6 +187,20 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
       : softMask(body.occluder, person.width, person.height),
     softMask(sleeveOccluder(body), person.width, person.height),
   ]);
+  throwIfAborted(signal);
+  // Forearms and hands in front get a matte along the photo's own edge (matte.ts), not the
+  // blurred capsule's; the head keeps at least its shape.
+  const limbs = await limbZone(forearms, body.hands, MATTE_RADIUS * body.shoulderW, person.width, person.height);
+  const guide = { data: person.data, width: person.width, height: person.height, channels: person.channels };
+  const matteR = MATTE_RADIUS * body.shoulderW * k;
+  const head = body.head;
+  const onHead = (i: number) => {
+    if (!head) return false;
+    const x = i % person.width;
+    return inHead(head, Math.floor(x / k), Math.floor((i - x) / person.width / k));
+  };
+  const occ = edgeMatte(occCapsule, guide, limbs, matteR, onHead);
+  const occSleeve = edgeMatte(occSleeveCapsule, guide, limbs, matteR, onHead);
   throwIfAborted(signal);
 
   progress(0.9, 'composite');
@@ -278,7 +293,6 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
   // bounding box and its mouth row (`mouth_y`): below that row the face is the half-ellipse
   // inscribed in the box's lower part (head.ts). meta.face never claims a pixel the garment may
   // cover: the shape's pixel rows and columns, rounded inwards.
-  const head = body.head;
   const face = head
     ? {
         x: Math.round(Math.ceil(head.x0) * k),
@@ -382,6 +396,23 @@ function fillBlocked(body: BodyGeometry, forearms: Plane): Plane {
     out[i] = !collarZone || Math.abs(x - neckX) <= neckHalf || forearms.data[i] || body.hands?.data[i] ? 1 : 0;
   }
   return plane(w, h, out);
+}
+
+/** The matte's band half-width (matte.ts) and the reach of its zone beyond the limbs, in shoulder widths. */
+const MATTE_RADIUS = 0.05;
+
+/** Full-size 0/1: the forearm and hand capsules (working scale) grown by `grow` working pixels. */
+async function limbZone(forearms: Plane, hands: Plane | undefined, grow: number, width: number, height: number): Promise<Plane> {
+  const { width: w, height: h } = forearms;
+  const both = new Uint8Array(w * h);
+  for (let i = 0; i < w * h; i++) both[i] = forearms.data[i] || hands?.data[i] ? 1 : 0;
+  const grown = morph(plane(w, h, both), Math.max(1, Math.ceil(grow)));
+  const bytes = new Uint8Array(w * h);
+  for (let i = 0; i < w * h; i++) bytes[i] = grown.data[i] ? 255 : 0;
+  const up = await resizePlane(plane(w, h, bytes), width, height);
+  const out = new Uint8Array(width * height);
+  for (let i = 0; i < out.length; i++) out[i] = up.data[i]! >= 128 ? 1 : 0;
+  return plane(width, height, out);
 }
 
 /** Pieces of a drawn layer smaller than this share of its largest piece are dropped as fragments. */
