@@ -283,6 +283,8 @@ for (const [pname, pbuf] of persons) {
         ...lm,
         ...seamMeasures(pr.data, flat.data, pr.width, pr.height, subject.mask, lms, res.meta.garment_kind),
         oldVisibleFlat: fm.quadOriginalFront,
+        // The same without leaving the face out (the definition before issue 35's second round).
+        oldVisibleWithFace: tryOnMeasures(pr.data, flat.data, pr.width, pr.height, subject.mask, lms, null, null).quadOriginalFront,
         garmentChroma: meanChroma(out.data, pr.width * pr.height, region),
         flatChroma: meanChroma(flat.data, pr.width * pr.height, region),
         photoChroma: meanChroma(pr.data, pr.width * pr.height),
@@ -305,12 +307,15 @@ for (const [pname, pbuf] of persons) {
         const job = { operation: 'try-on', inputs: { person: input(pname, pbuf), garment: input(gname, gbuf) }, options };
         const bRes = await before(job, { ...ctx, warn() {} }, 'scene');
         const bFlat = await rgb((await before(job, { ...ctx, warn() {} }, 'flat')).data);
-        const bm = tryOnMeasures(pr.data, bFlat.data, pr.width, pr.height, subject.mask, lms, null, null);
+        // Judged with this run's meta.face (the same person's face, left out for both).
+        const bm = tryOnMeasures(pr.data, bFlat.data, pr.width, pr.height, subject.mask, lms, res.meta.face, null);
+        const bmWithFace = tryOnMeasures(pr.data, bFlat.data, pr.width, pr.height, subject.mask, lms, null, null);
         const bs = seamMeasures(pr.data, bFlat.data, pr.width, pr.height, subject.mask, lms, res.meta.garment_kind);
         beforeRows.push({
           person: pname,
           garment: gname,
           oldVisible: [bm.quadOriginalFront, light.oldVisibleFlat],
+          oldVisibleWithFace: [bmWithFace.quadOriginalFront, light.oldVisibleWithFace],
           collarGap: [bs.collarGap, light.collarGap],
           shoulderGap: [bs.shoulderGap, light.shoulderGap],
           hemGap: [bs.hemGap, light.hemGap],
@@ -381,6 +386,7 @@ const cols = [
   'coverage',
   'quadCover',
   'oldVisible',
+  'oldVisibleWithFace',
   'outsideMask',
   'rampGain',
   'todayRampGain',
@@ -406,14 +412,14 @@ console.log(
   'coverage: share of the central torso in the garment hue (higher is better); spill: share of changed pixels on the background (lower); outside: share of pixels away from the torso that changed (lower).',
 );
 console.log(
-  'oldVisible: share of the shoulder-hip quadrilateral still showing the old clothing, forearms and hands in front left out (<= 0.01; judged on the unlit render where there is one); outsideMask: share of changed pixels outside the person mask (<= 0.03); rampGain: the person lit by a known left-to-right ramp (x0.6..x1.25) and not: slope of the garment luminance change between the two renders (ln, 8 column bands) on the ln ramp (1: the garment takes the scene light, 0: flat), rampCorr its correlation, todayRampGain the same for the shading applied before issue 35 (reproduced); patternLeak / todayLeak: slope of the garment luminance change (result over the unlit render, ln) on the photo pattern (ln luminance less its sigma 0.15 shoulder-width smoothing: stripes, print, folds; 0 = none reaches the garment); shadeCorr: correlation of that change with the photo smoothed light (which still holds the old clothing large-scale albedo); garmentChroma / flatChroma / photoChroma: mean chroma (levels) of the garment on the torso, of the unlit garment there, of the whole photo.',
+  'oldVisible: share of the shoulder-hip quadrilateral still showing the old clothing, forearms, hands and the landmark-shaped face in front left out (<= 0.01; judged on the unlit render where there is one); oldVisibleWithFace: the same counting a face bent into the quadrilateral as old clothing; outsideMask: share of changed pixels outside the person mask (<= 0.03); rampGain: the person lit by a known left-to-right ramp (x0.6..x1.25) and not: slope of the garment luminance change between the two renders (ln, 8 column bands) on the ln ramp (1: the garment takes the scene light, 0: flat), rampCorr its correlation, todayRampGain the same for the shading applied before issue 35 (reproduced); patternLeak / todayLeak: slope of the garment luminance change (result over the unlit render, ln) on the photo pattern (ln luminance less its sigma 0.15 shoulder-width smoothing: stripes, print, folds; 0 = none reaches the garment); shadeCorr: correlation of that change with the photo smoothed light (which still holds the old clothing large-scale albedo); garmentChroma / flatChroma / photoChroma: mean chroma (levels) of the garment on the torso, of the unlit garment there, of the whole photo.',
 );
 console.log(
   'collarGap: topmost garment row in the collar corners (0.12-0.3 sw beside the middle) less the neck-base estimate, shoulder widths (> 0: the old collar shows above); shoulderGap: topmost garment row at the shoulder joints less the person mask top there (sw); hemGap: lowest garment row in the middle less the hip line (sw, tops with hips in frame); sleeveEdgePx: how many 1-px steps along the arm the sleeve end takes to fall from 80% to 20% of its contrast (median over offsets across the arm; 1 = a hard square cut). All on the unlit render.',
 );
 if (beforeRows.length) {
   console.log('\nbefore -> after (the --before build and this one, same run):');
-  const bc = ['oldVisible', 'collarGap', 'shoulderGap', 'hemGap', 'sleeveEdgePx'];
+  const bc = ['oldVisible', 'oldVisibleWithFace', 'collarGap', 'shoulderGap', 'hemGap', 'sleeveEdgePx'];
   console.log(['person', 'garment', ...bc].join('  '));
   for (const r of beforeRows)
     console.log([r.person.split(' ')[0], r.garment.split(' ')[0], ...bc.map((c) => `${fmt(r[c][0] ?? undefined)} -> ${fmt(r[c][1] ?? undefined)}`)].join('  '));

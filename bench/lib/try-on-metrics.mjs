@@ -80,9 +80,11 @@ export function inFace(face) {
  * quadOriginal: share of that quadrilateral left as it was (<= 0.05), i.e. still showing the
  *   original clothing, or whatever is in front of it (hands, forearms);
  * quadOriginalFront: the same, leaving out the forearms and hands try-on keeps in front of the
- *   garment (limbsInFront): quadOriginal counts an arm crossing the chest as "original
- *   clothing", which it is not (basketball1.png: a bare forearm across the chest, 0.13);
- * quadFront: share of the quadrilateral those forearms and hands take;
+ *   garment (limbsInFront) and, with a landmark-shaped face (meta.face with mouth_y), the face
+ *   itself: quadOriginal counts an arm crossing the chest as "original clothing", which it is
+ *   not (basketball1.png: a bare forearm across the chest, 0.13), and a chin bent below the
+ *   shoulder line likewise;
+ * quadFront: share of the quadrilateral those forearms, hands (and face) take;
  * faceDiff: mean absolute difference inside meta.face (inFace: the box, or the landmark head's
  *   box to the mouth row and the chin's half-ellipse below it), in levels;
  * faceNoise: the same for the person photo merely re-encoded as the output's JPEG (`jpegRef`):
@@ -93,7 +95,19 @@ export function inFace(face) {
 export function tryOnMeasures(ref, out, width, height, mask, landmarks, face, jpegRef = null) {
   const L = (k) => landmarks[k];
   const quad = [L(11), L(12), L(24), L(23)].map(([x, y]) => [x, y]);
-  const front = limbsInFront(landmarks, mask, width);
+  const limbs = limbsInFront(landmarks, mask, width);
+  // The face kept in front counts as in front too: a head bent below the shoulder line
+  // (camera.png, messi5.jpg) puts the chin inside the quadrilateral, and it is not clothing.
+  const faceBox = face && face.mouth_y != null ? face : null;
+  const onFace = faceBox ? inFace(faceBox) : null;
+  const front = (x, y) => {
+    if (onFace) {
+      const fx = Math.floor(x),
+        fy = Math.floor(y);
+      if (fx >= faceBox.x && fy >= faceBox.y && fx < faceBox.x + faceBox.width && fy < faceBox.y + faceBox.height && onFace(fx, fy)) return true;
+    }
+    return limbs(x, y);
+  };
   let changed = 0,
     changedIn = 0,
     quadN = 0,

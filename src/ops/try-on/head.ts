@@ -18,7 +18,17 @@ export interface HeadShape {
   /** The mouth row: full width above it, the chin's half-ellipse below. */
   mouthY: number;
   chinY: number;
+  /**
+   * The nape: the lowest row of the back of the head and hair beside the face (the ears' row +
+   * NAPE_BELOW_EARS x the eye-mouth distance, at most the chin). Below it, beside the head
+   * shape, lies the neck and the old collar, not head (camera.png bent to his camera: the coat's
+   * collar behind his jaw was kept in front as head, a square notch in the new coat).
+   */
+  napeY: number;
 }
+
+/** Eye-mouth distances from the ears' row down to the nape. */
+export const NAPE_BELOW_EARS = 0.5;
 
 /** Eye-mouth distances from the mouth row down to the chin. */
 export const CHIN_BELOW_MOUTH = 0.6;
@@ -32,6 +42,8 @@ export function headShape(L: ReadonlyArray<{ x: number; y: number; v: number }>,
   const eyeY = (L[POSE.leftEye]!.y + L[POSE.rightEye]!.y) / 2;
   const mouthY = (L[POSE.mouthLeft]!.y + L[POSE.mouthRight]!.y) / 2;
   const d = Math.max(2, mouthY - eyeY);
+  const ears = [L[POSE.leftEar]!, L[POSE.rightEar]!].filter((p) => p.v > 0.5);
+  const earY = ears.length ? Math.max(...ears.map((p) => p.y)) : mouthY;
   const x0 = Math.min(...xs),
     x1 = Math.max(...xs);
   return {
@@ -40,6 +52,7 @@ export function headShape(L: ReadonlyArray<{ x: number; y: number; v: number }>,
     y0: clamp(Math.min(...ys, eyeY - 1.6 * d), 0, h - 1),
     mouthY: clamp(mouthY, 0, h - 1),
     chinY: clamp(mouthY + CHIN_BELOW_MOUTH * d, 0, h - 1),
+    napeY: clamp(Math.min(mouthY + CHIN_BELOW_MOUTH * d, earY + NAPE_BELOW_EARS * d), 0, h - 1),
   };
 }
 

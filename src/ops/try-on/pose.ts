@@ -65,6 +65,7 @@ export function applyLandmarks(body: BodyGeometry, person: Person, k: number): B
         face,
         head,
         neckY,
+        body.skin,
       ),
       body.silhouette,
       head,
@@ -220,10 +221,20 @@ export function armsInFront(person: Person, width: number, height: number): Plan
  * shoulders) pushes the neck row below the shoulders, and the coat's shoulders and collar were
  * kept in front as "head". Above the neck row only what lies above the shoulder line (the
  * line through both shoulder joints, 0.05 shoulder widths up) or within the head shape stays in
- * front (the back of the head and hair lie above the shoulder line). For an upright person the
- * neck row is above the shoulder line and nothing changes.
+ * front (the back of the head and hair lie above the shoulder line), and, beside the head shape,
+ * nothing below the nape (head.ts) but skin (the neck). For an upright person the neck row is
+ * above the shoulder line and only the nape rule applies.
  */
-function headAboveShoulders(occ: Plane, sl: Point, sr: Point, sw: number, face: BodyGeometry['face'], head: HeadShape | null, neckY: number): Plane {
+function headAboveShoulders(
+  occ: Plane,
+  sl: Point,
+  sr: Point,
+  sw: number,
+  face: BodyGeometry['face'],
+  head: HeadShape | null,
+  neckY: number,
+  skin: Plane,
+): Plane {
   const { width: w } = occ;
   const out = new Uint8Array(occ.data);
   const slope = (sr.y - sl.y) / Math.max(1e-6, sr.x - sl.x);
@@ -237,7 +248,10 @@ function headAboveShoulders(occ: Plane, sl: Point, sr: Point, sw: number, face: 
       const i = y * w + x;
       if (!out[i]) continue;
       const lineY = sl.y + slope * (x - sl.x) - 0.05 * sw;
-      if ((y > lineY || !headColumn(x)) && !(head && inHead(head, x, y))) out[i] = 0;
+      const inShape = !!head && inHead(head, x, y);
+      // Below the nape, beside the face: neck (skin stays) or the old collar, not head.
+      const belowNape = !!head && y > head.napeY && !skin.data[i];
+      if ((y > lineY || !headColumn(x) || belowNape) && !inShape) out[i] = 0;
     }
   }
   return plane(w, occ.height, out);
