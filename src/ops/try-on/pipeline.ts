@@ -400,7 +400,8 @@ function fillBlocked(body: BodyGeometry, forearms: Plane): Plane {
 
 /**
  * Working-scale 0/1: what the shading estimate leaves out besides the occluder: the forearms and,
- * above the neck row in the head's columns (the face box and half its width either side), the
+ * above the neck row and the shoulder seams' line in the head's columns (the face box and half
+ * its width either side), the
  * neck, hair and collar beside the head that the landmark head (head.ts) no longer keeps in
  * front: their albedo (skin in shadow, dark hair) is not the clothing's and pulled the estimate
  * of the light (the known-ramp gain fell from 0.73 to 0.50 in light.test.ts).
@@ -413,7 +414,13 @@ function shadeExclude(body: BodyGeometry, forearms: Plane): Plane {
   const fw = f.x1 - f.x0;
   const x0 = Math.max(0, Math.floor(f.x0 - 0.5 * fw)),
     x1 = Math.min(w - 1, Math.ceil(f.x1 + 0.5 * fw));
-  for (let y = 0; y < Math.min(h, Math.ceil(body.neckY)); y++) for (let x = x0; x <= x1; x++) out[y * w + x] = 1;
+  // Above the line through the shoulder seams too (about 0.06 shoulder widths above the joints'
+  // line, where the occluder's head rule stopped): below it lie a leaning body's shoulders.
+  const { shoulderL: a, shoulderR: b } = body;
+  const slope = (b.y - a.y) / Math.max(1e-6, b.x - a.x);
+  for (let y = 0; y < Math.min(h, Math.ceil(body.neckY)); y++) {
+    for (let x = x0; x <= x1; x++) if (y <= a.y + slope * (x - a.x)) out[y * w + x] = 1;
+  }
   return plane(w, h, out);
 }
 
