@@ -5,12 +5,17 @@
 // same geometry and occlusion) in the same run, and the render's change to the garment's
 // luminance is measured against the photo's torso shading and pattern (bench/lib/try-on-light.mjs),
 // beside the shading try-on applied before (reproduced there as "today").
-// Usage: npx tsc -p tsconfig.json && nice -n 5 node bench/try-on.mjs
+// Seams (issue 35, bench/lib/try-on-seams.mjs): collar top against the neck base, shoulder tops,
+// hem against the hip line, how hard the sleeves end; all on the unlit render.
+// Usage: npx tsc -p tsconfig.json && nice -n 5 node bench/try-on.mjs [--only messi5,camera]
+//   [--before <dir>]: also render with an earlier build (<dir>/dist, e.g. `git archive <commit>
+//   src tsconfig.json package.json` built there with tsc) in the same run and print its
+//   old-clothing and seam figures beside ours.
 // Writes bench/out/try-on/: per person x garment a PNG (result at full size, then 2x crops of the
 // collar and of one sleeve), sheet.png (all of them), try-on.json.
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import sharp from 'sharp';
 import { getOperation } from '../dist/ops/registry.js';
 import { parseOptions } from '../dist/ops/validate.js';
@@ -19,6 +24,7 @@ import { detectPeople } from '../dist/engine/people.js';
 import { FIXTURES } from './fixtures.mjs';
 import { tryOnMeasures } from './lib/try-on-metrics.mjs';
 import { lightMeasures, meanChroma, rampMeasures } from './lib/try-on-light.mjs';
+import { seamMeasures } from './lib/try-on-seams.mjs';
 import { renderTryOn } from '../dist/ops/try-on/pipeline.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -28,6 +34,8 @@ mkdirSync(OUT, { recursive: true });
 
 const op = getOperation('try-on');
 const run = (job, ctx, light = 'scene') => renderTryOn(job, ctx, light);
+const beforeAt = process.argv.indexOf('--before');
+const before = beforeAt >= 0 ? (await import(pathToFileURL(resolve(process.argv[beforeAt + 1], 'dist/ops/try-on/pipeline.js')).href)).renderTryOn : null;
 const input = (name, data) => ({ name, data, size: data.length });
 
 const astronaut = await sharp(join(FIX, 'images/astronaut.png')).png().toBuffer();
@@ -229,6 +237,7 @@ async function writeCrops(name, jpeg, lms) {
 const pairFiles = [];
 
 const rows = [];
+const beforeRows = [];
 const tiles = [];
 for (const [pname, pbuf] of persons) {
   const pr = await rgb(pbuf);
@@ -272,7 +281,10 @@ for (const [pname, pbuf] of persons) {
       const fm = tryOnMeasures(pr.data, flat.data, pr.width, pr.height, subject.mask, lms, res.meta.face, jpegRef);
       light = {
         ...lm,
+        ...seamMeasures(pr.data, flat.data, pr.width, pr.height, subject.mask, lms, res.meta.garment_kind),
         oldVisibleFlat: fm.quadOriginalFront,
+        // The same without leaving the face out (the definition before issue 35's second round).
+        oldVisibleWithFace: tryOnMeasures(pr.data, flat.data, pr.width, pr.height, subject.mask, lms, null, null).quadOriginalFront,
         garmentChroma: meanChroma(out.data, pr.width * pr.height, region),
         flatChroma: meanChroma(flat.data, pr.width * pr.height, region),
         photoChroma: meanChroma(pr.data, pr.width * pr.height),
@@ -290,6 +302,27 @@ for (const [pname, pbuf] of persons) {
         Object.assign(light, rampMeasures(pr.data, litData, out.data, litOut.data, pr.width, pr.height, subject.mask, region, sw, ramp));
       }
       await writeCrops(`${slug(pname)}-${slug(gname)}`, res.data, lms);
+      // The earlier build, same inputs, same run: where it drew the garment and how its seams sat.
+      if (before) {
+        const job = { operation: 'try-on', inputs: { person: input(pname, pbuf), garment: input(gname, gbuf) }, options };
+        const bRes = await before(job, { ...ctx, warn() {} }, 'scene');
+        const bFlat = await rgb((await before(job, { ...ctx, warn() {} }, 'flat')).data);
+        // Judged with this run's meta.face (the same person's face, left out for both).
+        const bm = tryOnMeasures(pr.data, bFlat.data, pr.width, pr.height, subject.mask, lms, res.meta.face, null);
+        const bmWithFace = tryOnMeasures(pr.data, bFlat.data, pr.width, pr.height, subject.mask, lms, null, null);
+        const bs = seamMeasures(pr.data, bFlat.data, pr.width, pr.height, subject.mask, lms, res.meta.garment_kind);
+        beforeRows.push({
+          person: pname,
+          garment: gname,
+          oldVisible: [bm.quadOriginalFront, light.oldVisibleFlat],
+          oldVisibleWithFace: [bmWithFace.quadOriginalFront, light.oldVisibleWithFace],
+          collarGap: [bs.collarGap, light.collarGap],
+          shoulderGap: [bs.shoulderGap, light.shoulderGap],
+          hemGap: [bs.hemGap, light.hemGap],
+          sleeveEdgePx: [bs.sleeveEdgePx, light.sleeveEdgePx],
+        });
+        await writeCrops(`${slug(pname)}-${slug(gname)}-before`, bRes.data, lms);
+      }
     }
     rows.push({
       person: pname,
@@ -353,6 +386,7 @@ const cols = [
   'coverage',
   'quadCover',
   'oldVisible',
+  'oldVisibleWithFace',
   'outsideMask',
   'rampGain',
   'todayRampGain',
@@ -363,6 +397,10 @@ const cols = [
   'garmentChroma',
   'flatChroma',
   'photoChroma',
+  'collarGap',
+  'shoulderGap',
+  'hemGap',
+  'sleeveEdgePx',
   'turn',
   'faceDiff',
   'faceNoise',
@@ -374,8 +412,18 @@ console.log(
   'coverage: share of the central torso in the garment hue (higher is better); spill: share of changed pixels on the background (lower); outside: share of pixels away from the torso that changed (lower).',
 );
 console.log(
-  'oldVisible: share of the shoulder-hip quadrilateral still showing the old clothing, forearms and hands in front left out (<= 0.01; judged on the unlit render where there is one); outsideMask: share of changed pixels outside the person mask (<= 0.03); rampGain: the person lit by a known left-to-right ramp (x0.6..x1.25) and not: slope of the garment luminance change between the two renders (ln, 8 column bands) on the ln ramp (1: the garment takes the scene light, 0: flat), rampCorr its correlation, todayRampGain the same for the shading applied before issue 35 (reproduced); patternLeak / todayLeak: slope of the garment luminance change (result over the unlit render, ln) on the photo pattern (ln luminance less its sigma 0.15 shoulder-width smoothing: stripes, print, folds; 0 = none reaches the garment); shadeCorr: correlation of that change with the photo smoothed light (which still holds the old clothing large-scale albedo); garmentChroma / flatChroma / photoChroma: mean chroma (levels) of the garment on the torso, of the unlit garment there, of the whole photo.',
+  'oldVisible: share of the shoulder-hip quadrilateral still showing the old clothing, forearms, hands and the landmark-shaped face in front left out (<= 0.01; judged on the unlit render where there is one); oldVisibleWithFace: the same counting a face bent into the quadrilateral as old clothing; outsideMask: share of changed pixels outside the person mask (<= 0.03); rampGain: the person lit by a known left-to-right ramp (x0.6..x1.25) and not: slope of the garment luminance change between the two renders (ln, 8 column bands) on the ln ramp (1: the garment takes the scene light, 0: flat), rampCorr its correlation, todayRampGain the same for the shading applied before issue 35 (reproduced); patternLeak / todayLeak: slope of the garment luminance change (result over the unlit render, ln) on the photo pattern (ln luminance less its sigma 0.15 shoulder-width smoothing: stripes, print, folds; 0 = none reaches the garment); shadeCorr: correlation of that change with the photo smoothed light (which still holds the old clothing large-scale albedo); garmentChroma / flatChroma / photoChroma: mean chroma (levels) of the garment on the torso, of the unlit garment there, of the whole photo.',
 );
+console.log(
+  'collarGap: topmost garment row in the collar corners (0.12-0.3 sw beside the middle) less the neck-base estimate, shoulder widths (> 0: the old collar shows above); shoulderGap: topmost garment row at the shoulder joints less the person mask top there (sw); hemGap: lowest garment row in the middle less the hip line (sw, tops with hips in frame); sleeveEdgePx: how many 1-px steps along the arm the sleeve end takes to fall from 80% to 20% of its contrast (median over offsets across the arm; 1 = a hard square cut). All on the unlit render.',
+);
+if (beforeRows.length) {
+  console.log('\nbefore -> after (the --before build and this one, same run):');
+  const bc = ['oldVisible', 'oldVisibleWithFace', 'collarGap', 'shoulderGap', 'hemGap', 'sleeveEdgePx'];
+  console.log(['person', 'garment', ...bc].join('  '));
+  for (const r of beforeRows)
+    console.log([r.person.split(' ')[0], r.garment.split(' ')[0], ...bc.map((c) => `${fmt(r[c][0] ?? undefined)} -> ${fmt(r[c][1] ?? undefined)}`)].join('  '));
+}
 for (const r of rows) if (r.warnings) console.log(`warnings ${r.person} x ${r.garment}: ${[...new Set(r.warnings.split(' | '))].join(' | ')}`);
 console.log(
   'inMask: share of changed pixels inside the BlazePose person mask (>= 0.95); quadCover: share of the shoulder-hip quadrilateral (landmarks 11, 12, 24, 23) the garment covers (>= 0.75); quadOriginal: share of it left as it was (<= 0.05); quadOriginalFront: the same leaving out the forearms and hands kept in front of the garment (quadFront: their share of the quadrilateral); turn: the torso turn from BlazePose depth, degrees; faceDiff: mean |diff| in the landmark face box, levels; faceNoise: the same for the photo only re-encoded as JPEG q92 (the noise floor); faceChanged: share of face-box pixels changed by > 24 levels.',

@@ -54,16 +54,39 @@ function limbsInFront(landmarks, mask, width) {
 }
 
 /**
+ * Whether pixel (x, y) of meta.face's box is face: the whole box, or with `mouth_y` (the head
+ * shaped by landmarks, src/ops/try-on/head.ts) the box down to the mouth row and, below it, the
+ * half-ellipse inscribed in the box's lower part, one pixel in from its edge (the occluder's
+ * feathered rim).
+ */
+export function inFace(face) {
+  if (face.mouth_y == null) return () => true;
+  const cx = face.x + (face.width - 1) / 2;
+  const a = (face.width - 1) / 2 - 1,
+    b = face.y + face.height - 1 - face.mouth_y - 1;
+  return (x, y) => {
+    if (y <= face.mouth_y) return true;
+    if (a <= 0 || b <= 0) return false;
+    const u = (x - cx) / a,
+      v = (y - face.mouth_y) / b;
+    return u * u + v * v <= 1;
+  };
+}
+
+/**
  * inMask: share of changed pixels inside the person mask (>= 0.95 wanted);
  * quadCover: share of the shoulder-hip quadrilateral (clipped to the image) the garment
  *   changed (>= 0.75);
  * quadOriginal: share of that quadrilateral left as it was (<= 0.05), i.e. still showing the
  *   original clothing, or whatever is in front of it (hands, forearms);
  * quadOriginalFront: the same, leaving out the forearms and hands try-on keeps in front of the
- *   garment (limbsInFront): quadOriginal counts an arm crossing the chest as "original
- *   clothing", which it is not (basketball1.png: a bare forearm across the chest, 0.13);
- * quadFront: share of the quadrilateral those forearms and hands take;
- * faceDiff: mean absolute difference inside the face box, in levels;
+ *   garment (limbsInFront) and, with a landmark-shaped face (meta.face with mouth_y), the face
+ *   itself: quadOriginal counts an arm crossing the chest as "original clothing", which it is
+ *   not (basketball1.png: a bare forearm across the chest, 0.13), and a chin bent below the
+ *   shoulder line likewise;
+ * quadFront: share of the quadrilateral those forearms, hands (and face) take;
+ * faceDiff: mean absolute difference inside meta.face (inFace: the box, or the landmark head's
+ *   box to the mouth row and the chin's half-ellipse below it), in levels;
  * faceNoise: the same for the person photo merely re-encoded as the output's JPEG (`jpegRef`):
  *   what "unchanged within JPEG noise" allows on this photo (1.1 on grace_hopper.jpg, 3.5 on
  *   the noisy, small-faced messi5.jpg, so one fixed bound cannot serve both);
@@ -72,7 +95,19 @@ function limbsInFront(landmarks, mask, width) {
 export function tryOnMeasures(ref, out, width, height, mask, landmarks, face, jpegRef = null) {
   const L = (k) => landmarks[k];
   const quad = [L(11), L(12), L(24), L(23)].map(([x, y]) => [x, y]);
-  const front = limbsInFront(landmarks, mask, width);
+  const limbs = limbsInFront(landmarks, mask, width);
+  // The face kept in front counts as in front too: a head bent below the shoulder line
+  // (camera.png, messi5.jpg) puts the chin inside the quadrilateral, and it is not clothing.
+  const faceBox = face && face.mouth_y != null ? face : null;
+  const onFace = faceBox ? inFace(faceBox) : null;
+  const front = (x, y) => {
+    if (onFace) {
+      const fx = Math.floor(x),
+        fy = Math.floor(y);
+      if (fx >= faceBox.x && fy >= faceBox.y && fx < faceBox.x + faceBox.width && fy < faceBox.y + faceBox.height && onFace(fx, fy)) return true;
+    }
+    return limbs(x, y);
+  };
   let changed = 0,
     changedIn = 0,
     quadN = 0,
@@ -102,8 +137,10 @@ export function tryOnMeasures(ref, out, width, height, mask, landmarks, face, jp
     noiseSum = 0,
     faceChanged = 0;
   if (face) {
+    const inside = inFace(face);
     for (let y = face.y; y < face.y + face.height; y++) {
       for (let x = face.x; x < face.x + face.width; x++) {
+        if (!inside(x, y)) continue;
         const i = (y * width + x) * 3;
         for (let c = 0; c < 3; c++) faceSum += Math.abs(ref[i + c] - out[i + c]);
         if (jpegRef) for (let c = 0; c < 3; c++) noiseSum += Math.abs(ref[i + c] - jpegRef[i + c]);

@@ -1,6 +1,7 @@
 import { boxMean } from '../../media/filters.js';
 import { clamp, components, fillHoles, keepLabel, median, morph, plane, runAt, threshold, type Plane } from './raster.js';
 import { skinMask } from './skin.js';
+import type { HeadShape } from './head.js';
 
 /**
  * Body geometry of one person, measured at working scale from the segmentation silhouette and
@@ -27,6 +28,8 @@ export interface BodyGeometry {
   height: number;
   silhouette: Plane;
   face: { x0: number; y0: number; x1: number; y1: number } | null;
+  /** The landmark-shaped head inside `face` (absent without face landmarks: `face` is a box then). */
+  head?: HeadShape;
   cx: number;
   headTop: number;
   chinY: number;

@@ -10,14 +10,16 @@ import { fitGarmentToPose } from './fit-pose.js';
 import { applyLandmarks, armsInFront } from './pose.js';
 import { prepareGarment } from './garment.js';
 import { EXTRACTION_CREDITS, tryOn, type TryOnOptions } from './index.js';
-import { blurPlane, forCapsule, plane, resizePlane, type Plane } from './raster.js';
+import { blurPlane, forCapsule, morph, plane, resizePlane, type Plane } from './raster.js';
+import { edgeMatte } from './matte.js';
 import { colourTreatment, delightGarment, treatGarment } from './garment-light.js';
 import { sceneShading, shadingAt } from './shade.js';
 import { fillBand } from './fill-band.js';
+import { inHead } from './head.js';
 import { keepLargePieces } from './fragments.js';
 import { skirtClip } from './skirt.js';
 import { warpSleevesOnArms } from './sleeves.js';
-import { turnLayer } from './turn.js';
+import { isSideView, turnLayer } from './turn.js';
 import { type WarpedLayer, warpGarment } from './warp.js';
 
 /** Body analysis runs at this long side at most; the warp and composite run at full size. */
@@ -148,7 +150,7 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
   const layer = turned ? turned.layer : flat;
   // Photos the classical render handles badly, said plainly.
   const degrees = Math.round((turn.angle * 180) / Math.PI);
-  if (Math.abs(degrees) >= SIDE_VIEW_DEGREES) {
+  if (isSideView(subject, turn)) {
     ctx.warn(
       `${personIn.name}: the person is turned ${Math.abs(degrees)} degrees from the camera (a side view); local try-on is a classical render for frontal photos, use --remote for a photoreal result`,
     );
@@ -167,9 +169,9 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
   // fringe over the background.
   const outline = personEdge(subject.mask, person.width, person.height);
   const inPerson = garment.kind === 'full' ? skirtClip(outline, subject, person.width, person.height) : outline;
-  const [shade, occ, occSleeve] = await Promise.all([
+  const [shade, occCapsule, occSleeveCapsule] = await Promise.all([
     light === 'scene'
-      ? sceneShading(workRgb, body, forearms).then((p) => shadingAt(p, person.width, person.height))
+      ? sceneShading(workRgb, body, shadeExclude(body, forearms)).then((p) => shadingAt(p, person.width, person.height))
       : new Float32Array(person.width * person.height).fill(1),
     // A dress without sleeves leaves the arms bare, in front of it where they hang down. (Tops
     // are not judged by their sleeve landmarks: the coat fixture's sleeves hang against its
@@ -185,6 +187,20 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
       : softMask(body.occluder, person.width, person.height),
     softMask(sleeveOccluder(body), person.width, person.height),
   ]);
+  throwIfAborted(signal);
+  // Forearms and hands in front get a matte along the photo's own edge (matte.ts), not the
+  // blurred capsule's; the head keeps at least its shape.
+  const limbs = await limbZone(forearms, body.hands, MATTE_RADIUS * body.shoulderW, person.width, person.height);
+  const guide = { data: person.data, width: person.width, height: person.height, channels: person.channels };
+  const matteR = MATTE_RADIUS * body.shoulderW * k;
+  const head = body.head;
+  const onHead = (i: number) => {
+    if (!head) return false;
+    const x = i % person.width;
+    return inHead(head, Math.floor(x / k), Math.floor((i - x) / person.width / k));
+  };
+  const occ = edgeMatte(occCapsule, guide, limbs, matteR, onHead);
+  const occSleeve = edgeMatte(occSleeveCapsule, guide, limbs, matteR, onHead);
   throwIfAborted(signal);
 
   progress(0.9, 'composite');
@@ -272,16 +288,27 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
   );
   const credits = tryOn.cost(opts, {}) + (garment.extracted ? EXTRACTION_CREDITS : 0);
   ctx.onProgress({ fraction: 1, stage: 'done' });
-  // The box the occluder keeps in front (rows and columns round(y0)..round(y1) at working
-  // scale), so meta.face never claims a row the garment may cover.
-  const face = body.face
+  // The face the occluder keeps in front, in full-size pixels: without face landmarks the box
+  // (rows and columns round(y0)..round(y1) at working scale); with them the head shape's
+  // bounding box and its mouth row (`mouth_y`): below that row the face is the half-ellipse
+  // inscribed in the box's lower part (head.ts). meta.face never claims a pixel the garment may
+  // cover: the shape's pixel rows and columns, rounded inwards.
+  const face = head
     ? {
-        x: Math.round(Math.round(body.face.x0) * k),
-        y: Math.round(Math.round(body.face.y0) * k),
-        width: Math.max(1, Math.round((Math.round(body.face.x1) - Math.round(body.face.x0) + 1) * k)),
-        height: Math.max(1, Math.round((Math.round(body.face.y1) - Math.round(body.face.y0) + 1) * k)),
+        x: Math.round(Math.ceil(head.x0) * k),
+        y: Math.round(Math.ceil(head.y0) * k),
+        width: Math.max(1, Math.round((Math.floor(head.x1) - Math.ceil(head.x0) + 1) * k)),
+        height: Math.max(1, Math.round((Math.floor(head.chinY) - Math.ceil(head.y0) + 1) * k)),
+        mouth_y: Math.round(Math.floor(head.mouthY) * k),
       }
-    : null;
+    : body.face
+      ? {
+          x: Math.round(Math.round(body.face.x0) * k),
+          y: Math.round(Math.round(body.face.y0) * k),
+          width: Math.max(1, Math.round((Math.round(body.face.x1) - Math.round(body.face.x0) + 1) * k)),
+          height: Math.max(1, Math.round((Math.round(body.face.y1) - Math.round(body.face.y0) + 1) * k)),
+        }
+      : null;
   return {
     ext: 'jpg',
     contentType: 'image/jpeg',
@@ -344,17 +371,19 @@ function landmarkMeta(p: Person): Array<[number, number, number]> {
  * Working-scale 0/1: what the fill band must not cover. The occluder keeps everything above the
  * neck row in the head's columns in front: the head and hair, but also the old clothing's
  * collar and shoulder tops beside the neck, which showed above the new garment (and a red
- * jersey's collar passes the skin rule). Below the chin and down to just under the shoulder
- * line, in the head's columns (the face box and half its width either side), only the neck
- * (0.17 shoulder widths either side of the face's centre), forearms and hands block the band;
- * everywhere else the whole occluder does.
+ * jersey's collar passes the skin rule). Below the mouth row outside the head shape (head.ts:
+ * it narrows to the chin, so the collar corners beside the chin are outside it) and down to
+ * just under the shoulder line, in the head's columns (the face box and half its width either
+ * side), only the neck (0.17 shoulder widths either side of the face's centre), forearms and
+ * hands block the band; everywhere else the whole occluder does.
  */
 function fillBlocked(body: BodyGeometry, forearms: Plane): Plane {
   const f = body.face;
   if (!f) return body.occluder;
   const { width: w, height: h } = body;
   const out = new Uint8Array(w * h);
-  const chin = f.y1,
+  const head = body.head;
+  const top = head ? head.mouthY : f.y1,
     fw = f.x1 - f.x0,
     neckX = (f.x0 + f.x1) / 2;
   const collarEnd = body.shoulderY + 0.15 * body.shoulderW;
@@ -363,18 +392,59 @@ function fillBlocked(body: BodyGeometry, forearms: Plane): Plane {
     if (!body.occluder.data[i]) continue;
     const x = i % w,
       y = (i - x) / w;
-    const collarZone = y > chin && y <= collarEnd && x >= f.x0 - 0.5 * fw && x <= f.x1 + 0.5 * fw;
+    const collarZone = y > top && y <= collarEnd && x >= f.x0 - 0.5 * fw && x <= f.x1 + 0.5 * fw && !(head && inHead(head, x, y));
     out[i] = !collarZone || Math.abs(x - neckX) <= neckHalf || forearms.data[i] || body.hands?.data[i] ? 1 : 0;
   }
   return plane(w, h, out);
+}
+
+/**
+ * Working-scale 0/1: what the shading estimate leaves out besides the occluder: the forearms and,
+ * above the neck row and the shoulder seams' line in the head's columns (the face box and half
+ * its width either side), the
+ * neck, hair and collar beside the head that the landmark head (head.ts) no longer keeps in
+ * front: their albedo (skin in shadow, dark hair) is not the clothing's and pulled the estimate
+ * of the light (the known-ramp gain fell from 0.73 to 0.50 in light.test.ts).
+ */
+function shadeExclude(body: BodyGeometry, forearms: Plane): Plane {
+  const f = body.face;
+  if (!f || !body.head) return forearms;
+  const { width: w, height: h } = body;
+  const out = new Uint8Array(forearms.data);
+  const fw = f.x1 - f.x0;
+  const x0 = Math.max(0, Math.floor(f.x0 - 0.5 * fw)),
+    x1 = Math.min(w - 1, Math.ceil(f.x1 + 0.5 * fw));
+  // Above the line through the shoulder seams too (about 0.06 shoulder widths above the joints'
+  // line, where the occluder's head rule stopped): below it lie a leaning body's shoulders.
+  const { shoulderL: a, shoulderR: b } = body;
+  const slope = (b.y - a.y) / Math.max(1e-6, b.x - a.x);
+  for (let y = 0; y < Math.min(h, Math.ceil(body.neckY)); y++) {
+    for (let x = x0; x <= x1; x++) if (y <= a.y + slope * (x - a.x)) out[y * w + x] = 1;
+  }
+  return plane(w, h, out);
+}
+
+/** The matte's band half-width (matte.ts) and the reach of its zone beyond the limbs, in shoulder widths. */
+const MATTE_RADIUS = 0.05;
+
+/** Full-size 0/1: the forearm and hand capsules (working scale) grown by `grow` working pixels. */
+async function limbZone(forearms: Plane, hands: Plane | undefined, grow: number, width: number, height: number): Promise<Plane> {
+  const { width: w, height: h } = forearms;
+  const both = new Uint8Array(w * h);
+  for (let i = 0; i < w * h; i++) both[i] = forearms.data[i] || hands?.data[i] ? 1 : 0;
+  const grown = morph(plane(w, h, both), Math.max(1, Math.ceil(grow)));
+  const bytes = new Uint8Array(w * h);
+  for (let i = 0; i < w * h; i++) bytes[i] = grown.data[i] ? 255 : 0;
+  const up = await resizePlane(plane(w, h, bytes), width, height);
+  const out = new Uint8Array(width * height);
+  for (let i = 0; i < out.length; i++) out[i] = up.data[i]! >= 128 ? 1 : 0;
+  return plane(width, height, out);
 }
 
 /** Pieces of a drawn layer smaller than this share of its largest piece are dropped as fragments. */
 const MIN_PIECE = 0.02;
 /** The band around the garment filled from it, in shoulder widths. */
 const FILL_REACH = 0.1;
-/** Turns from this many degrees on are side views (warned about). */
-const SIDE_VIEW_DEGREES = 50;
 /** A torso this much covered by what stays in front of the garment is warned about. */
 const HEAVY_OCCLUSION = 0.3;
 

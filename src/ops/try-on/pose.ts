@@ -1,12 +1,13 @@
 import { POSE, type Person } from '../../engine/people.js';
 import type { BodyGeometry, Point } from './body.js';
+import { type HeadShape, headBox, headShape, inHead } from './head.js';
 import { clamp, forCapsule, plane, type Plane } from './raster.js';
 
 /**
  * Replaces the silhouette heuristics' guesses with BlazePose landmarks wherever the model saw
  * the body part: shoulder seams on the shoulder landmarks, collar at the neck base (a fifth of
  * the shoulder width above the shoulder line), hem rows from the hips (and knees), sleeves
- * along the upper arms, the face box from the face landmarks, and forearms and hands drawn in
+ * along the upper arms, the head shape from the face landmarks (head.ts), and forearms and hands drawn in
  * front of the garment. `k` is full-resolution pixels per working pixel.
  */
 export function applyLandmarks(body: BodyGeometry, person: Person, k: number): BodyGeometry {
@@ -49,14 +50,25 @@ export function applyLandmarks(body: BodyGeometry, person: Person, k: number): B
   const armL = arm(sl, elbowFor(leftIsA));
   const armR = arm(sr, elbowFor(!leftIsA));
 
-  // Face box from eyes, ears, nose and mouth.
-  const face = faceBox(L, body.width, body.height);
+  // The head from eyes, ears, nose and mouth: full width to the mouth, narrowing to the chin
+  // (head.ts); `face` is its bounding box.
+  const head = headShape(L, body.width, body.height);
+  const face = head ? headBox(head) : null;
 
   const occluder = withLimbs(
     withFace(
-      headAboveShoulders(moveNeck({ ...body, occluder: nearArmsOrHead(body.occluder, L, sw, face, neckY, shoulderY) }, neckY, face), sl, sr, sw, face, neckY),
+      headAboveShoulders(
+        moveNeck({ ...body, occluder: nearArmsOrHead(body.occluder, L, sw, face, neckY, shoulderY) }, neckY, head),
+        sl,
+        sr,
+        sw,
+        face,
+        head,
+        neckY,
+        body.skin,
+      ),
       body.silhouette,
-      face,
+      head,
     ),
     body.silhouette,
     body.skin,
@@ -69,6 +81,7 @@ export function applyLandmarks(body: BodyGeometry, person: Person, k: number): B
     ...body,
     cx,
     face: face ?? body.face,
+    head: head ?? undefined,
     neckY,
     shoulderY,
     shoulderL,
@@ -202,38 +215,29 @@ export function armsInFront(person: Person, width: number, height: number): Plan
   return plane(width, height, out);
 }
 
-function faceBox(L: Array<{ x: number; y: number; v: number }>, w: number, h: number): BodyGeometry['face'] {
-  const pts = L.slice(0, 11).filter((p) => p.v > 0.5);
-  if (pts.length < 5) return null;
-  const xs = pts.map((p) => p.x),
-    ys = pts.map((p) => p.y);
-  const eyeY = (L[POSE.leftEye]!.y + L[POSE.rightEye]!.y) / 2;
-  const mouthY = (L[POSE.mouthLeft]!.y + L[POSE.mouthRight]!.y) / 2;
-  const d = Math.max(2, mouthY - eyeY);
-  const x0 = Math.min(...xs),
-    x1 = Math.max(...xs);
-  return {
-    x0: clamp(x0 - 0.15 * (x1 - x0), 0, w - 1),
-    x1: clamp(x1 + 0.15 * (x1 - x0), 0, w - 1),
-    y0: clamp(Math.min(...ys, eyeY - 1.6 * d), 0, h - 1),
-    y1: clamp(mouthY + 0.7 * d, 0, h - 1),
-  };
-}
-
 /**
  * Above the neck row everything in the silhouette counts as head and stays in front of the
  * garment. A head bent down to the shoulder line (a man leaning into a camera: mouth below the
  * shoulders) pushes the neck row below the shoulders, and the coat's shoulders and collar were
  * kept in front as "head". Above the neck row only what lies above the shoulder line (the
- * line through both shoulder joints, 0.05 shoulder widths up) or within the face box stays in
- * front (the back of the head and hair lie above the shoulder line). For an upright person the
- * neck row is above the shoulder line and nothing changes.
+ * line through both shoulder joints, 0.05 shoulder widths up) or within the head shape stays in
+ * front (the back of the head and hair lie above the shoulder line), and, beside the head shape,
+ * nothing below the nape (head.ts) but skin (the neck). For an upright person the neck row is
+ * above the shoulder line and only the nape rule applies.
  */
-function headAboveShoulders(occ: Plane, sl: Point, sr: Point, sw: number, face: BodyGeometry['face'], neckY: number): Plane {
+function headAboveShoulders(
+  occ: Plane,
+  sl: Point,
+  sr: Point,
+  sw: number,
+  face: BodyGeometry['face'],
+  head: HeadShape | null,
+  neckY: number,
+  skin: Plane,
+): Plane {
   const { width: w } = occ;
   const out = new Uint8Array(occ.data);
   const slope = (sr.y - sl.y) / Math.max(1e-6, sr.x - sl.x);
-  const inHead = (x: number, y: number) => !!face && y <= face.y1 && x >= face.x0 && x <= face.x1;
   // The head's columns: the face box and half its width either side (the back of the head,
   // hair). Beside them, above the shoulder line, is a shoulder or the back of a person turned
   // or bent (camera.png's near shoulder rises above the joints' line): garment, not head.
@@ -244,7 +248,10 @@ function headAboveShoulders(occ: Plane, sl: Point, sr: Point, sw: number, face: 
       const i = y * w + x;
       if (!out[i]) continue;
       const lineY = sl.y + slope * (x - sl.x) - 0.05 * sw;
-      if ((y > lineY || !headColumn(x)) && !inHead(x, y)) out[i] = 0;
+      const inShape = !!head && inHead(head, x, y);
+      // Below the nape, beside the face: neck (skin stays) or the old collar, not head.
+      const belowNape = !!head && y > head.napeY && !skin.data[i];
+      if ((y > lineY || !headColumn(x) || belowNape) && !inShape) out[i] = 0;
     }
   }
   return plane(w, occ.height, out);
@@ -318,7 +325,7 @@ function skinShare(skin: Plane, p: { x: number; y: number }, q: { x: number; y: 
  * landmarks' neck row replaces theirs: rows between the two are re-decided (head and face in
  * front, the rest behind).
  */
-function moveNeck(body: BodyGeometry, neckY: number, face: BodyGeometry['face']): Plane {
+function moveNeck(body: BodyGeometry, neckY: number, head: HeadShape | null): Plane {
   const { width: w, height: h } = body;
   const out = new Uint8Array(body.occluder.data);
   const a = Math.max(0, Math.round(Math.min(neckY, body.neckY))),
@@ -326,22 +333,25 @@ function moveNeck(body: BodyGeometry, neckY: number, face: BodyGeometry['face'])
   for (let y = a; y < b; y++) {
     for (let x = 0; x < w; x++) {
       const i = y * w + x;
-      const inFace = face && x >= face.x0 && x <= face.x1 && y <= face.y1;
+      const inFace = head && inHead(head, x, y);
       out[i] = y < neckY ? body.silhouette.data[i]! : inFace ? body.silhouette.data[i]! : 0;
     }
   }
   return plane(w, h, out);
 }
 
-/** The face stays in front of the garment wherever the neck row falls (heads lean into the chest line). */
-function withFace(base: Plane, sil: Plane, face: BodyGeometry['face']): Plane {
-  if (!face) return base;
+/**
+ * The head (head.ts: full width to the mouth, narrowing to the chin) stays in front of the
+ * garment wherever the neck row falls (heads lean into the chest line), on the person's mask.
+ */
+function withFace(base: Plane, sil: Plane, head: HeadShape | null): Plane {
+  if (!head) return base;
   const out = new Uint8Array(base.data);
   const { width: w } = base;
-  for (let y = Math.round(face.y0); y <= Math.round(face.y1); y++) {
-    for (let x = Math.round(face.x0); x <= Math.round(face.x1); x++) {
+  for (let y = Math.floor(head.y0); y <= Math.ceil(head.chinY); y++) {
+    for (let x = Math.floor(head.x0); x <= Math.ceil(head.x1); x++) {
       const i = y * w + x;
-      if (sil.data[i]) out[i] = 1;
+      if (inHead(head, x, y) && sil.data[i]) out[i] = 1;
     }
   }
   return plane(w, base.height, out);

@@ -28,6 +28,9 @@ interface Seg {
   s0: number;
 }
 
+/** The sleeve end's fade along the arm, in shoulder-joint widths. */
+const FEATHER = 0.06;
+
 /** Nearest point on a polyline: arc length and signed distance (positive on the left normal (-dy, dx)). */
 function project(segs: Seg[], x: number, y: number): { s: number; d: number } {
   let best = { s: 0, d: 0, dist: Infinity };
@@ -94,6 +97,8 @@ export function warpSleevesOnArms(g: Garment, p: Person, scale: number, width: n
     }
     if (!segs.length) continue;
     const sleeveLen = Math.min(gLen * scale, acc);
+    // The sleeve's end fades out along the arm over this length (never a square cut).
+    const feather = Math.max(1.5, FEATHER * Math.hypot(a.x - b.x, a.y - b.y));
     // Fabric half-width at the person's scale, for the bounding box.
     const halfW = (Math.hypot(sleeve.tip.x - sleeve.cuff.x, sleeve.tip.y - sleeve.cuff.y) / 2 + Math.hypot(seam.x - pit.x, seam.y - pit.y) / 2) * scale;
     const back = 0.15 * sleeveLen; // into the garment's body, under the armhole seam
@@ -149,6 +154,9 @@ export function warpSleevesOnArms(g: Garment, p: Person, scale: number, width: n
         if (!g.sleeves.data[ny * gw + nx]) continue;
         const o = y * w + x;
         if (!samplePremultiplied(gd, gw, gh, sx, sy, rgb, alpha, o)) continue;
+        const t = Math.min(1, Math.max(0, (sleeveLen + 2 - s) / feather));
+        if (t < 1) alpha[o] = Math.round(alpha[o]! * t * t * (3 - 2 * t));
+        if (!alpha[o]) continue;
         flag[o] = 1;
         any = true;
       }

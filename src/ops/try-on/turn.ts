@@ -31,6 +31,33 @@ const MAX_TURN = (62 * Math.PI) / 180;
  * degrees) the far arm still shows beside the body and keeps its sleeve.
  */
 export const HIDE_FAR_SLEEVE = (50 * Math.PI) / 180;
+/** Turns from this many degrees on (BlazePose's depth) may be side views. */
+export const SIDE_VIEW = (50 * Math.PI) / 180;
+/**
+ * A face in profile: the nose this far from the ears' midpoint, in ear spans. Facing the camera
+ * it sits between the ears (astronaut.png 0.02, grace_hopper.jpg 0.05); the frontal people of
+ * the fixtures look aside by up to 0.50 (basketball1.png's man watching the ball, messi5.jpg
+ * 0.37, apollo11_crew.jpg 0.36); camera.png's profile is at 0.78.
+ */
+const PROFILE_NOSE = 0.65;
+
+/**
+ * A side view, warned about: BlazePose's depth turns the torso SIDE_VIEW or more and the 2D face
+ * agrees (in profile, or not seen: a back or a face turned away). Depth alone is not enough:
+ * basketball1.png's man, facing the camera with his arms raised to a ball, gets 68 degrees, the
+ * same as camera.png's side view.
+ */
+export function isSideView(p: Pick<Person, 'landmarks'>, turn: TorsoTurn): boolean {
+  if (Math.abs(turn.angle) < SIDE_VIEW) return false;
+  const L = p.landmarks;
+  const nose = L[POSE.nose]!,
+    a = L[POSE.leftEar]!,
+    b = L[POSE.rightEar]!;
+  if (nose.visibility <= 0.5 || a.visibility <= 0.5 || b.visibility <= 0.5) return true;
+  const span = Math.max(1, Math.abs(a.x - b.x));
+  return Math.abs(nose.x - (a.x + b.x) / 2) / span >= PROFILE_NOSE;
+}
+
 /**
  * Chest depth (half) as a share of the shoulders' half-width, as the turn model uses it. A
  * real chest is deeper (about 0.6), but BlazePose's depth overstates moderate turns: on the

@@ -35,9 +35,40 @@ async function rgb(src: string | Buffer) {
   return { data, width: info.width, height: info.height };
 }
 
+/**
+ * Share of the face's own pixels changed by more than 24 levels, judged from the landmarks alone
+ * (not from meta.face): disks of radius 0.25 x the eye-mouth distance around the nose, both
+ * mouth corners, both eyes, and the chin point 0.35 of that distance below the mouth. Fails if
+ * the garment or the fill band paints over the face, whatever meta.face says. null when the face
+ * landmarks are not seen.
+ */
+function faceItselfChanged(ref: Uint8Array, out: Uint8Array, width: number, height: number, L: Array<[number, number, number]>): number | null {
+  if ([0, 2, 5, 9, 10].some((i) => L[i]![2] <= 0.5)) return null;
+  const eyeY = (L[2]![1] + L[5]![1]) / 2,
+    mouthX = (L[9]![0] + L[10]![0]) / 2,
+    mouthY = (L[9]![1] + L[10]![1]) / 2;
+  const d = Math.max(2, mouthY - eyeY);
+  const centres: Array<[number, number]> = [0, 2, 5, 9, 10].map((i) => [L[i]![0], L[i]![1]]);
+  centres.push([mouthX, mouthY + 0.35 * d]);
+  const r = 0.25 * d;
+  let n = 0,
+    changed = 0;
+  for (let y = Math.max(0, Math.floor(eyeY - r)); y <= Math.min(height - 1, Math.ceil(mouthY + 0.35 * d + r)); y++) {
+    for (let x = 0; x < width; x++) {
+      if (!centres.some(([cx, cy]) => Math.hypot(x + 0.5 - cx, y + 0.5 - cy) <= r)) continue;
+      n++;
+      const i = (y * width + x) * 3;
+      if (Math.max(Math.abs(ref[i]! - out[i]!), Math.abs(ref[i + 1]! - out[i + 1]!), Math.abs(ref[i + 2]! - out[i + 2]!)) > 24) changed++;
+    }
+  }
+  return n ? changed / n : null;
+}
+
 interface Case {
   person: string;
   garment: string;
+  /** faceItselfChanged on the product and on the unlit render. */
+  faceItself: [number | null, number | null];
   m: {
     inMask: number;
     quadCover: number;
@@ -71,7 +102,7 @@ beforeAll(async () => {
       const out = await rgb(result.data!);
       const meta = result.meta as Record<string, unknown> & { face: unknown; dressed_person: number };
       const subject = found[meta.dressed_person]!;
-      const lms = subject.landmarks.map((l) => [l.x, l.y, l.visibility]);
+      const lms = subject.landmarks.map((l) => [l.x, l.y, l.visibility] as [number, number, number]);
       const options = parseOptions(getOperation('try-on')!, {}, 'field') as TryOnOptions;
       const ctx = { signal: new AbortController().signal, onProgress() {}, warn() {}, tempPath: (e: string) => `/tmp/imgtool-landmarks.${e}` };
       const flatRes = await renderTryOn(
@@ -84,6 +115,7 @@ beforeAll(async () => {
         person,
         garment,
         m: tryOnMeasures(ref.data, out.data, ref.width, ref.height, subject.mask, lms, meta.face, jpegRef),
+        faceItself: [faceItselfChanged(ref.data, out.data, ref.width, ref.height, lms), faceItselfChanged(ref.data, flat.data, ref.width, ref.height, lms)],
         flat: tryOnMeasures(ref.data, flat.data, ref.width, ref.height, subject.mask, lms, meta.face, jpegRef),
         meta,
       });
@@ -134,6 +166,18 @@ describe('try-on on landmarks: fixture people x (t-shirt, coat, dress)', () => {
       expect(c.m.faceChanged, `${c.person} + ${c.garment}`).toBeLessThanOrEqual(0.005);
     }
     expect(cases.filter((c) => c.meta.face).length).toBeGreaterThanOrEqual(12);
+  });
+
+  it('the face itself (nose, eyes, mouth, chin, from the landmarks, not meta.face) is never painted over by the garment or the fill band', () => {
+    let seen = 0;
+    for (const c of cases) {
+      for (const v of c.faceItself) {
+        if (v === null) continue;
+        seen++;
+        expect(v, `${c.person} + ${c.garment}`).toBeLessThanOrEqual(0.005);
+      }
+    }
+    expect(seen).toBeGreaterThanOrEqual(24);
   });
 
   it('meta reports the people found and the dressed person landmarks; with two people the one facing the camera is dressed', () => {

@@ -1,0 +1,172 @@
+// Issue 35's seams, measured on an unlit try-on render (`flat`: the garment's own colours, so
+// "changed from the photo" means "garment or fill drawn there") against the person photo.
+// Landmarks are BlazePose's in image pixels ([x, y, visibility]); sw = shoulder-joint distance.
+// All distances are in shoulder widths (sw) unless said.
+
+/** A pixel counts as drawn when a channel moved by more than this (as try-on-metrics.mjs). */
+const CHANGED = 24;
+
+function diffAt(a, b, i) {
+  return Math.max(Math.abs(a[i] - b[i]), Math.abs(a[i + 1] - b[i + 1]), Math.abs(a[i + 2] - b[i + 2]));
+}
+
+/**
+ * The neck base as pose.ts estimates it from landmarks: a fifth of the shoulder width above the
+ * shoulder line, kept between the mouth (+0.05 sw) and the shoulder line (-0.05 sw).
+ */
+export function neckBase(lms) {
+  const sw = Math.hypot(lms[11][0] - lms[12][0], lms[11][1] - lms[12][1]);
+  const shY = (lms[11][1] + lms[12][1]) / 2;
+  const mouthY = (lms[9][1] + lms[10][1]) / 2;
+  return Math.min(shY - 0.05 * sw, Math.max(mouthY + 0.05 * sw, shY - 0.2 * sw));
+}
+
+function median(v) {
+  if (!v.length) return null;
+  const s = [...v].sort((a, b) => a - b);
+  return s[s.length >> 1];
+}
+
+/**
+ * collarGap: in the collar corners' columns (0.12..0.3 sw either side of the shoulders' middle),
+ *   the topmost drawn row within 0.5 sw of the shoulder line, less the neck-base estimate
+ *   (median over columns, sw). Positive: the garment starts below the neck base and the old
+ *   collar shows above it.
+ * shoulderGap: at each shoulder joint's column (+-0.05 sw), the topmost drawn row less the
+ *   person mask's top row there (median, sw, both shoulders averaged): the old clothing's
+ *   shoulder top left showing above the seam.
+ * hemGap: tops only, hips inside the frame: the lowest drawn row in the central columns (within
+ *   0.25 sw of the hips' middle) less the hip line (sw): negative, the hem ends above the hips.
+ * sleeveEdgePx / sleeveEdge: how the sleeves end along each seen arm (shoulder -> elbow ->
+ *   wrist): for each offset across the arm (within 0.08 sw of its axis), the end of the drawn
+ *   run along the arm and the number of 1-px steps over which the change falls from 80% to 20%
+ *   of the garment's contrast just before it; the median over offsets and arms (px, and sw).
+ *   1 px: a hard, square cut; a feathered end takes several.
+ */
+export function seamMeasures(photo, flat, width, height, mask, lms, kind) {
+  const sw = Math.hypot(lms[11][0] - lms[12][0], lms[11][1] - lms[12][1]);
+  const mid = (lms[11][0] + lms[12][0]) / 2;
+  const shY = (lms[11][1] + lms[12][1]) / 2;
+  const drawn = (x, y) => x >= 0 && y >= 0 && x < width && y < height && diffAt(photo, flat, (y * width + x) * 3) > CHANGED;
+  // Collar.
+  const nb = neckBase(lms);
+  const tops = [];
+  for (let x = Math.round(mid - 0.3 * sw); x <= Math.round(mid + 0.3 * sw); x++) {
+    if (Math.abs(x - mid) < 0.12 * sw || x < 0 || x >= width) continue;
+    for (let y = Math.max(0, Math.round(nb - 0.5 * sw)); y <= Math.min(height - 1, Math.round(shY + 0.5 * sw)); y++) {
+      if (drawn(x, y)) {
+        tops.push(y);
+        break;
+      }
+    }
+  }
+  const collarTop = median(tops);
+  // Shoulder tops.
+  const gaps = [];
+  for (const j of [11, 12]) {
+    const per = [];
+    for (let x = Math.round(lms[j][0] - 0.05 * sw); x <= Math.round(lms[j][0] + 0.05 * sw); x++) {
+      if (x < 0 || x >= width) continue;
+      let top = -1,
+        g = -1;
+      for (let y = Math.max(0, Math.round(lms[j][1] - 0.6 * sw)); y <= Math.min(height - 1, Math.round(lms[j][1] + 0.3 * sw)); y++) {
+        if (top < 0 && mask[y * width + x] >= 128) top = y;
+        if (g < 0 && drawn(x, y)) g = y;
+      }
+      if (top >= 0 && g >= 0) per.push(g - top);
+    }
+    const m = median(per);
+    if (m !== null) gaps.push(m / sw);
+  }
+  // Hem.
+  let hemGap = null;
+  const hipY = (lms[23][1] + lms[24][1]) / 2;
+  const hipX = (lms[23][0] + lms[24][0]) / 2;
+  if (kind === 'top' && hipY < height - 1 && lms[23][2] > 0.5 && lms[24][2] > 0.5) {
+    const lows = [];
+    for (let x = Math.round(hipX - 0.25 * sw); x <= Math.round(hipX + 0.25 * sw); x++) {
+      if (x < 0 || x >= width) continue;
+      for (let y = Math.min(height - 1, Math.round(hipY + 0.6 * sw)); y >= Math.round(shY); y--) {
+        if (drawn(x, y)) {
+          lows.push(y);
+          break;
+        }
+      }
+    }
+    const low = median(lows);
+    if (low !== null) hemGap = (low - hipY) / sw;
+  }
+  // Sleeve ends.
+  const widths = [];
+  for (const [s, e, w] of [
+    [11, 13, 15],
+    [12, 14, 16],
+  ]) {
+    const inFrame = (p) => p[0] >= 0 && p[1] >= 0 && p[0] < width && p[1] < height;
+    if (lms[s][2] < 0.5 || lms[e][2] < 0.5 || !inFrame(lms[e])) continue;
+    const pts = [lms[s], lms[e]];
+    if (lms[w][2] > 0.3 && inFrame(lms[w])) pts.push(lms[w]);
+    widths.push(...sleeveEndWidths(photo, flat, width, height, pts, sw));
+  }
+  const edge = median(widths);
+  return {
+    collarGap: collarTop === null ? null : (collarTop - nb) / sw,
+    shoulderGap: gaps.length ? gaps.reduce((a, b) => a + b, 0) / gaps.length : null,
+    hemGap,
+    sleeveEdgePx: edge,
+    sleeveEdge: edge === null ? null : edge / sw,
+  };
+}
+
+/** Per offset across the arm: the 80%-to-20% fall length (px) at the end of the drawn run along the arm polyline `pts`. */
+function sleeveEndWidths(photo, flat, width, height, pts, sw) {
+  const segs = [];
+  let acc = 0;
+  for (let k = 0; k + 1 < pts.length; k++) {
+    const [ax, ay] = pts[k],
+      [bx, by] = pts[k + 1];
+    const len = Math.hypot(bx - ax, by - ay);
+    if (len < 1) continue;
+    segs.push({ ax, ay, dx: (bx - ax) / len, dy: (by - ay) / len, len, s0: acc });
+    acc += len;
+  }
+  if (!segs.length) return [];
+  const half = Math.max(2, Math.round(0.08 * sw));
+  const S = Math.ceil(acc + 0.3 * sw);
+  // D[d][s]: the change at arc length s, offset d, sampled at the nearest pixel.
+  const rows = [];
+  for (let d = -half; d <= half; d++) {
+    const row = new Float32Array(S + 1).fill(Number.NaN);
+    for (let s = 0; s <= S; s++) {
+      // The segment holding arc length s (the last one runs on beyond the wrist or elbow).
+      let g = segs[segs.length - 1];
+      for (const q of segs)
+        if (s <= q.s0 + q.len) {
+          g = q;
+          break;
+        }
+      const t = s - g.s0;
+      const x = Math.round(g.ax + g.dx * t - g.dy * d),
+        y = Math.round(g.ay + g.dy * t + g.dx * d);
+      if (x < 0 || y < 0 || x >= width || y >= height) continue;
+      row[s] = diffAt(photo, flat, (y * width + x) * 3);
+    }
+    rows.push(row);
+  }
+  const out = [];
+  for (const row of rows) {
+    // The drawn run from a quarter of the upper arm on; its end: the first of 3 undrawn steps.
+    let s = Math.round(0.25 * segs[0].len);
+    if (!(row[s] > CHANGED)) continue;
+    while (s + 3 <= S && !(row[s + 1] <= CHANGED && row[s + 2] <= CHANGED && row[s + 3] <= CHANGED)) s++;
+    if (s + 3 > S) continue;
+    const before = [row[s - 6], row[s - 5], row[s - 4]].filter((v) => v > 0);
+    if (before.length < 2) continue;
+    const G = before.reduce((a, b) => a + b, 0) / before.length;
+    if (G < 2 * CHANGED) continue;
+    let n = 0;
+    for (let k = s - 8; k <= s + 3; k++) if (row[k] > 0.2 * G && row[k] < 0.8 * G) n++;
+    out.push(Math.max(1, n));
+  }
+  return out;
+}

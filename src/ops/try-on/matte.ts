@@ -1,0 +1,76 @@
+import { maskedGaussianBlur } from '../../media/filters.js';
+import { morph, plane, type Plane } from './raster.js';
+
+/** The photo the matte reads its edges from (RGB or RGBA bytes). */
+export interface MatteGuide {
+  data: Uint8Array;
+  width: number;
+  height: number;
+  channels: number;
+}
+
+/**
+ * What stays in front of the garment (forearms and hands) is drawn from landmark capsules, whose
+ * edge is a guess: a blurred capsule laid a hard, round band over the garment, a few pixels
+ * wider or narrower than the arm. Near those limbs (`zone`) the capsule's edge band (`r` pixels
+ * either side of its 50% line) is re-decided from the photo's own colours: the limb's colour F
+ * is the local mean over the capsule's core, the clothing's B over the ring just outside it
+ * (normalised Gaussians, sigma 2r), and each band pixel's matte is the projection of its colour
+ * on the line B -> F (alpha = (I - B).(F - B) / |F - B|^2, the colour-line model of matting).
+ * So the capsule's excess over the clothing falls away, an arm wider than the capsule is taken
+ * in, and the edge pixels mixing both get partial alpha (anti-aliased as the photo is). Where F
+ * and B are within MIN_CONTRAST levels the photo says nothing and the capsule stays. Wherever
+ * `keep` says (the head), the occluder is never lowered.
+ *
+ * occ: full-size 0..255 occluder; zone: full-size 0/1 where the matte applies; keep: pixels
+ * whose occluder may only grow. Returns a new plane (or `occ` itself when the zone is empty).
+ */
+export function edgeMatte(occ: Plane, guide: MatteGuide, zone: Plane, r: number, keep?: (i: number) => boolean): Plane {
+  const { width: w, height: h } = occ;
+  const n = w * h;
+  let any = false;
+  for (let i = 0; i < n && !any; i++) if (zone.data[i] && occ.data[i]! >= 128) any = true;
+  if (!any) return occ;
+  const e = Math.max(1, Math.round(r));
+  const solid = plane(w, h);
+  for (let i = 0; i < n; i++) solid.data[i] = occ.data[i]! >= 128 ? 1 : 0;
+  const core = morph(solid, -e),
+    grown = morph(solid, e),
+    outer = morph(solid, 2 * e);
+  const mF = new Float32Array(n),
+    mB = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    mF[i] = core.data[i]!;
+    mB[i] = outer.data[i]! && !grown.data[i]! ? 1 : 0;
+  }
+  const ch = guide.channels;
+  const F: Float32Array[] = [],
+    B: Float32Array[] = [],
+    I: Float32Array[] = [];
+  for (let c = 0; c < 3; c++) {
+    const v = new Float32Array(n);
+    for (let i = 0; i < n; i++) v[i] = guide.data[i * ch + Math.min(c, ch - 1)]!;
+    I.push(v);
+    F.push(maskedGaussianBlur(v, mF, w, h, 2 * e));
+    B.push(maskedGaussianBlur(v, mB, w, h, 2 * e));
+  }
+  const out = new Uint8Array(occ.data);
+  for (let i = 0; i < n; i++) {
+    // The band: within e of the capsule's 50% line, on either side.
+    if (!zone.data[i] || !grown.data[i] || core.data[i]) continue;
+    let dd = 0,
+      dot = 0;
+    for (let c = 0; c < 3; c++) {
+      const fb = F[c]![i]! - B[c]![i]!;
+      dd += fb * fb;
+      dot += (I[c]![i]! - B[c]![i]!) * fb;
+    }
+    if (!(dd >= MIN_CONTRAST * MIN_CONTRAST)) continue; // NaN (no core or ring near) or too little contrast
+    const v = Math.round(Math.min(1, Math.max(0, dot / dd)) * 255);
+    out[i] = keep?.(i) ? Math.max(out[i]!, v) : v;
+  }
+  return plane(w, h, out);
+}
+
+/** Limb and clothing colours closer than this (levels, RGB distance) leave the capsule as it was. */
+export const MIN_CONTRAST = 20;
