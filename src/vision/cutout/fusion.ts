@@ -167,22 +167,26 @@ export function fuseMasks(input: FusionInput, keep: Keep = 'auto', params: Fusio
   const edges = () => (edgesMemo ??= colourEdges(image, w, h, f, lw, lh, colours()));
   // The union on the analysis grid; decide() and image-parts only read it.
   const hiLow = nearestDown(hi, w, h, f);
-  const choice = decide(nearestDown(lo, w, h, f), hiLow, edges, lw, lh, keep, params, second ? nearestDown(primary, w, h, f) : undefined);
-  if (!choice) return { mask: lo, parts: [] };
+  const primaryLow = second ? nearestDown(primary, w, h, f) : undefined;
+  const ownEdge = !!params.primaryFirst && !!second;
+  const choice = decide(nearestDown(lo, w, h, f), hiLow, edges, lw, lh, keep, params, primaryLow);
+  // Model first: nothing confident anywhere leaves the primary's mask as it is (the plain model's).
+  if (!choice) return { mask: ownEdge ? primary.slice() : lo, parts: [] };
   const { keepAll, keepHi } = choice;
   const diag = Math.hypot(lw, lh);
   const halo = Math.max(2, params.haloShare * diag);
   const dAll = distanceToSeeds(keepAll, lw, lh);
   const dHi = distanceToSeeds(keepHi, lw, lh);
-  const mask = new Uint8Array(n);
-  const ownEdge = !!params.primaryFirst && !!second;
-  for (let y = 0, i = 0; y < h; y++) {
-    const row = ((y / f) | 0) * lw;
-    for (let x = 0; x < w; x++, i++) {
-      const k = row + ((x / f) | 0);
-      // The union only on and right next to a kept blob: elsewhere the agreement draws the edge.
-      if (dHi[k] <= 2) mask[i] = hi[i];
-      else if (dAll[k] <= halo) mask[i] = ownEdge ? primary[i]! : lo[i];
+  const mask = ownEdge ? modelFirstMask(primary, hi, primaryLow!, keepAll, dAll, dHi, halo, w, h, f, lw) : new Uint8Array(n);
+  if (!ownEdge) {
+    for (let y = 0, i = 0; y < h; y++) {
+      const row = ((y / f) | 0) * lw;
+      for (let x = 0; x < w; x++, i++) {
+        const k = row + ((x / f) | 0);
+        // The union only on and right next to a kept blob: elsewhere the agreement draws the edge.
+        if (dHi[k] <= 2) mask[i] = hi[i];
+        else if (dAll[k] <= halo) mask[i] = lo[i];
+      }
     }
   }
   // A part neither model sees but the image shows next to the body (image-parts.ts). Only with
@@ -197,6 +201,50 @@ export function fuseMasks(input: FusionInput, keep: Keep = 'auto', params: Fusio
     }
   }
   return { mask, parts: partsOf(mask, w, h, params.speckShare) };
+}
+
+/**
+ * Model first (round 12): the primary's mask (ISNet's, the plain model's) is the start and stays
+ * as it is wherever no rule decided, so where the selection keeps all the primary finds and adds
+ * nothing, the cut-out is bit for bit the plain model's. Only two things change it:
+ *  - a part only the second model is confident on that a rule kept (keepHi): the union (max) on and
+ *    right next to it, so it keeps that model's edge;
+ *  - a region the primary is confident on that the selection dropped (a stray object far from the
+ *    subject): it and its soft fringe (within the halo) become 0, unless within the halo of
+ *    what is kept. The primary's weak values elsewhere are left as they are: no rule saw them.
+ */
+function modelFirstMask(
+  primary: Uint8Array,
+  hi: Uint8Array,
+  primaryLow: Uint8Array,
+  keepAll: Uint8Array,
+  dAll: Float32Array,
+  dHi: Float32Array,
+  halo: number,
+  w: number,
+  h: number,
+  f: number,
+  lw: number,
+): Uint8Array {
+  const mask = primary.slice();
+  const dropped = new Uint8Array(keepAll.length);
+  let any = false;
+  for (let k = 0; k < dropped.length; k++) {
+    if (primaryLow[k]! >= 128 && !keepAll[k]) {
+      dropped[k] = 1;
+      any = true;
+    }
+  }
+  const dDrop = any ? distanceToSeeds(dropped, lw, keepAll.length / lw) : undefined;
+  for (let y = 0, i = 0; y < h; y++) {
+    const row = ((y / f) | 0) * lw;
+    for (let x = 0; x < w; x++, i++) {
+      const k = row + ((x / f) | 0);
+      if (dHi[k]! <= 2) mask[i] = hi[i]!;
+      else if (dDrop && dDrop[k]! <= halo && dAll[k]! > halo) mask[i] = 0;
+    }
+  }
+  return mask;
 }
 
 /** Below this share of the primary's area, the primary lost the subject (seen: a low-contrast subject over a face). */
@@ -456,7 +504,8 @@ function keepBlobs(
   for (let i = 0; i < labels.length; i++) {
     if (keep[labels[i]]) {
       keepAll[i] = 1;
-      keepHi[i] = 1;
+      // Model first: the union draws the edge only where the second model found what the primary did not.
+      if (!(p.primaryFirst && primary) || primary[i]! < 128) keepHi[i] = 1;
     }
   }
 }

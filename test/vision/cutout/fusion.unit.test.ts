@@ -88,6 +88,33 @@ describe('remove-background fusion, two models: no part of the subject lost', ()
     expect(at(old.mask, 80, 75)).toBe(200);
   });
 
+  it("where the selection keeps all ISNet finds and adds nothing, the mask is ISNet's bit for bit (the plain model's, round 12)", () => {
+    // ISNet: the body with a soft rim, a weak smudge far away; U2-Net-p agrees on the body with its own softer edge.
+    const a = disc(blank(), 80, 75, 40);
+    for (let y = 0; y < H; y++) for (let x = 0; x < W; x++) if (!a[y * W + x] && (x - 80) ** 2 + (y - 75) ** 2 <= 44 * 44) a[y * W + x] = 100;
+    disc(a, 180, 130, 8, 90);
+    const b = disc(disc(blank(), 80, 75, 46, 120), 80, 75, 40, 200);
+    const { mask } = fuse(a, b);
+    expect(mask).toEqual(a);
+    // Before round 12 the weak smudge was cleared and the union drew the rim where U2-Net-p was higher.
+    const before = fuseMasks({ primary: a, second: b, image: grey, width: W, height: H }, 'auto', { ...DEFAULT_FUSION, primaryFirst: false });
+    expect(before.mask).not.toEqual(a);
+  });
+
+  it('clears a stray object ISNet is sure of far from the subject, with its soft fringe, and nothing else', () => {
+    const a = disc(blank(), 60, 75, 40);
+    disc(a, 180, 130, 11, 100); // the stray object's soft fringe...
+    disc(a, 180, 130, 8); // ...and its confident core: ~4% of the body, 80 px away
+    disc(a, 170, 15, 5, 90); // a weak smudge no rule looked at
+    const b = disc(blank(), 60, 75, 40);
+    disc(b, 180, 130, 8);
+    const { mask } = fuse(a, b);
+    expect(at(mask, 180, 130)).toBe(0);
+    expect(at(mask, 190, 130)).toBe(0);
+    expect(at(mask, 60, 75)).toBe(255);
+    expect(at(mask, 170, 15)).toBe(90);
+  });
+
   it('keeps a detached part only one model is confident about when the other leans towards it (an ear cup)', () => {
     const a = disc(blank(), 80, 75, 40);
     const b = disc(blank(), 80, 75, 40);
