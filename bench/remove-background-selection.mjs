@@ -8,7 +8,12 @@
  * the whole set in seconds. Not the pipeline: no people assist and no edge-colour stage; the
  * bench (remove-background.mjs) is the gate, this is for looking at one rule at a time.
  *
- *   npx tsc -p tsconfig.json && node bench/remove-background-selection.mjs [--only name,name] [--keep auto|all|largest] [--no-primary-first] [--no-image-parts] [--list]
+ *   npx tsc -p tsconfig.json && node bench/remove-background-selection.mjs [--only name,name] [--keep auto|all|largest] [--no-primary-first] [--no-image-parts] [--isnet isnet|isnet-int8|isnet-quint8] [--square] [--side N] [--list]
+ *
+ * The plain model is always ISNet's float graph at 1024 on the longer side at the image's aspect
+ * (the reference of the gate); --isnet, --square (ISNet sees the image squashed to a square, its
+ * training geometry, as imgly does) and --side change only what the fused (default) column runs on,
+ * so a cheaper or differently framed ISNet is measured against the same plain model.
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -46,7 +51,10 @@ const saveGrey = (data, w, h, file) =>
 mkdirSync(CACHE, { recursive: true });
 const only = arg('only');
 const keep = arg('keep', 'auto');
-const isnetModel = int8Preferred() ? 'isnet-int8' : 'isnet';
+const isnetModel = arg('isnet', int8Preferred() ? 'isnet-int8' : 'isnet');
+const square = process.argv.includes('--square');
+const side = Number(arg('side', '1024'));
+const tag = `${isnetModel}${square ? '-square' : ''}${side !== 1024 ? `@${side}` : ''}`;
 const rows = [];
 for (const s of framingList()) {
   const c = await framingCase(FIXTURES, s.category, s.k, { heldout: s.split === 'heldout' });
@@ -59,16 +67,15 @@ for (const s of framingList()) {
   const rgb = new Uint8Array(width * height * 3);
   for (let i = 0, j = 0; i < width * height; i++, j += img.channels) for (let ch = 0; ch < 3; ch++) rgb[i * 3 + ch] = img.data[j + ch];
   const input = { data: rgb, width, height, channels: 3 };
-  const fi = join(CACHE, `${c.name}.${isnetModel}.png`);
+  const fp = join(CACHE, `${c.name}.isnet.png`);
+  const fi = join(CACHE, `${c.name}.${tag}.png`);
   const fu = join(CACHE, `${c.name}.u2netp.png`);
-  if (!existsSync(fi) || !existsSync(fu)) {
-    const [a, b] = await Promise.all([segment(input, isnetModel, { size: 1024, keepAspect: true }), segment(input, 'u2netp', { size: 320, sessions: 1 })]);
-    await saveGrey(a.mask, width, height, fi);
-    await saveGrey(b.mask, width, height, fu);
-  }
+  if (!existsSync(fp)) await saveGrey((await segment(input, 'isnet', { size: 1024, keepAspect: true })).mask, width, height, fp);
+  if (!existsSync(fi)) await saveGrey((await segment(input, isnetModel, { size: side, keepAspect: !square })).mask, width, height, fi);
+  if (!existsSync(fu)) await saveGrey((await segment(input, 'u2netp', { size: 320, sessions: 1 })).mask, width, height, fu);
   const primary = await grey(fi);
   const second = await grey(fu);
-  const plain = refineAlpha(input, primary, MODEL_INPUT_SIDE.u2netp, DEFAULT_REFINE);
+  const plain = refineAlpha(input, await grey(fp), MODEL_INPUT_SIDE.u2netp, DEFAULT_REFINE);
   const fused = fuseMasks({ primary, second, image: input, width, height }, keep, params);
   const alpha = refineAlpha(input, fused.mask, MODEL_INPUT_SIDE.u2netp, DEFAULT_REFINE);
   rows.push({
@@ -77,16 +84,18 @@ for (const s of framingList()) {
     split: c.split,
     plain: scoreAlpha(plain, c.alpha, width, height).iou,
     fused: scoreAlpha(alpha, c.alpha, width, height).iou,
+    // The same ISNet mask refined alone: what --isnet/--square/--side do before any rule.
+    model: scoreAlpha(refineAlpha(input, primary, MODEL_INPUT_SIDE.u2netp, DEFAULT_REFINE), c.alpha, width, height).iou,
   });
 }
 const f = (v) => v.toFixed(4);
 for (const split of ['tune', 'heldout']) {
-  console.log(`\n${split}: | category | plain | fused |`);
+  console.log(`\n${split}: | category | plain | ${tag} alone | fused |`);
   for (const cat of [...CATEGORIES, 'all']) {
     const sel = rows.filter((r) => r.split === split && (cat === 'all' || r.category === cat));
     if (!sel.length) continue;
     const m = (k) => sel.reduce((a, r) => a + r[k], 0) / sel.length;
-    console.log(`| ${cat} | ${f(m('plain'))} | ${f(m('fused'))}${m('fused') < m('plain') ? ' BELOW' : ''} |`);
+    console.log(`| ${cat} | ${f(m('plain'))} | ${f(m('model'))} | ${f(m('fused'))}${m('fused') < m('plain') ? ' BELOW' : ''} |`);
   }
 }
 const worse = rows.filter((r) => r.fused < r.plain - 0.05);
