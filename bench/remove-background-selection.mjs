@@ -19,15 +19,17 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { FIXTURES } from './fixtures.mjs';
-import { CATEGORIES, framingCase, framingList } from './remove-background-set.mjs';
 import { scoreAlpha } from './lib/metrics.mjs';
 
 const OUT = join(import.meta.dirname, 'out', 'remove-background');
-const CACHE = join(OUT, 'cache-framing');
 const arg = (name, dflt) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1] : dflt;
 };
+// --cache NAME: another cache directory (the masks are cached by case name: a changed set builder needs its own).
+const CACHE = join(OUT, arg('cache', 'cache-framing'));
+// --set FILE: another set builder module (e.g. an earlier commit's, to compare the set before and after a change).
+const { CATEGORIES, framingCase, framingList } = await import(arg('set', './remove-background-set.mjs'));
 const { segment } = await import('../dist/engine/segment.js');
 const { int8Preferred } = await import('../dist/engine/cpu.js');
 const { fuseMasks, DEFAULT_FUSION } = await import('../dist/vision/cutout/fusion.js');

@@ -167,8 +167,9 @@ export function fuseMasks(input: FusionInput, keep: Keep = 'auto', params: Fusio
   const edges = () => (edgesMemo ??= colourEdges(image, w, h, f, lw, lh, colours()));
   // The union on the analysis grid; decide() and image-parts only read it.
   const hiLow = nearestDown(hi, w, h, f);
-  const primaryLow = second ? nearestDown(primary, w, h, f) : undefined;
-  const ownEdge = !!params.primaryFirst && !!second;
+  // Model first with two models: ISNet's mask is the start, also when the trust test set U2-Net-p aside.
+  const ownEdge = !!params.primaryFirst && !!input.second;
+  const primaryLow = ownEdge || second ? nearestDown(primary, w, h, f) : undefined;
   const choice = decide(nearestDown(lo, w, h, f), hiLow, edges, lw, lh, keep, params, primaryLow);
   // Model first: nothing confident anywhere leaves the primary's mask as it is (the plain model's).
   if (!choice) return { mask: ownEdge ? primary.slice() : lo, parts: [] };

@@ -185,6 +185,16 @@ describe('remove-background fusion, two models: no part of the subject lost', ()
     expect(at(out2, 150, 75)).toBe(0);
   });
 
+  it("when ISNet is trusted over U2-Net-p's other object, the mask is ISNet's bit for bit", () => {
+    const a = disc(blank(), 50, 75, 30);
+    disc(a, 180, 130, 6, 90); // a weak smudge no rule looked at
+    const b = disc(blank(), 150, 75, 30);
+    const data = new Uint8Array(W * H * 3).fill(100);
+    const lit = disc(blank(), 50, 75, 30);
+    for (let i = 0; i < W * H; i++) if (lit[i]) data[i * 3] = data[i * 3 + 1] = data[i * 3 + 2] = 230;
+    expect(fuse(a, b, 'auto', { data, channels: 3 }).mask).toEqual(a);
+  });
+
   it('uses U2-Net-p alone when ISNet lost the subject', () => {
     const a = blank();
     a[75 * W + 100] = 255;
