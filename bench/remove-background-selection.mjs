@@ -5,10 +5,10 @@
  * category and split, scored as bench/remove-background.mjs scores. ISNet (int8 at 1024 on the
  * longer side, at the image's aspect) and U2-Net-p (320) run once per case and are cached in
  * bench/out/remove-background/cache-framing/, so a change to the selection rules is measured on
- * the whole set in seconds. Not the pipeline: no people assist and no edge-colour stage; the
+ * the whole set in seconds. Not the pipeline: no edge-colour stage, the people assist only with --people; the
  * bench (remove-background.mjs) is the gate, this is for looking at one rule at a time.
  *
- *   npx tsc -p tsconfig.json && node bench/remove-background-selection.mjs [--only name,name] [--keep auto|all|largest] [--no-primary-first] [--no-image-parts] [--isnet isnet|isnet-int8|isnet-quint8] [--square] [--side N] [--list]
+ *   npx tsc -p tsconfig.json && node bench/remove-background-selection.mjs [--only name,name] [--keep auto|all|largest] [--no-primary-first] [--no-image-parts] [--isnet isnet|isnet-int8|isnet-quint8] [--square] [--side N] [--people] [--cache DIR] [--set FILE] [--list]
  *
  * The plain model is always ISNet's float graph at 1024 on the longer side at the image's aspect
  * (the reference of the gate); --isnet, --square (ISNet sees the image squashed to a square, its
@@ -43,6 +43,8 @@ Object.assign(params, JSON.parse(arg('params', '{}')));
 const { refineAlpha, DEFAULT_REFINE, MODEL_INPUT_SIDE } = await import('../dist/vision/cutout/refine.js');
 const { decodeImage } = await import('../dist/media/image.js');
 const { removeBackground } = await import('../dist/ops/remove-background/index.js');
+const { addPeople } = await import('../dist/vision/cutout/person.js');
+const people = process.argv.includes('--people');
 
 const grey = async (file) => new Uint8Array(await sharp(file).extractChannel(0).raw().toBuffer());
 const saveGrey = (data, w, h, file) =>
@@ -79,7 +81,9 @@ for (const s of framingList()) {
   const second = await grey(fu);
   const plain = refineAlpha(input, await grey(fp), MODEL_INPUT_SIDE.u2netp, DEFAULT_REFINE);
   const fused = fuseMasks({ primary, second, image: input, width, height }, keep, params);
-  const alpha = refineAlpha(input, fused.mask, MODEL_INPUT_SIDE.u2netp, DEFAULT_REFINE);
+  // --people: the people assist after the fusion, as cutoutSubject runs it (person.ts).
+  const coarse = people ? (await addPeople(input, fused.mask)).mask : fused.mask;
+  const alpha = refineAlpha(input, coarse, MODEL_INPUT_SIDE.u2netp, DEFAULT_REFINE);
   rows.push({
     name: c.name,
     category: c.category,
