@@ -107,4 +107,9 @@ for (const split of ['tune', 'heldout']) {
 const worse = rows.filter((r) => r.fused < r.plain - 0.05);
 console.log(`\n${worse.length} cases more than 0.05 below plain:`);
 for (const r of worse) console.log(`  ${r.name}: ${r.fused.toFixed(3)} against ${r.plain.toFixed(3)}`);
-if (process.argv.includes('--list')) for (const r of rows) console.log(`${r.name.padEnd(60)} plain ${r.plain.toFixed(3)} fused ${r.fused.toFixed(3)}`);
+if (process.argv.includes('--list'))
+  for (const r of rows) console.log(`${r.name.padEnd(60)} plain ${r.plain.toFixed(3)} ${tag} ${r.model.toFixed(3)} fused ${r.fused.toFixed(3)}`);
+// Cases where the fused mask scores other than the plain model (a rule fired, or another ISNet input).
+const moved = rows.filter((r) => r.fused !== r.plain);
+console.log(`\n${moved.length} cases where fused differs from plain (sum of differences ${moved.reduce((a, r) => a + r.fused - r.plain, 0).toFixed(4)})`);
+for (const r of moved) console.log(`  ${r.name}: ${r.fused.toFixed(4)} against ${r.plain.toFixed(4)}`);

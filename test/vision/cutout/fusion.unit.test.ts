@@ -115,7 +115,7 @@ describe('remove-background fusion, two models: no part of the subject lost', ()
     expect(at(mask, 170, 15)).toBe(90);
   });
 
-  it('keeps a detached part only one model is confident about when the other leans towards it (an ear cup)', () => {
+  it('keeps a detached part ISNet is sure of when U2-Net-p is weak there (an ear cup; model first)', () => {
     const a = disc(blank(), 80, 75, 40);
     const b = disc(blank(), 80, 75, 40);
     disc(a, 140, 75, 12); // the cup, 8 px from the body: ISNet sure...
@@ -156,7 +156,7 @@ describe('remove-background fusion, two models: no part of the subject lost', ()
     expect(at(old.mask, 85, 5)).toBe(0);
   });
 
-  it('keeps a large part of the body only one model finds when the other supports it (a ball seen as its seams)', () => {
+  it('keeps a large part right next to the body only U2-Net-p is sure of (a ball ISNet sees as its seams; near-sure)', () => {
     const a = blank();
     const b = disc(blank(), 100, 75, 50);
     for (let x = 55; x < 146; x++) for (let y = 73; y < 78; y++) a[y * W + x] = 255; // ISNet: a seam
