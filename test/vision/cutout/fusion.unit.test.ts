@@ -101,6 +101,18 @@ describe('remove-background fusion, two models: no part of the subject lost', ()
     expect(before.mask).not.toEqual(a);
   });
 
+  it("a part kept for ISNet alone takes none of U2-Net-p's values, even where U2-Net-p is confident next to it", () => {
+    // Both see the body; ISNet alone a handle on its right; U2-Net-p alone a sliver right of the
+    // handle, touching it (one blob with it: only one model confident on each pixel).
+    const a = disc(blank(), 70, 75, 40);
+    const b = disc(blank(), 70, 75, 40);
+    for (let y = 65; y < 85; y++) for (let x = 110; x < 130; x++) a[y * W + x] = 255;
+    for (let y = 65; y < 85; y++) for (let x = 130; x < 134; x++) b[y * W + x] = 220;
+    const { mask } = fuse(a, b);
+    expect(at(mask, 120, 75)).toBe(255);
+    expect(mask).toEqual(a);
+  });
+
   it('clears a stray object ISNet is sure of far from the subject, with its soft fringe, and nothing else', () => {
     const a = disc(blank(), 60, 75, 40);
     disc(a, 180, 130, 11, 100); // the stray object's soft fringe...
