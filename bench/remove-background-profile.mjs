@@ -5,12 +5,12 @@
  * --concurrency of cores + 1 gives each input's sessions one thread on 2 cores), on the bench's
  * evaluation set (bench/remove-background-set.mjs). Stages: JPEG decode, ISNet (at the image's
  * aspect, 1024 on the longer side, and squashed to 1024x1024 as before round 8), U2-Net-p at 320,
- * fusion (with the frame cut), the pose detector (people gate), guided refinement, foreground
+ * fusion, people assist, the pose detector (people gate), guided refinement, foreground
  * colours, PNG encode at level 2. Wall milliseconds, mean over the images and the median, and the
  * process's CPU milliseconds per image (all threads: the stages run one after the other), which
  * depend less on the machine's load than wall time.
  *
- *   npx tsc -p tsconfig.json && node bench/remove-background-profile.mjs [--n 14]
+ *   npx tsc -p tsconfig.json && node bench/remove-background-profile.mjs [--n 14] [--variants]
  */
 import sharp from 'sharp';
 import { FIXTURES } from './fixtures.mjs';
@@ -27,7 +27,7 @@ const { int8Preferred } = await import('../dist/engine/cpu.js');
 const { fuseMasks } = await import('../dist/vision/cutout/fusion.js');
 const { refineAlpha, DEFAULT_REFINE, MODEL_INPUT_SIDE } = await import('../dist/vision/cutout/refine.js');
 const { estimateForeground } = await import('../dist/vision/cutout/foreground.js');
-const { detectPersons } = await import('../dist/vision/cutout/person.js');
+const { addPeople, detectPersons } = await import('../dist/vision/cutout/person.js');
 const { decodeImage } = await import('../dist/media/image.js');
 const { removeBackground } = await import('../dist/ops/remove-background/index.js');
 
@@ -60,11 +60,18 @@ for (let k = -1; k < n; k++) {
   const rgb = new Uint8Array(width * height * 3);
   for (let i = 0, j = 0; i < width * height; i++, j += img.channels) rgb.set(img.data.subarray(j, j + 3), i * 3);
   const input = { data: rgb, width, height, channels: 3 };
-  const a = await t('isnet 1024 aspect', () => segment(input, isnet, { size: 1024, keepAspect: true }));
-  await t('isnet 1024 square', () => segment(input, isnet, { size: 1024 }));
+  const a = await t(`${isnet} 1024 aspect`, () => segment(input, isnet, { size: 1024, keepAspect: true }));
+  await t(`${isnet} 1024 square`, () => segment(input, isnet, { size: 1024 }));
+  // The quantized builds and a smaller side, for the speed question of round 12 (issue 32).
+  if (process.argv.includes('--variants')) {
+    await t('isnet-int8 1024 aspect', () => segment(input, 'isnet-int8', { size: 1024, keepAspect: true }));
+    await t('isnet-quint8 1024 aspect', () => segment(input, 'isnet-quint8', { size: 1024, keepAspect: true }));
+    await t(`${isnet} 768 aspect`, () => segment(input, isnet, { size: 768, keepAspect: true }));
+  }
   const b = await t('u2netp 320', () => segment(input, 'u2netp', { size: MODEL_INPUT_SIDE.u2netp, sessions: 1 }));
   const fused = await t('fusion', () => fuseMasks({ primary: a.mask, second: b.mask, image: input, width, height }, 'auto'));
   await t('pose detector', () => detectPersons(input));
+  await t('people assist', () => addPeople(input, fused.mask));
   const alpha = await t('refine', () => refineAlpha(input, fused.mask, MODEL_INPUT_SIDE.u2netp, DEFAULT_REFINE));
   const out = Buffer.alloc(width * height * 4);
   await t('foreground', () => estimateForeground(img.data, img.channels, alpha, width, height, out, [32, 3]));

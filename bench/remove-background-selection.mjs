@@ -5,24 +5,31 @@
  * category and split, scored as bench/remove-background.mjs scores. ISNet (int8 at 1024 on the
  * longer side, at the image's aspect) and U2-Net-p (320) run once per case and are cached in
  * bench/out/remove-background/cache-framing/, so a change to the selection rules is measured on
- * the whole set in seconds. Not the pipeline: no people assist and no edge-colour stage; the
+ * the whole set in seconds. Not the pipeline: no edge-colour stage, the people assist only with --people; the
  * bench (remove-background.mjs) is the gate, this is for looking at one rule at a time.
  *
- *   npx tsc -p tsconfig.json && node bench/remove-background-selection.mjs [--only name,name] [--keep auto|all|largest] [--no-primary-first] [--no-image-parts] [--list]
+ *   npx tsc -p tsconfig.json && node bench/remove-background-selection.mjs [--only name,name] [--keep auto|all|largest] [--no-primary-first] [--no-image-parts] [--isnet isnet|isnet-int8|isnet-quint8] [--square] [--side N] [--people] [--cache DIR] [--set FILE] [--list]
+ *
+ * The plain model is always ISNet's float graph at 1024 on the longer side at the image's aspect
+ * (the reference of the gate); --isnet, --square (ISNet sees the image squashed to a square, its
+ * training geometry, as imgly does) and --side change only what the fused (default) column runs on,
+ * so a cheaper or differently framed ISNet is measured against the same plain model.
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { FIXTURES } from './fixtures.mjs';
-import { CATEGORIES, framingCase, framingList } from './remove-background-set.mjs';
 import { scoreAlpha } from './lib/metrics.mjs';
 
 const OUT = join(import.meta.dirname, 'out', 'remove-background');
-const CACHE = join(OUT, 'cache-framing');
 const arg = (name, dflt) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1] : dflt;
 };
+// --cache NAME: another cache directory (the masks are cached by case name: a changed set builder needs its own).
+const CACHE = join(OUT, arg('cache', 'cache-framing'));
+// --set FILE: another set builder module (e.g. an earlier commit's, to compare the set before and after a change).
+const { CATEGORIES, framingCase, framingList } = await import(arg('set', './remove-background-set.mjs'));
 const { segment } = await import('../dist/engine/segment.js');
 const { int8Preferred } = await import('../dist/engine/cpu.js');
 const { fuseMasks, DEFAULT_FUSION } = await import('../dist/vision/cutout/fusion.js');
@@ -36,6 +43,8 @@ Object.assign(params, JSON.parse(arg('params', '{}')));
 const { refineAlpha, DEFAULT_REFINE, MODEL_INPUT_SIDE } = await import('../dist/vision/cutout/refine.js');
 const { decodeImage } = await import('../dist/media/image.js');
 const { removeBackground } = await import('../dist/ops/remove-background/index.js');
+const { addPeople } = await import('../dist/vision/cutout/person.js');
+const people = process.argv.includes('--people');
 
 const grey = async (file) => new Uint8Array(await sharp(file).extractChannel(0).raw().toBuffer());
 const saveGrey = (data, w, h, file) =>
@@ -46,7 +55,10 @@ const saveGrey = (data, w, h, file) =>
 mkdirSync(CACHE, { recursive: true });
 const only = arg('only');
 const keep = arg('keep', 'auto');
-const isnetModel = int8Preferred() ? 'isnet-int8' : 'isnet';
+const isnetModel = arg('isnet', int8Preferred() ? 'isnet-int8' : 'isnet');
+const square = process.argv.includes('--square');
+const side = Number(arg('side', '1024'));
+const tag = `${isnetModel}${square ? '-square' : ''}${side !== 1024 ? `@${side}` : ''}`;
 const rows = [];
 for (const s of framingList()) {
   const c = await framingCase(FIXTURES, s.category, s.k, { heldout: s.split === 'heldout' });
@@ -59,37 +71,45 @@ for (const s of framingList()) {
   const rgb = new Uint8Array(width * height * 3);
   for (let i = 0, j = 0; i < width * height; i++, j += img.channels) for (let ch = 0; ch < 3; ch++) rgb[i * 3 + ch] = img.data[j + ch];
   const input = { data: rgb, width, height, channels: 3 };
-  const fi = join(CACHE, `${c.name}.${isnetModel}.png`);
+  const fp = join(CACHE, `${c.name}.isnet.png`);
+  const fi = join(CACHE, `${c.name}.${tag}.png`);
   const fu = join(CACHE, `${c.name}.u2netp.png`);
-  if (!existsSync(fi) || !existsSync(fu)) {
-    const [a, b] = await Promise.all([segment(input, isnetModel, { size: 1024, keepAspect: true }), segment(input, 'u2netp', { size: 320, sessions: 1 })]);
-    await saveGrey(a.mask, width, height, fi);
-    await saveGrey(b.mask, width, height, fu);
-  }
+  if (!existsSync(fp)) await saveGrey((await segment(input, 'isnet', { size: 1024, keepAspect: true })).mask, width, height, fp);
+  if (!existsSync(fi)) await saveGrey((await segment(input, isnetModel, { size: side, keepAspect: !square })).mask, width, height, fi);
+  if (!existsSync(fu)) await saveGrey((await segment(input, 'u2netp', { size: 320, sessions: 1 })).mask, width, height, fu);
   const primary = await grey(fi);
   const second = await grey(fu);
-  const plain = refineAlpha(input, primary, MODEL_INPUT_SIDE.u2netp, DEFAULT_REFINE);
+  const plain = refineAlpha(input, await grey(fp), MODEL_INPUT_SIDE.u2netp, DEFAULT_REFINE);
   const fused = fuseMasks({ primary, second, image: input, width, height }, keep, params);
-  const alpha = refineAlpha(input, fused.mask, MODEL_INPUT_SIDE.u2netp, DEFAULT_REFINE);
+  // --people: the people assist after the fusion, as cutoutSubject runs it (person.ts).
+  const coarse = people ? (await addPeople(input, fused.mask)).mask : fused.mask;
+  const alpha = refineAlpha(input, coarse, MODEL_INPUT_SIDE.u2netp, DEFAULT_REFINE);
   rows.push({
     name: c.name,
     category: c.category,
     split: c.split,
     plain: scoreAlpha(plain, c.alpha, width, height).iou,
     fused: scoreAlpha(alpha, c.alpha, width, height).iou,
+    // The same ISNet mask refined alone: what --isnet/--square/--side do before any rule.
+    model: scoreAlpha(refineAlpha(input, primary, MODEL_INPUT_SIDE.u2netp, DEFAULT_REFINE), c.alpha, width, height).iou,
   });
 }
 const f = (v) => v.toFixed(4);
 for (const split of ['tune', 'heldout']) {
-  console.log(`\n${split}: | category | plain | fused |`);
+  console.log(`\n${split}: | category | plain | ${tag} alone | fused |`);
   for (const cat of [...CATEGORIES, 'all']) {
     const sel = rows.filter((r) => r.split === split && (cat === 'all' || r.category === cat));
     if (!sel.length) continue;
     const m = (k) => sel.reduce((a, r) => a + r[k], 0) / sel.length;
-    console.log(`| ${cat} | ${f(m('plain'))} | ${f(m('fused'))}${m('fused') < m('plain') ? ' BELOW' : ''} |`);
+    console.log(`| ${cat} | ${f(m('plain'))} | ${f(m('model'))} | ${f(m('fused'))}${m('fused') < m('plain') ? ' BELOW' : ''} |`);
   }
 }
 const worse = rows.filter((r) => r.fused < r.plain - 0.05);
 console.log(`\n${worse.length} cases more than 0.05 below plain:`);
 for (const r of worse) console.log(`  ${r.name}: ${r.fused.toFixed(3)} against ${r.plain.toFixed(3)}`);
-if (process.argv.includes('--list')) for (const r of rows) console.log(`${r.name.padEnd(60)} plain ${r.plain.toFixed(3)} fused ${r.fused.toFixed(3)}`);
+if (process.argv.includes('--list'))
+  for (const r of rows) console.log(`${r.name.padEnd(60)} plain ${r.plain.toFixed(3)} ${tag} ${r.model.toFixed(3)} fused ${r.fused.toFixed(3)}`);
+// Cases where the fused mask scores other than the plain model (a rule fired, or another ISNet input).
+const moved = rows.filter((r) => r.fused !== r.plain);
+console.log(`\n${moved.length} cases where fused differs from plain (sum of differences ${moved.reduce((a, r) => a + r.fused - r.plain, 0).toFixed(4)})`);
+for (const r of moved) console.log(`  ${r.name}: ${r.fused.toFixed(4)} against ${r.plain.toFixed(4)}`);

@@ -464,7 +464,7 @@ async function place(obj, rgb, alpha, width, height, { bw, left, top }) {
 }
 
 /** How each category places its object(s): a list of { bw, left, top } for the object's box (w x h, aspect a = h/w). */
-function layout(category, k, rand, width, height, box) {
+function layout(category, k, rand, width, height, box, attempt = 0) {
   const a = box.h / box.w;
   // The box width for a given box height.
   const byH = (hh) => hh / a;
@@ -506,11 +506,17 @@ function layout(category, k, rand, width, height, box) {
       return { bw, left: sx === 'left' ? -bw * ox : width - bw * (1 - ox), top: sy === 'top' ? -bh * oy : height - bh * (1 - oy) };
     }
     case 'border3': {
-      // Wider than the frame (left and right cut) and cut by the bottom or the top border.
-      const bw = width * r(1.1, 1.35);
+      // Wider than the frame (left and right cut) and cut by the bottom or the top border; the
+      // fourth border stays clear: the part in the frame is 55-90% of the frame's height, drawn
+      // again until the object does cross the three (framingCase). (Round 12: before, the box was 1.1-1.35 frame widths and 65-85% of its height was shown, so any
+      // object about as tall as wide ran out of all four borders, 2 of 11 cases filling 98-100%
+      // of the frame: no backdrop left, unlike a photo cut by three borders.)
+      const bw = width * r(1.02, 1.2);
       const bh = bw * a;
-      const bottom = k % 3 !== 2;
-      return { bw, left: -(bw - width) * r(0.3, 0.7), top: bottom ? height - bh * r(0.65, 0.85) : -bh * r(0.15, 0.35) };
+      const shown = Math.min(bh, height * r(0.55, 0.9));
+      // Every other draw cuts by the other border (a dress is wide at its hem, not its top).
+      const bottom = (k % 3 !== 2) !== (attempt % 2 === 1);
+      return { bw, left: -(bw - width) * r(0.3, 0.7), top: bottom ? height - shown : shown - bh };
     }
     case 'thin': {
       // Thin parts, large, half of them cut by a border (a plant in a pot whose leaves run out).
@@ -594,7 +600,15 @@ export async function framingCase(fixtures, category, k, { heldout = false, widt
     const name = pick(pool, k + seed);
     names.push(name);
     const o = await cutoutWithBox(fixtures, name, category === 'illustration');
-    await place(o, rgb, alpha, width, height, layout(category, k, rand, width, height, o.box));
+    // border3 draws again (up to 8 times, deterministically) until the object crosses exactly the
+    // three borders it promises: an object's widest rows need not be the ones left in the frame.
+    const backdrop = Buffer.from(rgb);
+    for (let attempt = 0; ; attempt++) {
+      rgb.set(backdrop);
+      alpha.fill(0);
+      await place(o, rgb, alpha, width, height, layout(category, k, rand, width, height, o.box, attempt));
+      if (category !== 'border3' || attempt === 7 || crossesThree(alpha, width, height)) break;
+    }
   }
   const bg = category === 'illustration' ? 'white' : kind === 'plain' || kind === 'studio' ? kind : `${file.split('/')[1].split('.')[0]}-${kind}`;
   return {
@@ -607,6 +621,17 @@ export async function framingCase(fixtures, category, k, { heldout = false, widt
     width,
     height,
   };
+}
+
+/** Whether the alpha (>= 128) reaches the left, right and one of top/bottom borders, and not the other. */
+function crossesThree(alpha, w, h) {
+  const hits = (len, at) => {
+    for (let t = 0; t < len; t++) if (alpha[at(t)] >= 128) return true;
+    return false;
+  };
+  const top = hits(w, (t) => t),
+    bottom = hits(w, (t) => (h - 1) * w + t);
+  return hits(h, (t) => t * w) && hits(h, (t) => t * w + w - 1) && top !== bottom;
 }
 
 /** Every framing case: { category, split, k } in bench order (tuning split first). */

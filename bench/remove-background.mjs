@@ -16,7 +16,8 @@
  * mean is below the plain model's. Exits 1 when there is any.
  *
  * Engines: imgtool-isnet, imgtool-u2netp (the two modes), imgly; imgtool-isnet-fp32 is the default
- * mode with ISNet's float graph instead of the int8 build; "-noflip" without ISNet's mirrored
+ * mode with ISNet's float graph instead of the int8 build, "-int8" / "-quint8" with one of the
+ * quantized builds (the plain model keeps this machine's choice, fp32 without VNNI); "-noflip" without ISNet's mirrored
  * second pass; "-percore" runs one arena-less ISNet session per core (the layout before round 7),
  * "-shared" one ISNet session on all cores for all inputs in flight, "-arena" keeps
  * onnxruntime's memory arena (all for comparison); "-nopeople" without the people assist (src/vision/cutout/person.ts); "@768" runs imgtool's ISNet at another input side (U2-Net-p's for imgtool-u2netp),
@@ -110,6 +111,9 @@ async function child(engine, listFile) {
     if (side) configureCutout(name === 'imgtool-u2netp' ? { u2netpSide: Number(side) } : { isnetSide: Number(side) });
     // "imgtool-isnet-fp32": the default mode with ISNet's float graph instead of the int8 build.
     if (name.includes('-fp32')) configureCutout({ isnetModel: 'isnet' });
+    // "-int8" / "-quint8": ISNet's quantized builds (models/build), to gate them against the plain fp32 model.
+    if (name.includes('-int8')) configureCutout({ isnetModel: 'isnet-int8' });
+    if (name.includes('-quint8')) configureCutout({ isnetModel: 'isnet-quint8' });
     // "-noflip": ISNet sees only the image, not also its mirror (the default before round 5).
     if (name.includes('-noflip')) configureCutout({ isnetFlip: false });
     // "-percore": one arena-less ISNet session per core (before round 7); "-shared": one ISNet
@@ -147,6 +151,8 @@ async function child(engine, listFile) {
         model: name
           .replace('imgtool-', '')
           .replace('-fp32', '')
+          .replace('-quint8', '')
+          .replace('-int8', '')
           .replace('-percore', '')
           .replace('-shared', '')
           .replace('-arena', '')

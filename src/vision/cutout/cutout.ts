@@ -36,7 +36,7 @@ let isnetAspect = true;
  * on CPUs with VNNI and kept the bench's quality figures (docs/ops/remove-background.md);
  * without VNNI the fp32 graph (int8Preferred). Undefined until the first cut-out decides.
  */
-let isnetModel: 'isnet' | 'isnet-int8' | undefined;
+let isnetModel: 'isnet' | 'isnet-int8' | 'isnet-quint8' | undefined;
 /** U2-Net-p's input side in the fast mode (`--model u2netp`); the default mode keeps 320. */
 let u2netpSide: number = MODEL_INPUT_SIDE.u2netp;
 
@@ -55,7 +55,7 @@ export function configureCutout(o: {
   isnetSide?: number;
   isnetFlip?: boolean;
   isnetAspect?: boolean;
-  isnetModel?: 'isnet' | 'isnet-int8';
+  isnetModel?: 'isnet' | 'isnet-int8' | 'isnet-quint8';
   u2netpSide?: number;
   plain?: boolean;
   people?: boolean;

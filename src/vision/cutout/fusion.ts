@@ -35,15 +35,15 @@ export interface FusionParams {
   minShare: number;
   /** A smaller core is kept within this share of the image diagonal of a kept one. */
   nearShare: number;
-  /** A blob (one model confident) is kept within this share of the image diagonal of a kept core... */
+  /** A blob (one model confident) within this share of the image diagonal of a kept core is near the body. */
   partNearShare: number;
-  /** ...at least this share of the main core's area (smaller ones are slivers along an edge)... */
-  partMinShare: number;
-  /** ...at least this thick (area / outline pixels: a line 3 px wide is ~1.5; mortar lines, edge slivers)... */
+  /** A blob kept must be at least this thick (area / outline pixels: a line 3 px wide is ~1.5; mortar lines, edge slivers). */
   partThickness: number;
-  /** ...when the other model's mean soft value on it is at least this (0..1)... */
-  partSupport: number;
-  /** ...or when it is at least this share of the main core's area, */
+  /**
+   * A blob is kept when it is at least this share of the main core's area, (The support rule, a
+   * blob near the body kept when the other model's mean on it was at least 0.1, was removed in
+   * round 12: it failed the do-no-harm gate, docs/ops/remove-background.md.)
+   */
   sureShare: number;
   /** ...the confident model's mean on it is at least this (0..1), */
   sureConfidence: number;
@@ -63,6 +63,8 @@ export interface FusionParams {
    * draw the edge of what is kept; the second model only adds parts.
    */
   primaryFirst?: boolean;
+  /** The trust test (one model alone when the other lost the subject or picked another object); false only to measure it. */
+  trust?: boolean;
 }
 
 // Chosen on the bench's evaluation set (bench/remove-background-set.mjs); docs/ops/remove-background.md.
@@ -70,9 +72,7 @@ export const DEFAULT_FUSION: FusionParams = {
   minShare: 0.15,
   nearShare: 0.02,
   partNearShare: 0.1,
-  partMinShare: 0.01,
   partThickness: 2,
-  partSupport: 0.1,
   sureShare: 0.5,
   sureConfidence: 0.95,
   sureEdge: 3,
@@ -135,7 +135,7 @@ export function fuseMasks(input: FusionInput, keep: Keep = 'auto', params: Fusio
   const primary = input.primary;
   let second = input.second;
   // With two models, their masks on the analysis grid, for the trust test.
-  if (second) {
+  if (second && params.trust !== false) {
     const primaryLow = nearestDown(primary, w, h, f);
     const secondLow = nearestDown(second, w, h, f);
     const which = trustworthy(primaryLow, secondLow, () => edgeMap(image, w, h, f, lw, lh), lw, lh);
@@ -167,22 +167,27 @@ export function fuseMasks(input: FusionInput, keep: Keep = 'auto', params: Fusio
   const edges = () => (edgesMemo ??= colourEdges(image, w, h, f, lw, lh, colours()));
   // The union on the analysis grid; decide() and image-parts only read it.
   const hiLow = nearestDown(hi, w, h, f);
-  const choice = decide(nearestDown(lo, w, h, f), hiLow, edges, lw, lh, keep, params, second ? nearestDown(primary, w, h, f) : undefined);
-  if (!choice) return { mask: lo, parts: [] };
+  // Model first with two models: ISNet's mask is the start, also when the trust test set U2-Net-p aside.
+  const ownEdge = !!params.primaryFirst && !!input.second;
+  const primaryLow = ownEdge || second ? nearestDown(primary, w, h, f) : undefined;
+  const choice = decide(nearestDown(lo, w, h, f), hiLow, edges, lw, lh, keep, params, primaryLow);
+  // Model first: nothing confident anywhere leaves the primary's mask as it is (the plain model's).
+  if (!choice) return { mask: ownEdge ? primary.slice() : lo, parts: [] };
   const { keepAll, keepHi } = choice;
   const diag = Math.hypot(lw, lh);
   const halo = Math.max(2, params.haloShare * diag);
   const dAll = distanceToSeeds(keepAll, lw, lh);
   const dHi = distanceToSeeds(keepHi, lw, lh);
-  const mask = new Uint8Array(n);
-  const ownEdge = !!params.primaryFirst && !!second;
-  for (let y = 0, i = 0; y < h; y++) {
-    const row = ((y / f) | 0) * lw;
-    for (let x = 0; x < w; x++, i++) {
-      const k = row + ((x / f) | 0);
-      // The union only on and right next to a kept blob: elsewhere the agreement draws the edge.
-      if (dHi[k] <= 2) mask[i] = hi[i];
-      else if (dAll[k] <= halo) mask[i] = ownEdge ? primary[i]! : lo[i];
+  const mask = ownEdge ? modelFirstMask(primary, hi, primaryLow!, keepAll, dAll, dHi, halo, w, h, f, lw) : new Uint8Array(n);
+  if (!ownEdge) {
+    for (let y = 0, i = 0; y < h; y++) {
+      const row = ((y / f) | 0) * lw;
+      for (let x = 0; x < w; x++, i++) {
+        const k = row + ((x / f) | 0);
+        // The union only on and right next to a kept blob: elsewhere the agreement draws the edge.
+        if (dHi[k] <= 2) mask[i] = hi[i];
+        else if (dAll[k] <= halo) mask[i] = lo[i];
+      }
     }
   }
   // A part neither model sees but the image shows next to the body (image-parts.ts). Only with
@@ -197,6 +202,50 @@ export function fuseMasks(input: FusionInput, keep: Keep = 'auto', params: Fusio
     }
   }
   return { mask, parts: partsOf(mask, w, h, params.speckShare) };
+}
+
+/**
+ * Model first (round 12): the primary's mask (ISNet's, the plain model's) is the start and stays
+ * as it is wherever no rule decided, so where the selection keeps all the primary finds and adds
+ * nothing, the cut-out is bit for bit the plain model's. Only two things change it:
+ *  - a part only the second model is confident on that a rule kept (keepHi): the union (max) on and
+ *    right next to it, so it keeps that model's edge;
+ *  - a region the primary is confident on that the selection dropped (a stray object far from the
+ *    subject): it and its soft fringe (within the halo) become 0, unless within the halo of
+ *    what is kept. The primary's weak values elsewhere are left as they are: no rule saw them.
+ */
+function modelFirstMask(
+  primary: Uint8Array,
+  hi: Uint8Array,
+  primaryLow: Uint8Array,
+  keepAll: Uint8Array,
+  dAll: Float32Array,
+  dHi: Float32Array,
+  halo: number,
+  w: number,
+  h: number,
+  f: number,
+  lw: number,
+): Uint8Array {
+  const mask = primary.slice();
+  const dropped = new Uint8Array(keepAll.length);
+  let any = false;
+  for (let k = 0; k < dropped.length; k++) {
+    if (primaryLow[k]! >= 128 && !keepAll[k]) {
+      dropped[k] = 1;
+      any = true;
+    }
+  }
+  const dDrop = any ? distanceToSeeds(dropped, lw, keepAll.length / lw) : undefined;
+  for (let y = 0, i = 0; y < h; y++) {
+    const row = ((y / f) | 0) * lw;
+    for (let x = 0; x < w; x++, i++) {
+      const k = row + ((x / f) | 0);
+      if (dHi[k]! <= 2) mask[i] = hi[i]!;
+      else if (dDrop && dDrop[k]! <= halo && dAll[k]! > halo) mask[i] = 0;
+    }
+  }
+  return mask;
 }
 
 /** Below this share of the primary's area, the primary lost the subject (seen: a low-contrast subject over a face). */
@@ -309,11 +358,16 @@ function decide(
   // No core at all (the models disagree everywhere): the largest blob is the body.
   if (cores.areas.length <= 1) {
     const best = argmax(blobs.areas);
-    for (let i = 0; i < n; i++) if (blobs.labels[i] === best) keepAll[i] = keepHi[i] = 1;
+    for (let i = 0; i < n; i++) {
+      if (blobs.labels[i] !== best) continue;
+      keepAll[i] = 1;
+      // Model first: the union only where the primary is not confident.
+      if (!(p.primaryFirst && primary) || primary[i]! < 128) keepHi[i] = 1;
+    }
   } else {
     const coreKeep = keepCores(cores, w, h, diag, p);
     for (let i = 0; i < n; i++) if (coreKeep[cores.labels[i]]) keepAll[i] = 1;
-    if (blobs.areas.length > 1) keepBlobs(blobs, keepAll, keepHi, lo, hi, edges(), w, h, diag, cores.areas[argmax(cores.areas)], p, primary);
+    if (blobs.areas.length > 1) keepBlobs(blobs, keepAll, keepHi, hi, edges(), w, h, diag, cores.areas[argmax(cores.areas)], p, primary);
   }
   if (keep === 'largest') {
     // Only the largest connected object of what auto keeps.
@@ -358,15 +412,17 @@ function keepCores(cores: { labels: Int32Array; areas: number[] }, w: number, h:
 }
 
 /**
- * Blobs (one model confident) near what is kept, attached or not, are kept when the other model
- * leans towards them too: on the bench set, true parts one model missed get a mean of 0.11-0.45
- * from it, backdrop regions one model merged in get 0.00-0.05.
+ * Blobs (one model confident): model first, the primary's near the body or of comparable size are
+ * kept; the second model's only when it is sure of a body-sized region closed by a strong image
+ * edge (sure) or of a large part right next to the body (near-sure). Round 12 removed the support
+ * rule (a blob near the body kept when the other model leaned towards it, mean >= 0.1): it cost
+ * the headphones over the fruit stall, a person on the fruit stall and glasses beside a herb more
+ * than it gained in their categories (docs/ops/remove-background.md, round 12).
  */
 function keepBlobs(
   blobs: { labels: Int32Array; areas: number[] },
   keepAll: Uint8Array,
   keepHi: Uint8Array,
-  lo: Uint8Array,
   hi: Uint8Array,
   edges: Float32Array,
   w: number,
@@ -379,7 +435,6 @@ function keepBlobs(
   const { labels, areas } = blobs;
   const m = areas.length;
   const primaryCount = new Float64Array(m);
-  const support = new Float64Array(m);
   const confidence = new Float64Array(m);
   const outline = new Float64Array(m);
   // Edge strength along the blob's outline against the backdrop (not against the body).
@@ -392,8 +447,6 @@ function keepBlobs(
     for (let x = 0; x < w; x++, i++) {
       const l = labels[i];
       if (!l) continue;
-      // The other model's soft value: the lower of the two where only one is confident.
-      support[l] += lo[i];
       confidence[l] += hi[i];
       if (primary && primary[i] >= 128) primaryCount[l]++;
       if (dist[i] < nearest[l]) nearest[l] = dist[i];
@@ -410,18 +463,15 @@ function keepBlobs(
     }
   }
   const partNear = Math.max(2, p.partNearShare * diag);
-  const minArea = p.partMinShare * mainArea;
   const keep = new Uint8Array(m);
   for (let l = 1; l < m; l++) {
-    const part = nearest[l] <= partNear && areas[l] >= minArea && areas[l] >= p.partThickness * outline[l];
-    const supported = support[l] / areas[l] >= p.partSupport * 255;
     // One model sure of a whole object the other misses (the left shoe of a pair on a plant of its
     // colour): a body-sized region, near certain in that model, closed by a strong image edge.
     // On the bench set only true objects pass (the other one-model regions of that size are
     // backdrop the other model rejects, with weaker outlines or lower confidence).
     const sure = areas[l] >= p.sureShare * mainArea && confidence[l] / areas[l] >= p.sureConfidence * 255 && rim[l] / Math.max(1, rimCount[l]) >= p.sureEdge;
     // Body-sized, it is judged like a core of comparable size: wherever it is.
-    keep[l] = (part && supported) || (sure && areas[l] >= p.partThickness * outline[l]) ? 1 : 0;
+    keep[l] = sure && areas[l] >= p.partThickness * outline[l] ? 1 : 0;
     // A large part near the body that one model is sure of and the other gives nothing: the
     // trophy's plinth and the cherries' stem and leaf on brick (U2-Net-p 0.99 / 0.95; ISNet at the
     // image's aspect 0.005 / 0.05), the leather shoes on the fruit stall (U2-Net-p 0.98; ISNet took
@@ -432,7 +482,9 @@ function keepBlobs(
     // rule above still applies.
     const nearSure = !framed[l] && nearest[l] <= partNear && areas[l] >= p.nearSureShare * mainArea && confidence[l] / areas[l] >= p.sureConfidence * 255;
     if (nearSure && areas[l] >= p.partThickness * outline[l]) keep[l] = 1;
-    if (p.primaryFirst && primary && primaryCount[l] >= 0.5 * areas[l] && (nearest[l] <= partNear || areas[l] >= p.minShare * mainArea)) keep[l] = 1;
+    // Model first: 2 marks a blob kept for the primary's sake alone (no rule judged the second model's pixels in it).
+    if (!keep[l] && p.primaryFirst && primary && primaryCount[l] >= 0.5 * areas[l] && (nearest[l] <= partNear || areas[l] >= p.minShare * mainArea))
+      keep[l] = 2;
   }
   // Model first, in steps: a primary region near a region kept in the previous step is kept too
   // (a seedling's leaves on its stem, which only ISNet sees, above the soil both see).
@@ -448,7 +500,7 @@ function keepBlobs(
     let added = false;
     for (let l = 1; l < m; l++) {
       if (keep[l] || primaryCount[l]! < 0.5 * areas[l]! || near[l]! > partNear) continue;
-      keep[l] = 1;
+      keep[l] = 2;
       added = true;
     }
     if (!added) break;
@@ -456,7 +508,8 @@ function keepBlobs(
   for (let i = 0; i < labels.length; i++) {
     if (keep[labels[i]]) {
       keepAll[i] = 1;
-      keepHi[i] = 1;
+      // Model first: the union draws the edge only where a rule kept what the second model found and the primary did not.
+      if (!(p.primaryFirst && primary) || (keep[labels[i]!] === 1 && primary[i]! < 128)) keepHi[i] = 1;
     }
   }
 }

@@ -88,7 +88,46 @@ describe('remove-background fusion, two models: no part of the subject lost', ()
     expect(at(old.mask, 80, 75)).toBe(200);
   });
 
-  it('keeps a detached part only one model is confident about when the other leans towards it (an ear cup)', () => {
+  it("where the selection keeps all ISNet finds and adds nothing, the mask is ISNet's bit for bit (the plain model's, round 12)", () => {
+    // ISNet: the body with a soft rim, a weak smudge far away; U2-Net-p agrees on the body with its own softer edge.
+    const a = disc(blank(), 80, 75, 40);
+    for (let y = 0; y < H; y++) for (let x = 0; x < W; x++) if (!a[y * W + x] && (x - 80) ** 2 + (y - 75) ** 2 <= 44 * 44) a[y * W + x] = 100;
+    disc(a, 180, 130, 8, 90);
+    const b = disc(disc(blank(), 80, 75, 46, 120), 80, 75, 40, 200);
+    const { mask } = fuse(a, b);
+    expect(mask).toEqual(a);
+    // Before round 12 the weak smudge was cleared and the union drew the rim where U2-Net-p was higher.
+    const before = fuseMasks({ primary: a, second: b, image: grey, width: W, height: H }, 'auto', { ...DEFAULT_FUSION, primaryFirst: false });
+    expect(before.mask).not.toEqual(a);
+  });
+
+  it("a part kept for ISNet alone takes none of U2-Net-p's values, even where U2-Net-p is confident next to it", () => {
+    // Both see the body; ISNet alone a handle on its right; U2-Net-p alone a sliver right of the
+    // handle, touching it (one blob with it: only one model confident on each pixel).
+    const a = disc(blank(), 70, 75, 40);
+    const b = disc(blank(), 70, 75, 40);
+    for (let y = 65; y < 85; y++) for (let x = 110; x < 130; x++) a[y * W + x] = 255;
+    for (let y = 65; y < 85; y++) for (let x = 130; x < 134; x++) b[y * W + x] = 220;
+    const { mask } = fuse(a, b);
+    expect(at(mask, 120, 75)).toBe(255);
+    expect(mask).toEqual(a);
+  });
+
+  it('clears a stray object ISNet is sure of far from the subject, with its soft fringe, and nothing else', () => {
+    const a = disc(blank(), 60, 75, 40);
+    disc(a, 180, 130, 11, 100); // the stray object's soft fringe...
+    disc(a, 180, 130, 8); // ...and its confident core: ~4% of the body, 80 px away
+    disc(a, 170, 15, 5, 90); // a weak smudge no rule looked at
+    const b = disc(blank(), 60, 75, 40);
+    disc(b, 180, 130, 8);
+    const { mask } = fuse(a, b);
+    expect(at(mask, 180, 130)).toBe(0);
+    expect(at(mask, 190, 130)).toBe(0);
+    expect(at(mask, 60, 75)).toBe(255);
+    expect(at(mask, 170, 15)).toBe(90);
+  });
+
+  it('keeps a detached part ISNet is sure of when U2-Net-p is weak there (an ear cup; model first)', () => {
     const a = disc(blank(), 80, 75, 40);
     const b = disc(blank(), 80, 75, 40);
     disc(a, 140, 75, 12); // the cup, 8 px from the body: ISNet sure...
@@ -129,7 +168,7 @@ describe('remove-background fusion, two models: no part of the subject lost', ()
     expect(at(old.mask, 85, 5)).toBe(0);
   });
 
-  it('keeps a large part of the body only one model finds when the other supports it (a ball seen as its seams)', () => {
+  it('keeps a large part right next to the body only U2-Net-p is sure of (a ball ISNet sees as its seams; near-sure)', () => {
     const a = blank();
     const b = disc(blank(), 100, 75, 50);
     for (let x = 55; x < 146; x++) for (let y = 73; y < 78; y++) a[y * W + x] = 255; // ISNet: a seam
@@ -156,6 +195,16 @@ describe('remove-background fusion, two models: no part of the subject lost', ()
     const out2 = fuse(a, b, 'auto', { data: data2, channels: 3 }).mask;
     expect(at(out2, 50, 75)).toBe(255);
     expect(at(out2, 150, 75)).toBe(0);
+  });
+
+  it("when ISNet is trusted over U2-Net-p's other object, the mask is ISNet's bit for bit", () => {
+    const a = disc(blank(), 50, 75, 30);
+    disc(a, 180, 130, 6, 90); // a weak smudge no rule looked at
+    const b = disc(blank(), 150, 75, 30);
+    const data = new Uint8Array(W * H * 3).fill(100);
+    const lit = disc(blank(), 50, 75, 30);
+    for (let i = 0; i < W * H; i++) if (lit[i]) data[i * 3] = data[i * 3 + 1] = data[i * 3 + 2] = 230;
+    expect(fuse(a, b, 'auto', { data, channels: 3 }).mask).toEqual(a);
   });
 
   it('uses U2-Net-p alone when ISNet lost the subject', () => {
