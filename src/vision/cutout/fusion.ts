@@ -40,7 +40,7 @@ export interface FusionParams {
   /** A blob kept must be at least this thick (area / outline pixels: a line 3 px wide is ~1.5; mortar lines, edge slivers). */
   partThickness: number;
   /**
-   * A blob is kept when it is at least this share of the main core's area, (The support rule, a
+   * A blob is kept when it is at least this share of the main core's area. (The support rule: a
    * blob near the body kept when the other model's mean on it was at least 0.1, was removed in
    * round 12: it failed the do-no-harm gate, docs/ops/remove-background.md.)
    */
