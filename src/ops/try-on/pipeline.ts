@@ -401,9 +401,8 @@ function fillBlocked(body: BodyGeometry, forearms: Plane): Plane {
 /**
  * Working-scale 0/1: what the shading estimate leaves out besides the occluder: the forearms and,
  * above the neck row and the shoulder seams' line in the head's columns (the face box and half
- * its width either side), the
- * neck, hair and collar beside the head that the landmark head (head.ts) no longer keeps in
- * front: their albedo (skin in shadow, dark hair) is not the clothing's and pulled the estimate
+ * its width either side), the neck, hair and collar beside the head that the landmark head
+ * (head.ts) no longer keeps in front: their albedo (skin in shadow, dark hair) is not the clothing's and pulled the estimate
  * of the light (the known-ramp gain fell from 0.73 to 0.50 in light.test.ts).
  */
 function shadeExclude(body: BodyGeometry, forearms: Plane): Plane {
