@@ -10,7 +10,7 @@ import { fitGarmentToPose } from './fit-pose.js';
 import { applyLandmarks, armsInFront } from './pose.js';
 import { prepareGarment } from './garment.js';
 import { EXTRACTION_CREDITS, tryOn, type TryOnOptions } from './index.js';
-import { blurPlane, forCapsule, morph, plane, resizePlane, type Plane } from './raster.js';
+import { blurPlane, forCapsule, inConvex, morph, plane, resizePlane, type Plane } from './raster.js';
 import { edgeMatte } from './matte.js';
 import { colourTreatment, delightGarment, treatGarment } from './garment-light.js';
 import { sceneShading, shadingAt } from './shade.js';
@@ -455,24 +455,12 @@ const HEAVY_OCCLUSION = 0.3;
 function torsoOccluded(p: Person, k: number, body: BodyGeometry, forearms: Plane): number {
   const L = p.landmarks;
   const q = [L[POSE.leftShoulder]!, L[POSE.rightShoulder]!, L[POSE.rightHip]!, L[POSE.leftHip]!].map((l) => ({ x: l.x / k, y: l.y / k }));
-  const inQuad = (x: number, y: number) => {
-    let sign = 0;
-    for (let j = 0; j < 4; j++) {
-      const a = q[j]!,
-        b = q[(j + 1) % 4]!;
-      const c = Math.sign((b.x - a.x) * (y - a.y) - (b.y - a.y) * (x - a.x));
-      if (!c) continue;
-      if (sign && c !== sign) return false;
-      sign = c;
-    }
-    return true;
-  };
   const { width: w, height: h } = body;
   let n = 0,
     hit = 0;
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
-      if (!inQuad(x + 0.5, y + 0.5)) continue;
+      if (!inConvex(q, x + 0.5, y + 0.5)) continue;
       n++;
       const i = y * w + x;
       if (forearms.data[i]) hit++;

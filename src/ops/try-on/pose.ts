@@ -1,7 +1,7 @@
 import { POSE, type Person } from '../../engine/people.js';
 import type { BodyGeometry, Point } from './body.js';
 import { type HeadShape, headBox, headShape, inHead } from './head.js';
-import { clamp, forCapsule, plane, type Plane } from './raster.js';
+import { clamp, forCapsule, inConvex, plane, type Plane } from './raster.js';
 
 /**
  * Replaces the silhouette heuristics' guesses with BlazePose landmarks wherever the model saw
@@ -183,18 +183,6 @@ export function armsInFront(person: Person, width: number, height: number): Plan
   // Only beside the torso: inside the shoulder-hip quadrilateral the arm's width is a guess
   // and the dress's bodice is what a viewer looks at.
   const quad = [L[POSE.leftShoulder]!, L[POSE.rightShoulder]!, L[POSE.rightHip]!, L[POSE.leftHip]!];
-  const inTorso = (x: number, y: number) => {
-    let sign = 0;
-    for (let k = 0; k < 4; k++) {
-      const a = quad[k]!,
-        b = quad[(k + 1) % 4]!;
-      const c = Math.sign((b.x - a.x) * (y - a.y) - (b.y - a.y) * (x - a.x));
-      if (!c) continue;
-      if (sign && c !== sign) return false;
-      sign = c;
-    }
-    return true;
-  };
   for (const [s, e, wr] of [
     [POSE.leftShoulder, POSE.leftElbow, POSE.leftWrist],
     [POSE.rightShoulder, POSE.rightElbow, POSE.rightWrist],
@@ -208,7 +196,7 @@ export function armsInFront(person: Person, width: number, height: number): Plan
     if (W.visibility > 0.5 && W.y < height) segs.push([E, W]);
     for (const [p, q] of segs) {
       forCapsule(p, q, r, width, height, (i, x, y) => {
-        if (person.mask[i]! >= 128 && !inTorso(x + 0.5, y + 0.5)) out[i] = 1;
+        if (person.mask[i]! >= 128 && !inConvex(quad, x + 0.5, y + 0.5)) out[i] = 1;
       });
     }
   }

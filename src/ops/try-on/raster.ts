@@ -195,6 +195,20 @@ export function runAt(mask: Plane, y: number, x: number): [number, number] | nul
   return [l, r];
 }
 
+/** Whether (x, y) lies inside (or on the edge of) the convex polygon `poly`, its corners in order either way round. */
+export function inConvex(poly: ReadonlyArray<{ x: number; y: number }>, x: number, y: number): boolean {
+  let sign = 0;
+  for (let j = 0; j < poly.length; j++) {
+    const a = poly[j]!,
+      b = poly[(j + 1) % poly.length]!;
+    const c = Math.sign((b.x - a.x) * (y - a.y) - (b.y - a.y) * (x - a.x));
+    if (!c) continue;
+    if (sign && c !== sign) return false;
+    sign = c;
+  }
+  return true;
+}
+
 /**
  * Calls `visit` with the index of every pixel of a width x height raster within `r` of the
  * segment p-q (a capsule: a limb drawn as a thick line). `flatStart` cuts the capsule flat at p
