@@ -8,7 +8,7 @@
  * the whole set in seconds. Not the pipeline: no edge-colour stage, the people assist only with --people; the
  * bench (remove-background.mjs) is the gate, this is for looking at one rule at a time.
  *
- *   npx tsc -p tsconfig.json && node bench/remove-background-selection.mjs [--only name,name] [--keep auto|all|largest] [--no-primary-first] [--no-image-parts] [--isnet isnet|isnet-int8|isnet-quint8] [--square] [--side N] [--people] [--cache DIR] [--set FILE] [--list]
+ *   npx tsc -p tsconfig.json && node bench/remove-background-selection.mjs [--only name,name] [--keep auto|all|largest] [--no-primary-first] [--no-image-parts] [--isnet isnet|isnet-int8|isnet-quint8] [--square] [--side N] [--people] [--no-colour] [--always-second] [--cache DIR] [--set FILE] [--list]
  *
  * The plain model is always ISNet's float graph at 1024 on the longer side at the image's aspect
  * (the reference of the gate); --isnet, --square (ISNet sees the image squashed to a square, its
@@ -45,6 +45,15 @@ const { decodeImage } = await import('../dist/media/image.js');
 const { removeBackground } = await import('../dist/ops/remove-background/index.js');
 const { addPeople } = await import('../dist/vision/cutout/person.js');
 const people = process.argv.includes('--people');
+// The backdrop-colour rule after the fusion (backdrop-colour.ts), as cutoutSubject runs it;
+// --no-colour without it; --colour-params JSON: any of its parameters.
+const { addByBackdropColour, DEFAULT_BACKDROP_COLOUR } = await import('../dist/vision/cutout/backdrop-colour.js');
+const colour = !process.argv.includes('--no-colour');
+// As cutoutSubject: U2-Net-p's mask only where ISNet's does not settle the cut-out (primaryDecisive),
+// else ISNet's as both; --always-second uses U2-Net-p's everywhere.
+const { primaryDecisive } = await import('../dist/vision/cutout/fusion.js');
+const alwaysSecond = process.argv.includes('--always-second');
+const colourParams = { ...DEFAULT_BACKDROP_COLOUR, ...JSON.parse(arg('colour-params', '{}')) };
 
 const grey = async (file) => new Uint8Array(await sharp(file).extractChannel(0).raw().toBuffer());
 const saveGrey = (data, w, h, file) =>
@@ -78,11 +87,12 @@ for (const s of framingList()) {
   if (!existsSync(fi)) await saveGrey((await segment(input, isnetModel, { size: side, keepAspect: !square })).mask, width, height, fi);
   if (!existsSync(fu)) await saveGrey((await segment(input, 'u2netp', { size: 320, sessions: 1 })).mask, width, height, fu);
   const primary = await grey(fi);
-  const second = await grey(fu);
+  const second = alwaysSecond || !primaryDecisive(primary, width, height) ? await grey(fu) : primary;
   const plain = refineAlpha(input, await grey(fp), MODEL_INPUT_SIDE.u2netp, DEFAULT_REFINE);
   const fused = fuseMasks({ primary, second, image: input, width, height }, keep, params);
   // --people: the people assist after the fusion, as cutoutSubject runs it (person.ts).
-  const coarse = people ? (await addPeople(input, fused.mask)).mask : fused.mask;
+  const selected = colour ? addByBackdropColour(fused.mask, input, width, height, colourParams).mask : fused.mask;
+  const coarse = people ? (await addPeople(input, selected)).mask : selected;
   const alpha = refineAlpha(input, coarse, MODEL_INPUT_SIDE.u2netp, DEFAULT_REFINE);
   rows.push({
     name: c.name,

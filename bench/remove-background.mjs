@@ -20,7 +20,7 @@
  * quantized builds (the plain model keeps this machine's choice, fp32 without VNNI); "-noflip" without ISNet's mirrored
  * second pass; "-percore" runs one arena-less ISNet session per core (the layout before round 7),
  * "-shared" one ISNet session on all cores for all inputs in flight, "-arena" keeps
- * onnxruntime's memory arena (all for comparison); "-nopeople" without the people assist (src/vision/cutout/person.ts); "@768" runs imgtool's ISNet at another input side (U2-Net-p's for imgtool-u2netp),
+ * onnxruntime's memory arena (all for comparison); "-nopeople" without the people assist (src/vision/cutout/person.ts); "-nocolour" without the backdrop-colour rule; "-always2" runs U2-Net-p on every image (round 13 skips it where ISNet decides); "@768" runs imgtool's ISNet at another input side (U2-Net-p's for imgtool-u2netp),
  * ":c3" runs up to three images at once, as imgtool's CLI batch does by default on 2 cores
  * (cores + 1). imgly is compared at its fastest mode in the run.
  *
@@ -135,6 +135,10 @@ async function child(engine, listFile) {
     if (name.includes('-nocache')) sharp.cache(false);
     // "-nopeople": without the people assist (person.ts), to measure what it costs in the same run.
     if (name.includes('-nopeople')) configureCutout({ people: false });
+    // "-nocolour": without the backdrop-colour rule (backdrop-colour.ts); "-always2": U2-Net-p run
+    // on every image, also where ISNet's mask settles the cut-out (fusion.ts primaryDecisive).
+    if (name.includes('-nocolour')) configureCutout({ backdropColour: false });
+    if (name.includes('-always2')) configureCutout({ alwaysSecond: true });
     // "imgtool-plain": the plain model, ISNet's mask alone with the same edge refinement and
     // colour decontamination, no second model, no selection rule (cutout.ts, plain).
     if (name.includes('-plain')) configureCutout({ plain: true });
@@ -164,6 +168,8 @@ async function child(engine, listFile) {
           .replace('-noflip', '')
           .replace('-nocache', '')
           .replace('-nopeople', '')
+          .replace('-nocolour', '')
+          .replace('-always2', '')
           .replace('plain', 'isnet'),
         mask_only: false,
       };

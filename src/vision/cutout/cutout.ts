@@ -5,8 +5,9 @@ import { segment, type SegmentInput } from '../../engine/segment.js';
 import { int8Preferred } from '../../engine/cpu.js';
 import { estimateForeground } from './foreground.js';
 import { DEFAULT_REFINE, MODEL_INPUT_SIDE, refineAlpha, type RefineParams } from './refine.js';
-import { fuseMasks, partsOf, type Fused, type Keep, type MaskPart } from './fusion.js';
+import { fuseMasks, partsOf, primaryDecisive, type Fused, type Keep, type MaskPart } from './fusion.js';
 import { addPeople } from './person.js';
+import { addByBackdropColour } from './backdrop-colour.js';
 
 export type CutoutModel = 'isnet' | 'u2netp';
 
@@ -42,6 +43,10 @@ let u2netpSide: number = MODEL_INPUT_SIDE.u2netp;
 
 /** Whether cut-outs get the people assist (person.ts) when the caller does not say; a bench hook. */
 let peopleDefault = true;
+/** Whether the default mode runs U2-Net-p also where ISNet's mask settles the cut-out (primaryDecisive); a bench hook. */
+let alwaysSecond = false;
+/** Whether the default mode adds what the colour of a plain backdrop says is subject (backdrop-colour.ts); a bench hook. */
+let backdropColour = true;
 
 /**
  * The plain model, for the bench's do-no-harm gate (bench/remove-background.mjs): ISNet's soft
@@ -59,8 +64,12 @@ export function configureCutout(o: {
   u2netpSide?: number;
   plain?: boolean;
   people?: boolean;
+  backdropColour?: boolean;
+  alwaysSecond?: boolean;
 }): void {
+  if (o.alwaysSecond !== undefined) alwaysSecond = o.alwaysSecond;
   if (o.plain !== undefined) plainMode = o.plain;
+  if (o.backdropColour !== undefined) backdropColour = o.backdropColour;
   if (o.people !== undefined) peopleDefault = o.people;
   if (o.isnetSide !== undefined) isnetSide = o.isnetSide;
   if (o.isnetFlip !== undefined) isnetFlip = o.isnetFlip;
@@ -154,34 +163,38 @@ export async function cutoutSubject(img: RawImage, opts: CutoutOptions = {}): Pr
   if (plainMode && model === 'isnet') return plainCutout(img, input, hint, opts);
   // Beside ISNet, U2-Net-p is a small share of the time: one session of it is enough, and each
   // session holds its own activations (segment.ts).
-  const u2 =
-    model === 'u2netp'
-      ? segment(input, 'u2netp', { signal: opts.signal, size: u2netpSide })
-      : segment(input, 'u2netp', { signal: opts.signal, size: MODEL_INPUT_SIDE.u2netp, sessions: 1 });
-  let isnet: Promise<{ mask: Uint8Array }> | undefined;
+  const u2 = (size: number, sessions?: number) => segment(input, 'u2netp', { signal: opts.signal, size, sessions });
+  let primary: { mask: Uint8Array } | undefined;
+  let second: { mask: Uint8Array };
   if (model === 'isnet') {
     isnetModel ??= int8Preferred() ? 'isnet-int8' : 'isnet';
     const m = isnetModel;
     const seg = (img: SegmentInput) => segment(img, m, { signal: opts.signal, size: isnetSide, keepAspect: isnetAspect }).then((r) => r.mask);
-    isnet = isnetFlip
-      ? Promise.all([
+    const own = isnetFlip
+      ? await Promise.all([
           seg(input),
           mirror(rgb, w, h, 3)
             .then((rgbM) => seg({ ...input, data: rgbM }))
             .then((mM) => mirror(mM, w, h, 1)),
-        ]).then(([a, b]) => ({
-          mask: average(a, b),
-        }))
-      : seg(input).then((mask) => ({ mask }));
+        ]).then(([a, b]) => ({ mask: average(a, b) }))
+      : { mask: await seg(input) };
+    primary = own;
+    throwIfAborted(opts.signal);
+    // ISNet first: when its mask settles the cut-out (fusion.ts primaryDecisive) U2-Net-p is not
+    // run and the fusion sees ISNet's mask as both models'.
+    // Only for `auto`: `all` keeps every region either model is confident about.
+    const decisive = !alwaysSecond && (opts.keep ?? 'auto') === 'auto' && primaryDecisive(own.mask, w, h);
+    second = decisive ? own : await u2(MODEL_INPUT_SIDE.u2netp, 1);
+  } else {
+    second = await u2(u2netpSide);
   }
-  // Both models run at once (each session pool has its own worker threads).
-  const [second, primary] = await Promise.all([u2, isnet]);
-  throwIfAborted(opts.signal);
   const fused: Fused = primary
     ? fuseMasks({ primary: primary.mask, second: second.mask, image: input, width: w, height: h }, opts.keep)
     : fuseMasks({ primary: second.mask, image: input, width: w, height: h }, opts.keep);
-  const assisted = (opts.people ?? peopleDefault) ? await addPeople(input, fused.mask, opts.signal) : null;
-  const coarse = assisted?.mask ?? fused.mask;
+  // A plain backdrop's colour: parts of the subject the model left out (backdrop-colour.ts).
+  const selected = primary && backdropColour ? addByBackdropColour(fused.mask, input, w, h).mask : fused.mask;
+  const assisted = (opts.people ?? peopleDefault) ? await addPeople(input, selected, opts.signal) : null;
+  const coarse = assisted?.mask ?? selected;
   // The radius that follows U2-Net-p's 320 px mask measured best in both modes (ISNet alone too).
   let alpha = refineAlpha(input, coarse, MODEL_INPUT_SIDE.u2netp, opts.refine ?? DEFAULT_REFINE);
   if (hint) alpha = combineWithHint(alpha, hint);
@@ -190,7 +203,12 @@ export async function cutoutSubject(img: RawImage, opts: CutoutOptions = {}): Pr
   const r1 = Math.max(8, Math.min(90, Math.round(Math.max(w, h) / 20)));
   const r2 = Math.max(2, Math.min(6, Math.round(r1 / 12)));
   estimateForeground(img.data, img.channels, alpha, w, h, out, [r1, r2]);
-  return { rgba: { data: out, width: w, height: h, channels: 4 }, mask: alpha, parts: fused.parts, people: assisted?.people.length ?? 0 };
+  return {
+    rgba: { data: out, width: w, height: h, channels: 4 },
+    mask: alpha,
+    parts: selected === fused.mask ? fused.parts : partsOf(selected, w, h),
+    people: assisted?.people.length ?? 0,
+  };
 }
 
 /** The plain model (plainMode): ISNet's mask, refined and decontaminated as the default's is. */
