@@ -22,9 +22,9 @@ import { parseOptions } from '../dist/ops/validate.js';
 import { cutoutSubject } from '../dist/vision/cutout/cutout.js';
 import { detectPeople } from '../dist/engine/people.js';
 import { FIXTURES } from './fixtures.mjs';
-import { tryOnMeasures } from './lib/try-on-metrics.mjs';
-import { lightMeasures, meanChroma, rampMeasures } from './lib/try-on-light.mjs';
-import { seamMeasures } from './lib/try-on-seams.mjs';
+import { oldClothingShown, tryOnMeasures } from './lib/try-on-metrics.mjs';
+import { dimmed, exposureGain, lightMeasures, meanChroma, meanLuma, rampMeasures } from './lib/try-on-light.mjs';
+import { outlineSoftness, seamMeasures } from './lib/try-on-seams.mjs';
 import { renderTryOn } from '../dist/ops/try-on/pipeline.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -65,6 +65,16 @@ const garments = [
       .toBuffer(),
   ],
 ];
+
+// The garment with its colours complemented (alpha kept): rendered unlit beside the unlit render,
+// a pixel the garment covers changes in at least one of the two (oldClothingShown).
+async function complement(buf) {
+  const { data, info } = await sharp(buf).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  for (let i = 0; i < data.length; i += 4) for (let c = 0; c < 3; c++) data[i + c] = 255 - data[i + c];
+  return sharp(data, { raw: { width: info.width, height: info.height, channels: 4 } })
+    .png()
+    .toBuffer();
+}
 
 async function rgb(buf) {
   const { data, info } = await sharp(buf).flatten({ background: '#fff' }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
@@ -162,6 +172,8 @@ async function paste(person, garmentBuf, body, extracted) {
 
 const slug = (s) => s.split(' ')[0];
 const RAMP_PERSONS = ['astronaut', 'messi5'];
+/** Exposure: each person also rendered at this share of the photo's exposure. */
+const DIM = 0.55;
 
 /** 0/1: the torso quadrilateral's pixels where the unlit garment is drawn (changed from the photo). */
 function torsoGarment(photo, flat, subject, lms) {
@@ -279,16 +291,47 @@ for (const [pname, pbuf] of persons) {
       // Where the garment is drawn is judged on the unlit render: lit by a greyscale photo, a
       // grey garment can lie within 24 levels of the old clothing and would pass for it.
       const fm = tryOnMeasures(pr.data, flat.data, pr.width, pr.height, subject.mask, lms, res.meta.face, jpegRef);
+      // The same geometry in the complemented colours (no extraction: these garments are clean).
+      const invOptions = parseOptions(op, { preprocess_garment: false }, 'field');
+      const invRes = await run(
+        { operation: 'try-on', inputs: { person: input(pname, pbuf), garment: input(gname, await complement(gbuf)) }, options: invOptions },
+        ctx,
+        'flat',
+      );
+      if (invRes.meta.garment_kind !== flatRes.meta.garment_kind) throw new Error(`${pname} ${gname}: the complemented garment changed kind`);
+      const inv = await rgb(invRes.data);
+      const shown = oldClothingShown(pr.data, flat.data, inv.data, pr.width, pr.height, subject.mask, lms, res.meta.face);
       light = {
         ...lm,
         ...seamMeasures(pr.data, flat.data, pr.width, pr.height, subject.mask, lms, res.meta.garment_kind),
-        oldVisibleFlat: fm.quadOriginalFront,
+        oldVisibleFlat: shown.shown,
+        outlineSoft: outlineSoftness(pr.data, flat.data, inv.data, pr.width, pr.height).outlineSoft,
+        // quadOriginalFront: before issue 35's sixth round this was oldVisible; the garment drawn in
+        // the photo's colour and the bare chin/neck counted as old clothing (oldClothingShown).
+        oldVisibleNaive: fm.quadOriginalFront,
+        oldColourMatched: shown.colourMatched,
+        oldSkin: shown.skin,
         // The same without leaving the face out (the definition before issue 35's second round).
         oldVisibleWithFace: tryOnMeasures(pr.data, flat.data, pr.width, pr.height, subject.mask, lms, null, null).quadOriginalFront,
         garmentChroma: meanChroma(out.data, pr.width * pr.height, region),
         flatChroma: meanChroma(flat.data, pr.width * pr.height, region),
         photoChroma: meanChroma(pr.data, pr.width * pr.height),
+        // Exposure: the garment's mean luminance on the torso against the photo's there (the old
+        // clothing) and its white point; and the same person at DIM x the exposure.
+        garmentY: meanLuma(out.data, pr.width * pr.height, region),
+        torsoY: meanLuma(pr.data, pr.width * pr.height, region),
+        white: res.meta.exposure?.white,
       };
+      const dimPng = await sharp(dimmed(pr.data, DIM), { raw: { width: pr.width, height: pr.height, channels: 3 } })
+        .png()
+        .toBuffer();
+      const dimJob = { operation: 'try-on', inputs: { person: input(pname, dimPng), garment: input(gname, gbuf) }, options };
+      const dimRes = await run(dimJob, { ...ctx, warn() {} });
+      const dimOut = await rgb(dimRes.data);
+      // Only when the dim photo dresses the same person (the detector can pick another one there).
+      const samePerson = (b) => Math.abs(b.center_x - res.meta.body.center_x) <= 0.25 * res.meta.body.shoulder_width;
+      const dimSame = samePerson(dimRes.meta.body);
+      light.exposureGain = dimSame ? exposureGain(out.data, dimOut.data, pr.width * pr.height, region, DIM) : undefined;
       // Known light: the same person under a left-to-right ramp (x0.6 .. x1.25), astronaut and messi5.
       if (RAMP_PERSONS.some((r) => pname.startsWith(r))) {
         const ramp = (x) => 0.6 + (0.65 * x) / (pr.width - 1);
@@ -307,6 +350,16 @@ for (const [pname, pbuf] of persons) {
         const job = { operation: 'try-on', inputs: { person: input(pname, pbuf), garment: input(gname, gbuf) }, options };
         const bRes = await before(job, { ...ctx, warn() {} }, 'scene');
         const bFlat = await rgb((await before(job, { ...ctx, warn() {} }, 'flat')).data);
+        const bJobInv = {
+          ...job,
+          inputs: { ...job.inputs, garment: input(gname, await complement(gbuf)) },
+          options: parseOptions(op, { preprocess_garment: false }, 'field'),
+        };
+        const bInv = await rgb((await before(bJobInv, { ...ctx, warn() {} }, 'flat')).data);
+        const bOut = await rgb(bRes.data);
+        const bDimRes = await before({ ...job, inputs: { ...job.inputs, person: input(pname, dimPng) } }, { ...ctx, warn() {} }, 'scene');
+        const bDim = await rgb(bDimRes.data);
+        const bShown = oldClothingShown(pr.data, bFlat.data, bInv.data, pr.width, pr.height, subject.mask, lms, res.meta.face);
         // Judged with this run's meta.face (the same person's face, left out for both).
         const bm = tryOnMeasures(pr.data, bFlat.data, pr.width, pr.height, subject.mask, lms, res.meta.face, null);
         const bmWithFace = tryOnMeasures(pr.data, bFlat.data, pr.width, pr.height, subject.mask, lms, null, null);
@@ -314,7 +367,11 @@ for (const [pname, pbuf] of persons) {
         beforeRows.push({
           person: pname,
           garment: gname,
-          oldVisible: [bm.quadOriginalFront, light.oldVisibleFlat],
+          oldVisible: [bShown.shown, light.oldVisibleFlat],
+          oldVisibleNaive: [bm.quadOriginalFront, light.oldVisibleNaive],
+          outlineSoft: [outlineSoftness(pr.data, bFlat.data, bInv.data, pr.width, pr.height).outlineSoft, light.outlineSoft],
+          garmentY: [meanLuma(bOut.data, pr.width * pr.height, region), light.garmentY],
+          exposureGain: [samePerson(bDimRes.meta.body) ? exposureGain(bOut.data, bDim.data, pr.width * pr.height, region, DIM) : undefined, light.exposureGain],
           oldVisibleWithFace: [bmWithFace.quadOriginalFront, light.oldVisibleWithFace],
           collarGap: [bs.collarGap, light.collarGap],
           shoulderGap: [bs.shoulderGap, light.shoulderGap],
@@ -386,6 +443,9 @@ const cols = [
   'coverage',
   'quadCover',
   'oldVisible',
+  'oldVisibleNaive',
+  'oldColourMatched',
+  'oldSkin',
   'oldVisibleWithFace',
   'outsideMask',
   'rampGain',
@@ -396,7 +456,12 @@ const cols = [
   'shadeCorr',
   'garmentChroma',
   'flatChroma',
+  'garmentY',
+  'torsoY',
+  'white',
+  'exposureGain',
   'photoChroma',
+  'outlineSoft',
   'collarGap',
   'shoulderGap',
   'hemGap',
@@ -412,14 +477,25 @@ console.log(
   'coverage: share of the central torso in the garment hue (higher is better); spill: share of changed pixels on the background (lower); outside: share of pixels away from the torso that changed (lower).',
 );
 console.log(
-  'oldVisible: share of the shoulder-hip quadrilateral still showing the old clothing, forearms, hands and the landmark-shaped face in front left out (<= 0.01; judged on the unlit render where there is one); oldVisibleWithFace: the same counting a face bent into the quadrilateral as old clothing; outsideMask: share of changed pixels outside the person mask (<= 0.03); rampGain: the person lit by a known left-to-right ramp (x0.6..x1.25) and not: slope of the garment luminance change between the two renders (ln, 8 column bands) on the ln ramp (1: the garment takes the scene light, 0: flat), rampCorr its correlation, todayRampGain the same for the shading applied before issue 35 (reproduced); patternLeak / todayLeak: slope of the garment luminance change (result over the unlit render, ln) on the photo pattern (ln luminance less its sigma 0.15 shoulder-width smoothing: stripes, print, folds; 0 = none reaches the garment); shadeCorr: correlation of that change with the photo smoothed light (which still holds the old clothing large-scale albedo); garmentChroma / flatChroma / photoChroma: mean chroma (levels) of the garment on the torso, of the unlit garment there, of the whole photo.',
+  `oldVisible: share of the shoulder-hip quadrilateral still showing the old clothing, forearms, hands and the landmark-shaped face in front left out (<= 0.01; judged on the unlit render where there is one; a pixel counts as covered when it changed in the unlit render or in the unlit render of the colour-complemented garment, and unchanged skin joined to the face is not clothing); oldVisibleNaive: the figure before round 6 (changed in the unlit render only, skin counted); oldColourMatched: share the garment covers in a colour within 24 levels of the photo (naive counted it); oldSkin: share of unchanged skin joined to the face (naive counted it); oldVisibleWithFace: the same counting a face bent into the quadrilateral as old clothing; outsideMask: share of changed pixels outside the person mask (<= 0.03); rampGain: the person lit by a known left-to-right ramp (x0.6..x1.25) and not: slope of the garment luminance change between the two renders (ln, 8 column bands) on the ln ramp (1: the garment takes the scene light, 0: flat), rampCorr its correlation, todayRampGain the same for the shading applied before issue 35 (reproduced); patternLeak / todayLeak: slope of the garment luminance change (result over the unlit render, ln) on the photo pattern (ln luminance less its sigma 0.15 shoulder-width smoothing: stripes, print, folds; 0 = none reaches the garment); shadeCorr: correlation of that change with the photo smoothed light (which still holds the old clothing large-scale albedo); garmentChroma / flatChroma / photoChroma: mean chroma (levels) of the garment on the torso, of the unlit garment there, of the whole photo; garmentY / torsoY: mean luminance (levels) of the garment on the torso and of the photo there (the old clothing); white: the photo white point around the person (meta.exposure.white); exposureGain: the person also rendered at ${DIM} x the photo exposure, ln(garment luminance dim / normal) / ln ${DIM} (1: the garment takes the scene exposure, 0: keeps its studio level; - when the dim photo dresses another person).`,
 );
 console.log(
-  'collarGap: topmost garment row in the collar corners (0.12-0.3 sw beside the middle) less the neck-base estimate, shoulder widths (> 0: the old collar shows above); shoulderGap: topmost garment row at the shoulder joints less the person mask top there (sw); hemGap: lowest garment row in the middle less the hip line (sw, tops with hips in frame); sleeveEdgePx: how many 1-px steps along the arm the sleeve end takes to fall from 80% to 20% of its contrast (median over offsets across the arm; 1 = a hard square cut). All on the unlit render.',
+  `collarGap: topmost garment row in the collar corners (0.12-0.3 sw beside the middle) less the neck-base estimate, shoulder widths (> 0: the old collar shows above); shoulderGap: topmost garment row at the shoulder joints less the person mask top there (sw); hemGap: lowest garment row in the middle less the hip line (sw, tops with hips in frame); sleeveEdgePx: how many 1-px steps along the arm the sleeve end takes to fall from 80% to 20% of its contrast (median over offsets across the arm; 1 = a hard square cut); outlineSoft: the garment's coverage a per pixel from the unlit renders of the garment and of its colour complement (a = (out + inv - 2 photo) / (255 - 2 photo)), edge pixels = partial ones (0.1 < a < 0.9) and opaque ones beside an empty 4-neighbour; the partial share (1: anti-aliased, 0: stair-stepped). All on the unlit render.`,
 );
 if (beforeRows.length) {
   console.log('\nbefore -> after (the --before build and this one, same run):');
-  const bc = ['oldVisible', 'oldVisibleWithFace', 'collarGap', 'shoulderGap', 'hemGap', 'sleeveEdgePx'];
+  const bc = [
+    'oldVisible',
+    'oldVisibleNaive',
+    'oldVisibleWithFace',
+    'garmentY',
+    'exposureGain',
+    'outlineSoft',
+    'collarGap',
+    'shoulderGap',
+    'hemGap',
+    'sleeveEdgePx',
+  ];
   console.log(['person', 'garment', ...bc].join('  '));
   for (const r of beforeRows)
     console.log([r.person.split(' ')[0], r.garment.split(' ')[0], ...bc.map((c) => `${fmt(r[c][0] ?? undefined)} -> ${fmt(r[c][1] ?? undefined)}`)].join('  '));

@@ -208,3 +208,33 @@ export function meanChroma(rgb, n, sel = null) {
   }
   return k ? s / k : NaN;
 }
+
+/** Mean luminance (levels) of an RGB image, over `sel` (0/1) when given. */
+export function meanLuma(rgb, n, sel = null) {
+  let s = 0,
+    k = 0;
+  for (let i = 0; i < n; i++) {
+    if (sel && !sel[i]) continue;
+    s += 0.299 * rgb[i * 3] + 0.587 * rgb[i * 3 + 1] + 0.114 * rgb[i * 3 + 2];
+    k++;
+  }
+  return k ? s / k : NaN;
+}
+
+/** The person photo with every channel scaled by `f` (a dimmer exposure of the same scene). */
+export function dimmed(rgb, f) {
+  const out = Buffer.from(rgb);
+  for (let i = 0; i < out.length; i++) out[i] = Math.round(rgb[i] * f);
+  return out;
+}
+
+/**
+ * Exposure (issue 35, sixth round): the same person rendered from the photo and from the photo
+ * at `f` x its exposure (dimmed). exposureGain = ln(garment mean luminance, dim / normal) / ln f
+ * over the torso garment region: 1 when the garment takes the scene's exposure as the photo's own
+ * pixels do, 0 when it keeps its studio level (the relative shading alone cannot see a global
+ * change). Clipped highlights in the normal photo make it a little under 1.
+ */
+export function exposureGain(out, dimOut, n, sel, f) {
+  return Math.log(meanLuma(dimOut, n, sel) / meanLuma(out, n, sel)) / Math.log(f);
+}

@@ -160,3 +160,100 @@ export function tryOnMeasures(ref, out, width, height, mask, landmarks, face, jp
     faceChanged: faceN ? (3 * faceChanged) / faceN : 0,
   };
 }
+
+/** The skin colour rule of src/ops/try-on/skin.ts (Kovac et al. RGB rule within Chai & Ngan's YCbCr box). */
+export function isSkin(r, g, b) {
+  const max = Math.max(r, g, b),
+    min = Math.min(r, g, b);
+  if (!(r > 95 && g > 40 && b > 20 && max - min > 15 && Math.abs(r - g) > 15 && r > g && r > b)) return false;
+  const cb = 128 - 0.168736 * r - 0.331264 * g + 0.5 * b;
+  const cr = 128 + 0.5 * r - 0.418688 * g - 0.081312 * b;
+  return cb >= 77 && cb <= 127 && cr >= 135 && cr <= 173;
+}
+
+/**
+ * Old clothing visible (issue 35, sixth round): quadOriginalFront with two defects of that
+ * figure removed, each counted apart so the report can show them.
+ * - `out` and `outInverse`: the render and the same render with the garment's colours
+ *   complemented (255 - rgb, same alpha and geometry). A pixel where the garment is drawn in a
+ *   colour within CHANGED of the photo's (the coat's beige on messi5's yellow "unicef" print and
+ *   badge) looks unchanged in one render but not in the other: it is covered, not old clothing
+ *   (`colourMatched`).
+ * - Bare skin joined to the face (the skin rule, flooded 8-connected from the landmark face
+ *   through unchanged skin-coloured pixels): the chin and neck below meta.face's inscribed
+ *   half-ellipse, which try-on keeps in front, are skin, not old clothing (`skin`).
+ * Returns shares of the shoulder-hip quadrilateral less forearms, hands and face (the
+ * quadOriginalFront denominator): `shown` (what is left: old clothing), `naive` (= quadOriginalFront
+ * on `out`), `colourMatched`, `skin`; and `pixels`, the left ones as [x, y] (a debug overlay).
+ */
+export function oldClothingShown(ref, out, outInverse, width, height, mask, landmarks, face) {
+  const L = (k) => landmarks[k];
+  const quad = [L(11), L(12), L(24), L(23)].map(([x, y]) => [x, y]);
+  const limbs = limbsInFront(landmarks, mask, width);
+  const faceBox = face && face.mouth_y != null ? face : null;
+  const onFace = faceBox ? inFace(faceBox) : null;
+  const isFace = (fx, fy) =>
+    !!onFace && fx >= faceBox.x && fy >= faceBox.y && fx < faceBox.x + faceBox.width && fy < faceBox.y + faceBox.height && onFace(fx, fy);
+  const n = width * height;
+  // 0 outside the quad, 1 front, 2 changed, 3 colour-matched, 4 unchanged (candidate old clothing).
+  const state = new Uint8Array(n);
+  let denom = 0;
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const p = y * width + x;
+      if (!inQuad(quad, x + 0.5, y + 0.5)) continue;
+      if (isFace(x, y) || limbs(x + 0.5, y + 0.5)) {
+        state[p] = 1;
+        continue;
+      }
+      denom++;
+      if (diff(ref, out, p * 3) > CHANGED) state[p] = 2;
+      else if (outInverse && diff(ref, outInverse, p * 3) > CHANGED) state[p] = 3;
+      else state[p] = 4;
+    }
+  }
+  // Flood from the face (whole face, inside or outside the quad) through unchanged skin.
+  const skin = new Uint8Array(n);
+  const stack = [];
+  const skinAt = (p) => isSkin(ref[p * 3], ref[p * 3 + 1], ref[p * 3 + 2]) && diff(ref, out, p * 3) <= CHANGED;
+  if (faceBox) {
+    for (let y = faceBox.y; y < faceBox.y + faceBox.height && y < height; y++)
+      for (let x = faceBox.x; x < faceBox.x + faceBox.width && x < width; x++) if (isFace(x, y)) stack.push(y * width + x);
+  }
+  const seen = new Uint8Array(n);
+  for (const p of stack) seen[p] = 1;
+  while (stack.length) {
+    const p = stack.pop();
+    const x = p % width,
+      y = (p - x) / width;
+    for (let dy = -1; dy <= 1; dy++) {
+      for (let dx = -1; dx <= 1; dx++) {
+        const qx = x + dx,
+          qy = y + dy;
+        if (qx < 0 || qy < 0 || qx >= width || qy >= height) continue;
+        const q = qy * width + qx;
+        if (seen[q]) continue;
+        seen[q] = 1;
+        if (!skinAt(q)) continue;
+        skin[q] = 1;
+        stack.push(q);
+      }
+    }
+  }
+  let unchanged = 0,
+    matched = 0,
+    bare = 0;
+  const pixels = [];
+  for (let p = 0; p < n; p++) {
+    if (state[p] === 3) {
+      matched++;
+      unchanged++;
+    } else if (state[p] === 4) {
+      unchanged++;
+      if (skin[p]) bare++;
+      else pixels.push([p % width, Math.floor(p / width)]);
+    }
+  }
+  const d = Math.max(1, denom);
+  return { shown: pixels.length / d, naive: unchanged / d, colourMatched: matched / d, skin: bare / d, pixels, counted: denom };
+}

@@ -170,3 +170,58 @@ function sleeveEndWidths(photo, flat, width, height, pts, sw) {
   }
   return out;
 }
+
+/**
+ * The garment's coverage (alpha, 0..1) per pixel, from the unlit render `out` and the unlit
+ * render of the colour-complemented garment `inv` over the photo `ref`: out = a G + (1 - a) P
+ * and inv = a (255 - G) + (1 - a) P give a = (out + inv - 2P) / (255 - 2P), read on the channel
+ * where |255 - 2P| is largest; NaN where that is under 80 (mid-grey photo: a JPEG level of noise
+ * would move a by more than 0.1).
+ */
+export function coverage(ref, out, inv, width, height) {
+  const a = new Float32Array(width * height);
+  for (let p = 0; p < a.length; p++) {
+    let best = 0,
+      c0 = 0;
+    for (let c = 0; c < 3; c++) {
+      const d = Math.abs(255 - 2 * ref[p * 3 + c]);
+      if (d > best) {
+        best = d;
+        c0 = c;
+      }
+    }
+    const i = p * 3 + c0;
+    a[p] = best < 80 ? NaN : Math.min(1, Math.max(0, (out[i] + inv[i] - 2 * ref[i]) / (255 - 2 * ref[i])));
+  }
+  return a;
+}
+
+/**
+ * outlineSoft: how the garment's outline is drawn. Edge pixels are partial ones (0.1 < a < 0.9)
+ * and hard steps (an opaque pixel, a >= 0.9, with an empty 4-neighbour, a <= 0.1); outlineSoft
+ * is the partial share of them (1: anti-aliased all round, 0: stair-stepped). Pixels with no
+ * reading (coverage NaN) are left out. Also `edgePx`, the number of edge pixels.
+ */
+export function outlineSoftness(ref, out, inv, width, height) {
+  const a = coverage(ref, out, inv, width, height);
+  let partial = 0,
+    hard = 0;
+  for (let y = 1; y < height - 1; y++) {
+    for (let x = 1; x < width - 1; x++) {
+      const p = y * width + x;
+      const v = a[p];
+      if (Number.isNaN(v) || v <= 0.1) continue;
+      if (v < 0.9) {
+        partial++;
+        continue;
+      }
+      for (const q of [p - 1, p + 1, p - width, p + width]) {
+        if (a[q] <= 0.1) {
+          hard++;
+          break;
+        }
+      }
+    }
+  }
+  return { outlineSoft: partial + hard ? partial / (partial + hard) : NaN, edgePx: partial + hard };
+}

@@ -1,5 +1,5 @@
 import { maskedGaussianBlur } from '../../media/filters.js';
-import type { BodyGeometry } from './body.js';
+import { type BodyGeometry, bbox } from './body.js';
 import { clamp } from './raster.js';
 
 /**
@@ -17,6 +17,13 @@ import { clamp } from './raster.js';
  *   own chroma scaled by f = clamp((spread - 3) / 12, 0, 1): a greyscale photo (spread 0) gets
  *   a grey garment, a sepia one a sepia garment, a colour photo (spread >= 15) the garment's
  *   own colours.
+ * - `sceneExposure` / `exposeGarment`: the scene's shading (shade.ts) is relative to the torso's
+ *   median light, so it cannot say how bright that light is: a white shirt stayed studio-white
+ *   in a dim room. The photo's exposure is read from its white point around the person: the
+ *   97th percentile of luminance in the person's box widened by 0.75 shoulder widths (walls,
+ *   collars, lit skin; a few clipped lamps stay above it), against WHITE_LEVEL, the level a
+ *   white garment has in its own product photo. The garment is scaled by
+ *   clamp(white / WHITE_LEVEL, MIN_EXPOSURE, 1): darkened in a dim photo, never brightened.
  */
 
 export interface ColourTreatment {
@@ -101,5 +108,54 @@ export function delightGarment(rgba: Uint8Array, width: number, height: number):
     const k = Math.min(clamp(Math.exp(ref - low), 0.7, 1.45), Math.max(1, 255 / top));
     for (let c = 0; c < 3; c++) out[i * 4 + c] = clamp(Math.round(rgba[i * 4 + c]! * k), 0, 255);
   }
+  return out;
+}
+
+/** The level a white garment has in a product photo (studio white, not clipped). */
+export const WHITE_LEVEL = 235;
+/** The garment is never darkened below this share of its own level. */
+export const MIN_EXPOSURE = 0.35;
+
+export interface SceneExposure {
+  /** The photo's white point around the person (97th percentile of luminance, levels). */
+  white: number;
+  /** The factor applied to the garment: clamp(white / WHITE_LEVEL, MIN_EXPOSURE, 1). */
+  gain: number;
+}
+
+/** Measured on the working-scale photo, in the person's box widened by 0.75 shoulder widths. */
+export function sceneExposure(rgb: Uint8Array, body: BodyGeometry): SceneExposure {
+  const { width: w, height: h } = body;
+  const box = bbox(body.silhouette) ?? { x0: 0, y0: 0, x1: w - 1, y1: h - 1 };
+  const pad = Math.round(0.75 * body.shoulderW);
+  const x0 = Math.max(0, box.x0 - pad),
+    x1 = Math.min(w - 1, box.x1 + pad),
+    y0 = Math.max(0, box.y0 - pad),
+    y1 = Math.min(h - 1, box.y1 + pad);
+  const hist = new Uint32Array(256);
+  let n = 0;
+  for (let y = y0; y <= y1; y++) {
+    for (let x = x0; x <= x1; x++) {
+      const i = (y * w + x) * 3;
+      hist[Math.round(0.299 * rgb[i]! + 0.587 * rgb[i + 1]! + 0.114 * rgb[i + 2]!)]! += 1;
+      n++;
+    }
+  }
+  let white = 255;
+  for (let v = 0, seen = 0; v < 256; v++) {
+    seen += hist[v]!;
+    if (seen >= 0.97 * n) {
+      white = v;
+      break;
+    }
+  }
+  return { white, gain: clamp(white / WHITE_LEVEL, MIN_EXPOSURE, 1) };
+}
+
+/** A new RGBA buffer: the garment's colour scaled by the scene's exposure gain. */
+export function exposeGarment(rgba: Uint8Array, gain: number): Uint8Array {
+  const out = new Uint8Array(rgba);
+  if (gain >= 1) return out;
+  for (let i = 0; i < out.length; i += 4) for (let c = 0; c < 3; c++) out[i + c] = Math.round(rgba[i + c]! * gain);
   return out;
 }

@@ -12,7 +12,7 @@ import { prepareGarment } from './garment.js';
 import { EXTRACTION_CREDITS, tryOn, type TryOnOptions } from './index.js';
 import { blurPlane, forCapsule, inConvex, morph, plane, resizePlane, type Plane } from './raster.js';
 import { edgeMatte } from './matte.js';
-import { colourTreatment, delightGarment, treatGarment } from './garment-light.js';
+import { colourTreatment, delightGarment, exposeGarment, sceneExposure, treatGarment } from './garment-light.js';
 import { sceneShading, shadingAt } from './shade.js';
 import { fillBand } from './fill-band.js';
 import { inHead } from './head.js';
@@ -114,10 +114,11 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
   }
   throwIfAborted(signal);
   // Lit once, by the scene: the garment photo's own broad light divided out, and the person
-  // photo's colour treatment (greyscale, tint) taken over.
+  // photo's colour treatment (greyscale, tint) and exposure (its white point) taken over.
   const treatment = colourTreatment(workRgb, body);
+  const exposure = sceneExposure(workRgb, body);
   if (light === 'scene') {
-    const data = treatGarment(delightGarment(garment.rgba.data, garment.rgba.width, garment.rgba.height), treatment);
+    const data = exposeGarment(treatGarment(delightGarment(garment.rgba.data, garment.rgba.width, garment.rgba.height), treatment), exposure.gain);
     garment = { ...garment, rgba: { ...garment.rgba, data: Buffer.from(data.buffer, data.byteOffset, data.byteLength) } };
   }
 
@@ -325,6 +326,8 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
       people: people.length,
       dressed_person: dressedIndex,
       // The dressed torso's turn from the camera (degrees, positive: the image-right side is far).
+      // The photo's white point around the person and the gain the garment took from it (garment-light.ts).
+      exposure: { white: exposure.white, gain: Math.round(exposure.gain * 1000) / 1000 },
       turn: { degrees, far_side: turn.far === 'L' ? 'left' : turn.far === 'R' ? 'right' : null },
       landmarks: landmarkMeta(subject),
       body: {

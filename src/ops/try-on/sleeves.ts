@@ -31,6 +31,31 @@ interface Seg {
 /** The sleeve end's fade along the arm, in shoulder-joint widths. */
 const FEATHER = 0.06;
 
+/** The sleeve/body cut's fade, in shoulder-joint widths. */
+const SEAM_SPAN = 0.04;
+
+/**
+ * Share of sleeve among the fabric pixels (`fabric`: the garment's mask) in the (2r+1)^2 box
+ * around the garment pixel nearest (sx, sy): fractional across the cut between sleeve and body,
+ * 1 along the sleeve's own outline (whose edge is the garment's alpha).
+ */
+function sleeveShare(sleeves: Uint8Array, fabric: Uint8Array, gw: number, gh: number, sx: number, sy: number, r: number): number {
+  const cx = Math.round(sx),
+    cy = Math.round(sy);
+  let on = 0,
+    all = 0;
+  for (let y = cy - r; y <= cy + r; y++) {
+    const yy = Math.min(gh - 1, Math.max(0, y));
+    for (let x = cx - r; x <= cx + r; x++) {
+      const i = yy * gw + Math.min(gw - 1, Math.max(0, x));
+      if (!fabric[i]) continue;
+      all++;
+      if (sleeves[i]) on++;
+    }
+  }
+  return all ? on / all : 0;
+}
+
 /** Nearest point on a polyline: arc length and signed distance (positive on the left normal (-dy, dx)). */
 function project(segs: Seg[], x: number, y: number): { s: number; d: number } {
   let best = { s: 0, d: 0, dist: Infinity };
@@ -99,6 +124,8 @@ export function warpSleevesOnArms(g: Garment, p: Person, scale: number, width: n
     const sleeveLen = Math.min(gLen * scale, acc);
     // The sleeve's end fades out along the arm over this length (never a square cut).
     const feather = Math.max(1.5, FEATHER * Math.hypot(a.x - b.x, a.y - b.y));
+    // The sleeve/body cut's fade, in garment pixels (half the box side).
+    const seamR = Math.max(1, Math.round((SEAM_SPAN * Math.hypot(a.x - b.x, a.y - b.y)) / scale / 2));
     // Fabric half-width at the person's scale, for the bounding box.
     const halfW = (Math.hypot(sleeve.tip.x - sleeve.cuff.x, sleeve.tip.y - sleeve.cuff.y) / 2 + Math.hypot(seam.x - pit.x, seam.y - pit.y) / 2) * scale;
     const back = 0.15 * sleeveLen; // into the garment's body, under the armhole seam
@@ -149,13 +176,16 @@ export function warpSleevesOnArms(g: Garment, p: Person, scale: number, width: n
         // the garment (below the armhole, or the lapels at the shoulder), which must not be
         // drawn along the arm. The torso warp's own copy of the sleeve, drawn underneath, fills
         // the armhole.
-        const nx = Math.min(gw - 1, Math.max(0, Math.round(sx))),
-          ny = Math.min(gh - 1, Math.max(0, Math.round(sy)));
-        if (!g.sleeves.data[ny * gw + nx]) continue;
+        // The share of sleeve fabric in a box of SEAM_SPAN person pixels around the sample: the
+        // cut between sleeve and body fades over that span instead of stepping pixel by pixel
+        // (the torso warp's copy of the sleeve lies underneath, so the two blend).
+        const cover = sleeveShare(g.sleeves.data, g.mask.data, gw, gh, sx, sy, seamR);
+        if (!cover) continue;
         const o = y * w + x;
         if (!samplePremultiplied(gd, gw, gh, sx, sy, rgb, alpha, o)) continue;
         const t = Math.min(1, Math.max(0, (sleeveLen + 2 - s) / feather));
-        if (t < 1) alpha[o] = Math.round(alpha[o]! * t * t * (3 - 2 * t));
+        const k = cover * (t < 1 ? t * t * (3 - 2 * t) : 1);
+        if (k < 1) alpha[o] = Math.round(alpha[o]! * k);
         if (!alpha[o]) continue;
         flag[o] = 1;
         any = true;

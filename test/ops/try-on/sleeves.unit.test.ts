@@ -57,3 +57,32 @@ describe('sleeves laid along the arms', () => {
     }
   }, 60_000);
 });
+
+describe('the cut between a sleeve laid on the arm and the garment body', () => {
+  it('fades: few opaque sleeve pixels stand right beside an empty one (a stepped cut)', async () => {
+    const buf = await sharp(fixture('cutouts/tshirt.png')).toBuffer();
+    const shirt = await prepareGarment(await decodeImage(bufferInput('tshirt.png', buf), tryOn.limits, tryOn.name), { preprocess: true });
+    const lm = shirt.landmarks;
+    const scale = 100 / Math.max(1, lm.shoulderR.x - lm.shoulderL.x);
+    const sleeves = warpSleevesOnArms(shirt, person(), scale, 400, 400);
+    expect(sleeves.length).toBe(2);
+    for (const { side, layer } of sleeves) {
+      const { width: w, height: h, alpha } = layer;
+      // Edge pixels of the sleeve: drawn, with an undrawn 4-neighbour. A hard step is an opaque one.
+      let edge = 0,
+        hard = 0;
+      for (let y = 1; y < h - 1; y++) {
+        for (let x = 1; x < w - 1; x++) {
+          const i = y * w + x;
+          if (!alpha[i]) continue;
+          if (alpha[i - 1] && alpha[i + 1] && alpha[i - w] && alpha[i + w]) continue;
+          edge++;
+          if (alpha[i]! >= 230) hard++;
+        }
+      }
+      console.log('sleeve edge', side, { edge, hard, share: hard / edge });
+      expect(edge).toBeGreaterThan(50);
+      expect(hard / edge, side).toBeLessThan(0.1);
+    }
+  }, 60_000);
+});
