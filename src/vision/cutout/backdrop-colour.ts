@@ -108,9 +108,15 @@ function blockMean1(plane: Uint8Array, w: number, h: number, f: number, lw: numb
   return sums;
 }
 
-function median(values: number[]): number {
-  const s = values.slice().sort((a, b) => a - b);
-  return s[s.length >> 1] ?? 0;
+/** Median of one channel of the listed blocks, to a level (a histogram, not a sort). */
+function channelMedian(rgb: Float32Array, blocks: number[], c: number): number {
+  const hist = new Uint32Array(256);
+  for (const k of blocks) hist[Math.min(255, Math.round(rgb[k * 3 + c]!))]!++;
+  for (let v = 0, seen = 0; v < 256; v++) {
+    seen += hist[v]!;
+    if (2 * seen > blocks.length) return v;
+  }
+  return 255;
 }
 
 export interface BackdropColourResult {
@@ -148,9 +154,7 @@ export function addByBackdropColour(
   }
   const none = { mask, added: 0 };
   if (back.length < 0.05 * n || subject < 0.01 * n) return none;
-  const ref = [0, 1, 2].map((c) => median(back.map((k) => rgb[k * 3 + c]!)));
-  const dist = new Float32Array(n);
-  for (let k = 0; k < n; k++) dist[k] = backdropDistance(rgb[k * 3]!, rgb[k * 3 + 1]!, rgb[k * 3 + 2]!, ref, p.shadowFloor);
+  const ref = [0, 1, 2].map((c) => channelMedian(rgb, back, c));
   // Plain: most of the backdrop is its median colour, lightness included (a textured backdrop's
   // light and dark parts share a hue but are not one colour).
   let near = 0;
@@ -176,6 +180,8 @@ export function addByBackdropColour(
   }
   const plain = { colour: near / back.length, smooth: smooth / back.length };
   if (plain.colour < p.plainShare || plain.smooth < p.smoothShare) return { mask, added: 0, plain };
+  const dist = new Float32Array(n);
+  for (let k = 0; k < n; k++) dist[k] = backdropDistance(rgb[k * 3]!, rgb[k * 3 + 1]!, rgb[k * 3 + 2]!, ref, p.shadowFloor);
 
   // Candidates: what the model left out (below half) that is clearly not the backdrop's colour.
   const cand = new Uint8Array(n);
