@@ -1,19 +1,23 @@
 /**
- * Colour evidence on a plain backdrop: the parts of a subject the model left out although their
- * colour is nothing like the backdrop's.
+ * Colour evidence on a plain backdrop: the parts of a subject the model left out, or half-decided,
+ * although their colour is nothing like the backdrop's (round 13, issue 32; docs/ops/remove-background.md).
  *
  * Seen on frame-filling subjects over a plain or studio backdrop: ISNet leaves a large flat or
  * dark part of the subject out (a basketball's seams and half its surface, a crown's lower band,
- * a camera's body), as if it were backdrop. When the backdrop is one colour, the photo itself says
- * otherwise: a region the model left out, whose colour is far from the backdrop's and which is
- * enclosed by the subject (its outline runs along the subject, or the frame, and hardly along the
- * backdrop), is part of the subject.
+ * a cartoon fish's tail), as if it were backdrop, or gives it half values. When the backdrop is one
+ * colour, the photo itself says otherwise:
+ *  - a region the model left out, whose colour is far from the backdrop's and which is enclosed by
+ *    the subject (its outline runs along the subject, or the frame, and hardly along the
+ *    backdrop), is part of the subject;
+ *  - so is a region of half values inside the subject whose colour is far from the backdrop's.
+ * Colours are compared with a shadow model (backdropDistance), so a cast shadow on the backdrop is
+ * the backdrop's colour.
  *
  * The rule only adds, and only where it has that evidence: the backdrop must be plain (most of
- * what the model calls backdrop is one colour), the added region must differ from it clearly, and
- * at least `enclosed` of its outline away from the frame must border the subject. A second object
- * on the backdrop, a table under a product or a floor, borders the backdrop along most of its
- * outline and is left alone. A busy backdrop turns the rule off.
+ * what the model calls backdrop is near one colour, and smooth), the added region must differ from
+ * it clearly and be more than a speck. A second object on the backdrop, a table under a product or
+ * a floor, borders the backdrop along most of its outline and is left alone, and so is the model's
+ * soft halo over it. A busy backdrop turns the rule off.
  */
 import { labelRegions } from './cleanup.js';
 import { blockMeans } from './colours.js';

@@ -143,9 +143,11 @@ function usefulHint(img: RawImage): Uint8Array | undefined {
 }
 
 /**
- * Cuts the subject out of an image: segmentation (U2-Net-p, and for the default ISNet too), fusion
- * that keeps every part of the subject and drops stray regions (fusion.ts), guided-filter edge refinement at full
- * resolution, and foreground colour estimation in the semi-transparent band.
+ * Cuts the subject out of an image: segmentation (the default: ISNet, then U2-Net-p unless ISNet's
+ * mask settles it; `u2netp`: U2-Net-p alone), fusion that keeps every part of the subject and drops
+ * stray regions (fusion.ts), a plain backdrop's colour (backdrop-colour.ts), the people assist
+ * (person.ts), guided-filter edge refinement at full resolution, and foreground colour estimation
+ * in the semi-transparent band.
  * An RGBA input's alpha is a hint: transparent areas stay transparent, and the model decides
  * only inside what the hint keeps (it sees the image over white so the cleared area reads as
  * a plain backdrop). If the model loses the subject the hint alone is returned.
@@ -161,8 +163,7 @@ export async function cutoutSubject(img: RawImage, opts: CutoutOptions = {}): Pr
   const rgb = modelRgb(img, hint);
   const input = { data: rgb, width: w, height: h, channels: 3 } as const;
   if (plainMode && model === 'isnet') return plainCutout(img, input, hint, opts);
-  // Beside ISNet, U2-Net-p is a small share of the time: one session of it is enough, and each
-  // session holds its own activations (segment.ts).
+  // Beside ISNet one session of U2-Net-p is enough (each session holds its own activations, segment.ts).
   const u2 = (size: number, sessions?: number) => segment(input, 'u2netp', { signal: opts.signal, size, sessions });
   let primary: { mask: Uint8Array } | undefined;
   let second: { mask: Uint8Array };
