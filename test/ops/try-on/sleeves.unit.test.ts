@@ -23,14 +23,19 @@ function person(): Person {
   return { box: { x: 0, y: 0, width: 400, height: 400 }, landmarks, mask: new Uint8Array(400 * 400).fill(255), score: 1, area: 0.5 };
 }
 
+/** The fixture t-shirt's sleeves laid along `p`'s arms, its shoulders scaled to the person's 100 px. */
+async function tshirtSleeves(p: Person) {
+  const buf = await sharp(fixture('cutouts/tshirt.png')).toBuffer();
+  const shirt = await prepareGarment(await decodeImage(bufferInput('tshirt.png', buf), tryOn.limits, tryOn.name), { preprocess: true });
+  const lm = shirt.landmarks;
+  const scale = 100 / Math.max(1, lm.shoulderR.x - lm.shoulderL.x);
+  return warpSleevesOnArms(shirt, p, scale, 400, 400);
+}
+
 describe('sleeves laid along the arms', () => {
   it('a short sleeve ends on the upper arm in a fade along the arm (alpha between 0 and 255 over several pixels), not a square cut', async () => {
-    const buf = await sharp(fixture('cutouts/tshirt.png')).toBuffer();
-    const shirt = await prepareGarment(await decodeImage(bufferInput('tshirt.png', buf), tryOn.limits, tryOn.name), { preprocess: true });
-    const lm = shirt.landmarks;
-    const scale = 100 / Math.max(1, lm.shoulderR.x - lm.shoulderL.x);
     const p = person();
-    const sleeves = warpSleevesOnArms(shirt, p, scale, 400, 400);
+    const sleeves = await tshirtSleeves(p);
     expect(sleeves.length).toBe(2);
     for (const { side, layer } of sleeves) {
       const [S, E] =
@@ -60,11 +65,7 @@ describe('sleeves laid along the arms', () => {
 
 describe('the cut between a sleeve laid on the arm and the garment body', () => {
   it('fades: few opaque sleeve pixels stand right beside an empty one (a stepped cut)', async () => {
-    const buf = await sharp(fixture('cutouts/tshirt.png')).toBuffer();
-    const shirt = await prepareGarment(await decodeImage(bufferInput('tshirt.png', buf), tryOn.limits, tryOn.name), { preprocess: true });
-    const lm = shirt.landmarks;
-    const scale = 100 / Math.max(1, lm.shoulderR.x - lm.shoulderL.x);
-    const sleeves = warpSleevesOnArms(shirt, person(), scale, 400, 400);
+    const sleeves = await tshirtSleeves(person());
     expect(sleeves.length).toBe(2);
     for (const { side, layer } of sleeves) {
       const { width: w, height: h, alpha } = layer;
