@@ -8,9 +8,6 @@ import { defineConfig } from 'vitest/config';
 const shared = {
   // onnxruntime-node and sharp are native addons: separate processes are the safe pool.
   pool: 'forks' as const,
-  // Two cores: one test file at a time per core; each ONNX session already uses both.
-  maxWorkers: 2,
-  minWorkers: 1,
   testTimeout: 60_000,
   hookTimeout: 60_000,
   // The suite reads the models the clone's `prepare` built into models/build, never the
@@ -20,6 +17,12 @@ const shared = {
 
 export default defineConfig({
   test: {
+    // Two test files at a time. The pool reads this from the root config only (a project's
+    // own maxWorkers is ignored); left unset, vitest run takes availableParallelism() - 1,
+    // which is one file at a time on a 2-core machine. Two keeps one file's model work going
+    // while the other starts its process, waits on a server or spawns ffmpeg.
+    maxWorkers: 2,
+    minWorkers: 1,
     projects: [
       { test: { ...shared, name: 'unit', include: ['test/**/*.unit.test.ts'], setupFiles: ['test/unit-guard.ts'] } },
       { test: { ...shared, name: 'integration', include: ['test/**/*.test.ts'], exclude: ['test/**/*.unit.test.ts', '**/node_modules/**'] } },
