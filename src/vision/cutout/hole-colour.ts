@@ -124,6 +124,7 @@ export function fillHolesByColour(
   const isCandidate = new Uint8Array(areas.length);
   for (const l of candidates) isCandidate[l] = 1;
   const inner = new Float64Array(areas.length);
+  const decided = new Map<number, boolean>();
   for (let k = 0; k < n; k++) {
     const l = labels[k]!;
     if (!isCandidate[l]) continue;
@@ -131,17 +132,27 @@ export function fillHolesByColour(
     const x = k % lw;
     if (labels[k - 1] !== l || labels[k + 1] !== l || labels[k - lw] !== l || labels[k + lw] !== l || x === 0 || x === lw - 1) continue;
     inner[l]!++;
-    const r0 = rgb[k * 3]!,
-      g0 = rgb[k * 3 + 1]!,
-      b0 = rgb[k * 3 + 2]!;
-    let hits = 0;
-    for (const j of sample) {
-      const dr = rgb[j * 3]! - r0,
-        dg = rgb[j * 3 + 1]! - g0,
-        db = rgb[j * 3 + 2]! - b0;
-      if (dr * dr + dg * dg + db * db <= near2 && ++hits >= need) break;
+    // Decided once per colour, in steps of 8 levels per channel (a spot's blocks share a few colours).
+    const qr = rgb[k * 3]! >> 3,
+      qg = rgb[k * 3 + 1]! >> 3,
+      qb = rgb[k * 3 + 2]! >> 3;
+    const key = (qr << 10) | (qg << 5) | qb;
+    let matches = decided.get(key);
+    if (matches === undefined) {
+      const r0 = qr * 8 + 3.5,
+        g0 = qg * 8 + 3.5,
+        b0 = qb * 8 + 3.5;
+      let hits = 0;
+      for (const j of sample) {
+        const dr = rgb[j * 3]! - r0,
+          dg = rgb[j * 3 + 1]! - g0,
+          db = rgb[j * 3 + 2]! - b0;
+        if (dr * dr + dg * dg + db * db <= near2 && ++hits >= need) break;
+      }
+      matches = hits >= need;
+      decided.set(key, matches);
     }
-    if (hits >= need) matching[l]!++;
+    if (matches) matching[l]!++;
   }
   const fill = new Uint8Array(areas.length);
   for (const l of candidates) {
