@@ -8,7 +8,7 @@
  * the whole set in seconds. Not the pipeline: no edge-colour stage, the people assist only with --people; the
  * bench (remove-background.mjs) is the gate, this is for looking at one rule at a time.
  *
- *   npx tsc -p tsconfig.json && node bench/remove-background-selection.mjs [--only name,name] [--keep auto|all|largest] [--no-primary-first] [--no-image-parts] [--isnet isnet|isnet-int8|isnet-quint8] [--square] [--side N] [--people] [--no-colour] [--always-second] [--cache DIR] [--set FILE] [--list]
+ *   npx tsc -p tsconfig.json && node bench/remove-background-selection.mjs [--only name,name] [--keep auto|all|largest] [--no-primary-first] [--no-image-parts] [--isnet isnet|isnet-int8|isnet-quint8] [--square] [--side N] [--people] [--no-colour] [--no-holes] [--list-holes] [--hole-params JSON] [--always-second] [--cache DIR] [--set FILE] [--list]
  *
  * The plain model is always ISNet's float graph at 1024 on the longer side at the image's aspect
  * (the reference of the gate); --isnet, --square (ISNet sees the image squashed to a square, its
@@ -54,6 +54,10 @@ const colour = !process.argv.includes('--no-colour');
 const { primaryDecisive } = await import('../dist/vision/cutout/fusion.js');
 const alwaysSecond = process.argv.includes('--always-second');
 const colourParams = { ...DEFAULT_BACKDROP_COLOUR, ...JSON.parse(arg('colour-params', '{}')) };
+// The hole rule after it (hole-colour.ts), as cutoutSubject runs it; --no-holes without it; --hole-params JSON.
+const { fillHolesByColour, DEFAULT_HOLE_COLOUR } = await import('../dist/vision/cutout/hole-colour.js');
+const holes = !process.argv.includes('--no-holes');
+const holeParams = { ...DEFAULT_HOLE_COLOUR, ...JSON.parse(arg('hole-params', '{}')) };
 
 const grey = async (file) => new Uint8Array(await sharp(file).extractChannel(0).raw().toBuffer());
 const saveGrey = (data, w, h, file) =>
@@ -91,7 +95,11 @@ for (const s of framingList()) {
   const plain = refineAlpha(input, await grey(fp), MODEL_INPUT_SIDE.u2netp, DEFAULT_REFINE);
   const fused = fuseMasks({ primary, second, image: input, width, height }, keep, params);
   // --people: the people assist after the fusion, as cutoutSubject runs it (person.ts).
-  const selected = colour ? addByBackdropColour(fused.mask, input, width, height, colourParams).mask : fused.mask;
+  const coloured = colour ? addByBackdropColour(fused.mask, input, width, height, colourParams).mask : fused.mask;
+  const filledHoles = holes ? fillHolesByColour(coloured, input, width, height, holeParams) : undefined;
+  if (filledHoles && process.argv.includes('--list-holes'))
+    for (const o of filledHoles.holes) console.log(`hole ${c.name}: area ${o.area.toFixed(4)} match ${o.match.toFixed(4)}${o.filled ? ' FILLED' : ''}`);
+  const selected = filledHoles ? filledHoles.mask : coloured;
   const coarse = people ? (await addPeople(input, selected)).mask : selected;
   const alpha = refineAlpha(input, coarse, MODEL_INPUT_SIDE.u2netp, DEFAULT_REFINE);
   rows.push({

@@ -80,7 +80,7 @@ export function backdropDistance(r: number, g: number, b: number, ref: readonly 
 }
 
 /** Marks every cell within r cells (a square) of a marked one. */
-function dilate(src: Uint8Array, w: number, h: number, r: number): Uint8Array {
+export function dilate(src: Uint8Array, w: number, h: number, r: number): Uint8Array {
   const rows = new Uint8Array(src.length);
   for (let y = 0; y < h; y++)
     for (let x = 0; x < w; x++) {

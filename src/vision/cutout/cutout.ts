@@ -8,6 +8,7 @@ import { DEFAULT_REFINE, MODEL_INPUT_SIDE, refineAlpha, type RefineParams } from
 import { fuseMasks, partsOf, primaryDecisive, type Fused, type Keep, type MaskPart } from './fusion.js';
 import { addPeople } from './person.js';
 import { addByBackdropColour } from './backdrop-colour.js';
+import { fillHolesByColour } from './hole-colour.js';
 
 export type CutoutModel = 'isnet' | 'u2netp';
 
@@ -47,6 +48,8 @@ let peopleDefault = true;
 let alwaysSecond = false;
 /** Whether the default mode adds what the colour of a plain backdrop says is subject (backdrop-colour.ts); a bench hook. */
 let backdropColour = true;
+/** Whether the default mode fills holes whose colour the backdrop around the subject does not hold (hole-colour.ts); a bench hook. */
+let holeColour = true;
 
 /**
  * The plain model, for the bench's do-no-harm gate (bench/remove-background.mjs): ISNet's soft
@@ -65,8 +68,10 @@ export function configureCutout(o: {
   plain?: boolean;
   people?: boolean;
   backdropColour?: boolean;
+  holeColour?: boolean;
   alwaysSecond?: boolean;
 }): void {
+  if (o.holeColour !== undefined) holeColour = o.holeColour;
   if (o.alwaysSecond !== undefined) alwaysSecond = o.alwaysSecond;
   if (o.plain !== undefined) plainMode = o.plain;
   if (o.backdropColour !== undefined) backdropColour = o.backdropColour;
@@ -193,7 +198,9 @@ export async function cutoutSubject(img: RawImage, opts: CutoutOptions = {}): Pr
     ? fuseMasks({ primary: primary.mask, second: second.mask, image: input, width: w, height: h }, opts.keep)
     : fuseMasks({ primary: second.mask, image: input, width: w, height: h }, opts.keep);
   // A plain backdrop's colour: parts of the subject the model left out (backdrop-colour.ts).
-  const selected = primary && backdropColour ? addByBackdropColour(fused.mask, input, w, h).mask : fused.mask;
+  const coloured = primary && backdropColour ? addByBackdropColour(fused.mask, input, w, h).mask : fused.mask;
+  // Holes whose colour the backdrop around the subject does not hold: spots of the subject (hole-colour.ts).
+  const selected = primary && holeColour ? fillHolesByColour(coloured, input, w, h).mask : coloured;
   const assisted = (opts.people ?? peopleDefault) ? await addPeople(input, selected, opts.signal) : null;
   const coarse = assisted?.mask ?? selected;
   // The radius that follows U2-Net-p's 320 px mask measured best in both modes (ISNet alone too).
