@@ -257,3 +257,181 @@ export function oldClothingShown(ref, out, outInverse, width, height, mask, land
   const d = Math.max(1, denom);
   return { shown: pixels.length / d, naive: unchanged / d, colourMatched: matched / d, skin: bare / d, pixels, counted: denom };
 }
+
+/** Inside test for a convex polygon of [x, y] points (any winding). */
+function inPoly(q, x, y) {
+  let sign = 0;
+  for (let k = 0; k < q.length; k++) {
+    const [ax, ay] = q[k],
+      [bx, by] = q[(k + 1) % q.length];
+    const c = (bx - ax) * (y - ay) - (by - ay) * (x - ax);
+    if (c === 0) continue;
+    const s = Math.sign(c);
+    if (sign && s !== sign) return false;
+    sign = s;
+  }
+  return true;
+}
+
+/** Nearest point of the polyline `pts` to (x, y): arc length `s` and distance `d`. */
+function alongArm(pts, x, y) {
+  let best = { s: 0, d: Infinity },
+    acc = 0;
+  for (let k = 0; k + 1 < pts.length; k++) {
+    const [ax, ay] = pts[k],
+      [bx, by] = pts[k + 1];
+    const dx = bx - ax,
+      dy = by - ay,
+      len = Math.max(1e-6, Math.hypot(dx, dy));
+    const t = Math.max(0, Math.min(1, ((x - ax) * dx + (y - ay) * dy) / (len * len)));
+    const d = Math.hypot(x - ax - t * dx, y - ay - t * dy);
+    if (d < best.d) best = { s: acc + t * len, d };
+    acc += len;
+  }
+  return best;
+}
+
+/** Shoulder widths: how far above the shoulder joints' line the clothed region reaches (the shoulder tops). */
+export const SHOULDER_TOP = 0.45;
+/** Shoulder widths: the band beyond each joint along the shoulder line (0: the arm capsules, to the sleeve's drawn length, cover the shoulder caps; a sleeveless dress leaves them bare). */
+export const SHOULDER_CAP = 0;
+/** Shoulder widths: the sleeve capsule's radius around the arm's bones. */
+export const ARM_RADIUS = 0.17;
+
+/**
+ * Old clothing visible over the whole region the new garment should cover (issue 35, seventh
+ * round): oldClothingShown only counts the shoulder-hip quadrilateral, so the old jersey above
+ * the shoulder seams beside the neck and at the sleeve ends counted nowhere. The region
+ * (`clothed`) is the person mask (>= 128) below the mouth row, outside the face, forearms and
+ * hands kept in front, and inside any of:
+ * - the quadrilateral shoulder L, shoulder R, hip R, hip L;
+ * - the shoulder band: the shoulder line (widened by SHOULDER_CAP sw beyond each joint) raised
+ *   by SHOULDER_TOP sw (to the shoulder tops and the neck base; the person mask and the face cut
+ *   it to the body); `shoulderBand: false` leaves it out (a strapped dress leaves the shoulder
+ *   tops bare);
+ * - each seen arm's sleeve: a capsule of ARM_RADIUS sw around shoulder -> elbow (-> wrist, seen),
+ *   from the shoulder joint out to the garment's sleeve length there: the furthest point along
+ *   the arm that either render changed within the capsule (the sleeve as drawn; an old sleeve
+ *   longer than the new garment's is not counted, covering it would need the bare arm painted).
+ * Counted: pixels changed in neither render (`out`, `outInverse`, as oldClothingShown) that are not
+ * bare skin joined to the face or to the forearms (skin rule, flooded 8-connected through unchanged
+ * skin-coloured pixels from the face and from skin in the forearm capsules).
+ * Returns `shown` (share of the region), `counted` (region size), `pixels` ([x, y]) and
+ * `region` (Uint8Array, 1 in the region) for an overlay.
+ */
+export function oldClothingClothed(ref, out, outInverse, width, height, mask, landmarks, face, { shoulderBand = true } = {}) {
+  const L = (k) => landmarks[k];
+  const sw = Math.hypot(L(11)[0] - L(12)[0], L(11)[1] - L(12)[1]);
+  const quad = [L(11), L(12), L(24), L(23)].map(([x, y]) => [x, y]);
+  const [sl, sr] = L(11)[0] < L(12)[0] ? [L(11), L(12)] : [L(12), L(11)];
+  const ux = (sr[0] - sl[0]) / Math.max(1e-6, sw),
+    uy = (sr[1] - sl[1]) / Math.max(1e-6, sw);
+  // Up: the normal of the shoulder line pointing to smaller y.
+  let nx = -uy,
+    ny = ux;
+  if (ny > 0) {
+    nx = -nx;
+    ny = -ny;
+  }
+  const a = [sl[0] - SHOULDER_CAP * sw * ux, sl[1] - SHOULDER_CAP * sw * uy],
+    b = [sr[0] + SHOULDER_CAP * sw * ux, sr[1] + SHOULDER_CAP * sw * uy];
+  const band = [a, b, [b[0] + SHOULDER_TOP * sw * nx, b[1] + SHOULDER_TOP * sw * ny], [a[0] + SHOULDER_TOP * sw * nx, a[1] + SHOULDER_TOP * sw * ny]];
+  const limbs = limbsInFront(landmarks, mask, width);
+  const faceBox = face && face.mouth_y != null ? face : null;
+  const onFace = faceBox ? inFace(faceBox) : null;
+  const isFace = (fx, fy) =>
+    !!onFace && fx >= faceBox.x && fy >= faceBox.y && fx < faceBox.x + faceBox.width && fy < faceBox.y + faceBox.height && onFace(fx, fy);
+  const topRow = faceBox ? faceBox.mouth_y : -1;
+  const changed = (p) => diff(ref, out, p * 3) > CHANGED || (outInverse && diff(ref, outInverse, p * 3) > CHANGED);
+  // Arms: shoulder -> elbow (-> wrist when seen), and the drawn sleeve's reach along each.
+  const arms = [];
+  for (const [s, e, w] of [
+    [11, 13, 15],
+    [12, 14, 16],
+  ]) {
+    if (L(s)[2] < 0.5 || L(e)[2] < 0.5) continue;
+    const pts = [L(s), L(e)];
+    if (L(w)[2] >= 0.3) pts.push(L(w));
+    arms.push({ pts: pts.map(([x, y]) => [x, y]), reach: 0 });
+  }
+  const r = ARM_RADIUS * sw;
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const p = y * width + x;
+      if (mask[p] < 128 || !changed(p)) continue;
+      for (const arm of arms) {
+        const { s, d } = alongArm(arm.pts, x + 0.5, y + 0.5);
+        if (d <= r && s > arm.reach) arm.reach = s;
+      }
+    }
+  }
+  const region = new Uint8Array(width * height);
+  const forearmSeeds = [];
+  let denom = 0;
+  for (let y = Math.max(0, topRow + 1); y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const p = y * width + x;
+      if (mask[p] < 128 || isFace(x, y)) continue;
+      const cx = x + 0.5,
+        cy = y + 0.5;
+      if (limbs(cx, cy)) {
+        forearmSeeds.push(p);
+        continue;
+      }
+      let inside = inQuad(quad, cx, cy) || (shoulderBand && inPoly(band, cx, cy));
+      if (!inside)
+        for (const arm of arms) {
+          const { s, d } = alongArm(arm.pts, cx, cy);
+          if (d <= r && s <= arm.reach) {
+            inside = true;
+            break;
+          }
+        }
+      if (!inside) continue;
+      region[p] = 1;
+      denom++;
+    }
+  }
+  // Bare skin joined to the face or the forearms.
+  const skin = new Uint8Array(width * height);
+  const seen = new Uint8Array(width * height);
+  const stack = [];
+  const skinAt = (p) => isSkin(ref[p * 3], ref[p * 3 + 1], ref[p * 3 + 2]) && !changed(p);
+  if (faceBox)
+    for (let y = faceBox.y; y < faceBox.y + faceBox.height && y < height; y++)
+      for (let x = faceBox.x; x < faceBox.x + faceBox.width && x < width; x++) if (isFace(x, y)) stack.push(y * width + x);
+  for (const p of forearmSeeds) if (skinAt(p)) stack.push(p);
+  for (const p of stack) seen[p] = 1;
+  while (stack.length) {
+    const p = stack.pop();
+    const x = p % width,
+      y = (p - x) / width;
+    for (let dy = -1; dy <= 1; dy++) {
+      for (let dx = -1; dx <= 1; dx++) {
+        const qx = x + dx,
+          qy = y + dy;
+        if (qx < 0 || qy < 0 || qx >= width || qy >= height) continue;
+        const q = qy * width + qx;
+        if (seen[q]) continue;
+        seen[q] = 1;
+        if (!skinAt(q)) continue;
+        skin[q] = 1;
+        stack.push(q);
+      }
+    }
+  }
+  const pixels = [];
+  for (let p = 0; p < width * height; p++) if (region[p] && !changed(p) && !skin[p]) pixels.push([p % width, Math.floor(p / width)]);
+  return { shown: pixels.length / Math.max(1, denom), counted: denom, pixels, region, reach: arms.map((a) => a.reach / sw) };
+}
+
+/** An RGB overlay of oldClothingClothed: the photo dimmed, the region tinted blue, counted pixels magenta. */
+export function clothedOverlay(ref, width, height, res) {
+  const o = new Uint8Array(width * height * 3);
+  for (let p = 0; p < width * height; p++) {
+    for (let c = 0; c < 3; c++) o[p * 3 + c] = Math.round(ref[p * 3 + c] * 0.5);
+    if (res.region[p]) o[p * 3 + 2] = Math.min(255, o[p * 3 + 2] + 90);
+  }
+  for (const [x, y] of res.pixels) o.set([255, 0, 255], (y * width + x) * 3);
+  return o;
+}

@@ -225,3 +225,76 @@ export function outlineSoftness(ref, out, inv, width, height) {
   }
   return { outlineSoft: partial + hard ? partial / (partial + hard) : NaN, edgePx: partial + hard };
 }
+
+/** Dilation (grow = 1) or erosion (grow = 0) of a 0/1 plane by a disc of radius r (the image's edge pixels extended outwards). */
+function morphDisc(src, width, height, r, grow) {
+  const offs = [];
+  const R = Math.ceil(r);
+  for (let dy = -R; dy <= R; dy++) for (let dx = -R; dx <= R; dx++) if (dx * dx + dy * dy <= r * r) offs.push([dx, dy]);
+  const out = new Uint8Array(width * height);
+  for (let y = 0; y < height; y++)
+    for (let x = 0; x < width; x++) {
+      let v = grow ? 0 : 1;
+      for (const [dx, dy] of offs) {
+        const qx = x + dx,
+          qy = y + dy;
+        // The image's edge is clamped: a garment running off the frame is not cut there.
+        const q = src[Math.min(height - 1, Math.max(0, qy)) * width + Math.min(width - 1, Math.max(0, qx))];
+        if (grow ? q : !q) {
+          v = grow ? 1 : 0;
+          break;
+        }
+      }
+      out[y * width + x] = v;
+    }
+  return out;
+}
+
+/** Shoulder widths: the radius of the disc the garment's outline is opened and closed with. */
+export const NOTCH_RADIUS = 0.05;
+
+/**
+ * outlineNotch (issue 35, seventh round): multi-pixel notches and steps in the drawn garment's
+ * outline (the square end of the torso warp's sleeve copy, stair-stepped sleeve edges), which
+ * outlineSoft (pixel-level anti-aliasing) does not see. The drawn shape is every pixel either
+ * unlit render (`out`, and `inv` with the garment's colours complemented) changed by more than
+ * CHANGED: garment and fill band, what a viewer sees. It is compared with itself closed and
+ * opened by a disc of NOTCH_RADIUS sw (a notch or a spur narrower than the disc is filled or cut;
+ * a smooth outline whose curves are wider than the disc is kept): the pixels where the two
+ * differ, in 4-connected pieces. Returns `notch`: the square root of the largest piece's area in
+ * shoulder widths (about the notch's size), `notchPx` the same in px, and `notches`: the pieces of
+ * at least (0.05 sw)^2 pixels.
+ */
+export function outlineNotch(ref, out, inv, width, height, sw) {
+  const n = width * height;
+  const g = new Uint8Array(n);
+  for (let p = 0; p < n; p++) g[p] = diffAt(ref, out, p * 3) > CHANGED || diffAt(ref, inv, p * 3) > CHANGED ? 1 : 0;
+  const r = Math.max(1.5, NOTCH_RADIUS * sw);
+  const closed = morphDisc(morphDisc(g, width, height, r, 1), width, height, r, 0);
+  const smooth = morphDisc(morphDisc(closed, width, height, r, 0), width, height, r, 1);
+  const x = new Uint8Array(n);
+  for (let p = 0; p < n; p++) x[p] = g[p] !== smooth[p] ? 1 : 0;
+  const seen = new Uint8Array(n);
+  let largest = 0,
+    count = 0;
+  const min = (0.05 * sw) ** 2;
+  for (let p = 0; p < n; p++) {
+    if (!x[p] || seen[p]) continue;
+    const stack = [p];
+    seen[p] = 1;
+    let area = 0;
+    while (stack.length) {
+      const q = stack.pop();
+      area++;
+      const qx = q % width;
+      for (const r of [qx > 0 ? q - 1 : -1, qx < width - 1 ? q + 1 : -1, q >= width ? q - width : -1, q + width < n ? q + width : -1]) {
+        if (r < 0 || seen[r] || !x[r]) continue;
+        seen[r] = 1;
+        stack.push(r);
+      }
+    }
+    if (area > largest) largest = area;
+    if (area >= min) count++;
+  }
+  return { notch: Math.sqrt(largest) / sw, notchPx: Math.sqrt(largest), notches: count };
+}

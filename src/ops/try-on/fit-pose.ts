@@ -23,9 +23,10 @@ export function fitGarmentToPose(g: Garment, p: Person, width: number, height: n
   const [el, er] = leftIsA ? [L[POSE.leftElbow]!, L[POSE.rightElbow]!] : [L[POSE.rightElbow]!, L[POSE.leftElbow]!];
   const [kl, kr] = leftIsA ? [L[POSE.leftKnee]!, L[POSE.rightKnee]!] : [L[POSE.rightKnee]!, L[POSE.leftKnee]!];
   const sw = Math.hypot(sr.x - sl.x, sr.y - sl.y);
-  // The joint centres sit inside the arms; seams lie on top of the shoulders, further out.
-  const pSL = { x: sl.x - 0.07 * sw, y: sl.y - 0.05 * sw };
-  const pSR = { x: sr.x + 0.07 * sw, y: sr.y - 0.05 * sw };
+  // The joint centres sit inside the arms; seams lie on top of the shoulders, further out: at
+  // least 0.05 shoulder widths above the joint, up to the person's shoulder top (seamY).
+  const pSL = { x: sl.x - 0.07 * sw, y: seamY(p.mask, width, height, sl.x - 0.07 * sw, sl.y, sw) };
+  const pSR = { x: sr.x + 0.07 * sw, y: seamY(p.mask, width, height, sr.x + 0.07 * sw, sr.y, sw) };
   const top = { x: (sl.x + sr.x) / 2, y: (sl.y + sr.y) / 2 };
   const hip = { x: (hl.x + hr.x) / 2, y: (hl.y + hr.y) / 2 };
   const torso = Math.max(0.9 * sw, hip.y - top.y);
@@ -152,4 +153,29 @@ export function fitGarmentToPose(g: Garment, p: Person, width: number, height: n
     scaleNorm,
   );
   return { pairs, inverse, forward, scale: s };
+}
+
+/** Shoulder widths: how far above the joint a shoulder seam may rise to the shoulder top, and its inset below that top. */
+export const SEAM_RISE = 0.3;
+export const SEAM_INSET = 0.03;
+
+/**
+ * The shoulder seam's row at column x above a shoulder joint at row jointY: the person's
+ * shoulder top there (the first row above the joint whose mask is under 128, scanning up at
+ * most SEAM_RISE shoulder widths) plus SEAM_INSET, kept between 0.05 and SEAM_RISE shoulder
+ * widths above the joint. A fixed 0.05 left the old clothing's shoulder tops showing above the
+ * new garment where the shoulder is thick above its joint (messi5.jpg: 0.14 shoulder widths,
+ * the jersey's blue band above the seams).
+ */
+export function seamY(mask: Uint8Array, width: number, height: number, x: number, jointY: number, sw: number): number {
+  const lo = jointY - SEAM_RISE * sw,
+    hi = jointY - 0.05 * sw;
+  const xi = Math.round(x);
+  if (xi < 0 || xi >= width) return hi;
+  let y = Math.min(height - 1, Math.round(jointY));
+  if (y < 0 || mask[y * width + xi]! < 128) return hi;
+  while (y - 1 >= Math.max(0, Math.ceil(lo)) && mask[(y - 1) * width + xi]! >= 128) y--;
+  // No mask edge within reach (a head or another body above the shoulder): the fixed offset.
+  if (y <= Math.max(0, Math.ceil(lo))) return hi;
+  return clamp(y + SEAM_INSET * sw, lo, hi);
 }

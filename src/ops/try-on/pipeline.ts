@@ -15,6 +15,7 @@ import { edgeMatte } from './matte.js';
 import { colourTreatment, delightGarment, exposeGarment, sceneExposure, treatGarment } from './garment-light.js';
 import { sceneShading, shadingAt } from './shade.js';
 import { fillBand } from './fill-band.js';
+import { fillBlocked, upperArms } from './fill-blocked.js';
 import { inHead } from './head.js';
 import { keepLargePieces } from './fragments.js';
 import { skirtClip } from './skirt.js';
@@ -263,7 +264,7 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
   if (region) {
     // The band the garment does not reach, inside the outline and not in front: filled from
     // the garment, so the old clothing does not show around it.
-    const block = fillBlocked(body, forearms);
+    const block = fillBlocked(body, forearms, upperArms(subject, k));
     const W = body.width;
     const allow = (i: number) => {
       const x = i % person.width,
@@ -368,37 +369,6 @@ function facesCamera(p: Person): boolean {
 /** The dressed person's BlazePose landmarks for callers: image pixels, visibility to 2 decimals. */
 function landmarkMeta(p: Person): Array<[number, number, number]> {
   return p.landmarks.map((l) => [Math.round(l.x), Math.round(l.y), Math.round(l.visibility * 100) / 100]);
-}
-
-/**
- * Working-scale 0/1: what the fill band must not cover. The occluder keeps everything above the
- * neck row in the head's columns in front: the head and hair, but also the old clothing's
- * collar and shoulder tops beside the neck, which showed above the new garment (and a red
- * jersey's collar passes the skin rule). Below the mouth row outside the head shape (head.ts:
- * it narrows to the chin, so the collar corners beside the chin are outside it) and down to
- * just under the shoulder line, in the head's columns (the face box and half its width either
- * side), only the neck (0.17 shoulder widths either side of the face's centre), forearms and
- * hands block the band; everywhere else the whole occluder does.
- */
-function fillBlocked(body: BodyGeometry, forearms: Plane): Plane {
-  const f = body.face;
-  if (!f) return body.occluder;
-  const { width: w, height: h } = body;
-  const out = new Uint8Array(w * h);
-  const head = body.head;
-  const top = head ? head.mouthY : f.y1,
-    fw = f.x1 - f.x0,
-    neckX = (f.x0 + f.x1) / 2;
-  const collarEnd = body.shoulderY + 0.15 * body.shoulderW;
-  const neckHalf = 0.17 * body.shoulderW;
-  for (let i = 0; i < w * h; i++) {
-    if (!body.occluder.data[i]) continue;
-    const x = i % w,
-      y = (i - x) / w;
-    const collarZone = y > top && y <= collarEnd && x >= f.x0 - 0.5 * fw && x <= f.x1 + 0.5 * fw && !(head && inHead(head, x, y));
-    out[i] = !collarZone || Math.abs(x - neckX) <= neckHalf || forearms.data[i] || body.hands?.data[i] ? 1 : 0;
-  }
-  return plane(w, h, out);
 }
 
 /**

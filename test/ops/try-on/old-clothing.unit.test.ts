@@ -4,7 +4,7 @@
 // below the face's inscribed half-ellipse: neither is old clothing. Real old clothing still counts.
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM bench helper without type declarations
-import { oldClothingShown, tryOnMeasures } from '../../../bench/lib/try-on-metrics.mjs';
+import { oldClothingClothed, oldClothingShown, tryOnMeasures } from '../../../bench/lib/try-on-metrics.mjs';
 
 const W = 100,
   H = 100;
@@ -70,5 +70,64 @@ describe('oldClothingShown', () => {
     const alone = oldClothingShown(photo, out, null, W, H, mask, lms, face);
     expect(alone.colourMatched).toBe(0);
     expect(alone.pixels.filter(([x, y]: number[]) => inPrint(x, y))).toHaveLength(100);
+  });
+});
+
+// Issue 35, seventh round: the jersey above the shoulder seams and along the sleeves lies outside
+// the quadrilateral, so oldClothingShown never saw it; oldClothingClothed counts the whole region
+// the garment should cover (shoulder tops, sleeves to their drawn length).
+describe('oldClothingClothed', () => {
+  // Shoulders at y 40 (x 30 and 70), hips at y 90; arms out sideways to elbows at x 6 and 94.
+  const L: [number, number, number][] = Array.from({ length: 33 }, () => [50, 50, 0]);
+  L[11] = [70, 40, 1];
+  L[12] = [30, 40, 1];
+  L[13] = [94, 40, 1];
+  L[14] = [6, 40, 1];
+  L[23] = [70, 90, 1];
+  L[24] = [30, 90, 1];
+  const f = { x: 42, y: 5, width: 16, height: 20, mouth_y: 18 };
+  const inFaceBox = (x: number, y: number) => x >= 42 && x < 58 && y >= 5 && y < 25;
+  // The person: the torso (x 28..72 from row 12) and both arms (rows 34..46 out to the elbows).
+  const onPerson = (x: number, y: number) => (x >= 28 && x < 72 && y >= 12) || (y >= 34 && y < 47 && x >= 4 && x < 96) || inFaceBox(x, y);
+  const m = new Uint8Array(W * H);
+  for (let y = 0; y < H; y++) for (let x = 0; x < W; x++) m[y * W + x] = onPerson(x, y) ? 255 : 0;
+  const bg = [90, 140, 90];
+  const shot = image((x, y) => (inFaceBox(x, y) ? SKIN : onPerson(x, y) ? JERSEY : bg));
+  // The garment: the torso from the shoulder line down, a sleeve on each arm out to 20 px from the
+  // shoulder joint, except a streak of jersey along the image-left sleeve's lower edge (x 16..23,
+  // row 45: 8 px) and the jersey's shoulder tops above row 40 (none drawn there).
+  const streak = (x: number, y: number) => y === 45 && x >= 16 && x < 24;
+  const drawn = (x: number, y: number) =>
+    onPerson(x, y) &&
+    !inFaceBox(x, y) &&
+    !streak(x, y) &&
+    ((y >= 40 && x >= 30 && x < 70) || (y >= 34 && y < 47 && ((x >= 10 && x < 30) || (x >= 70 && x < 90))));
+  const render = (g: number[]) => image((x, y) => (drawn(x, y) ? g : (shot.subarray((y * W + x) * 3, (y * W + x) * 3 + 3) as unknown as number[])));
+  const r = render(COAT),
+    inv = render(COAT.map((c) => 255 - c));
+
+  it('counts the shoulder tops and the streak along the sleeve that the quadrilateral misses', () => {
+    const c = oldClothingClothed(shot, r, inv, W, H, m, L, f);
+    const q = oldClothingShown(shot, r, inv, W, H, m, L, f);
+    expect(q.pixels.length).toBe(0);
+    const has = (x: number, y: number) => c.pixels.some(([px, py]: number[]) => px === x && py === y);
+    // The streak, within the sleeve's drawn length.
+    for (let x = 16; x < 24; x++) expect(has(x, 45)).toBe(true);
+    // The shoulder tops beside the neck (rows 19..39 between the joints, outside the face).
+    expect(has(35, 30)).toBe(true);
+    expect(has(65, 25)).toBe(true);
+    expect(c.shown).toBeGreaterThan(0.05);
+  });
+
+  it("does not count the old sleeve beyond the new sleeve's drawn length, nor the face or background", () => {
+    const c = oldClothingClothed(shot, r, inv, W, H, m, L, f);
+    expect(c.pixels.filter(([x]: number[]) => x < 9 || x > 90)).toHaveLength(0);
+    expect(c.pixels.filter(([x, y]: number[]) => inFaceBox(x, y) || !onPerson(x, y))).toHaveLength(0);
+  });
+
+  it('is 0 once the garment covers the shoulder tops and the streak', () => {
+    const full = (x: number, y: number) => drawn(x, y) || streak(x, y) || (onPerson(x, y) && !inFaceBox(x, y) && y > 18 && y < 47 && x >= 4 && x < 96);
+    const g = (col: number[]) => image((x, y) => (full(x, y) ? col : (shot.subarray((y * W + x) * 3, (y * W + x) * 3 + 3) as unknown as number[])));
+    expect(oldClothingClothed(shot, g(COAT), g(COAT.map((c) => 255 - c)), W, H, m, L, f).pixels).toEqual([]);
   });
 });
