@@ -9,12 +9,12 @@ function diff(a, b, i) {
   return Math.max(Math.abs(a[i] - b[i]), Math.abs(a[i + 1] - b[i + 1]), Math.abs(a[i + 2] - b[i + 2]));
 }
 
-/** Inside test for the quadrilateral shoulder L, shoulder R, hip R, hip L (any winding). */
-function inQuad(q, x, y) {
+/** Inside test for a convex polygon of [x, y] points (any winding). */
+function inPoly(q, x, y) {
   let sign = 0;
-  for (let k = 0; k < 4; k++) {
+  for (let k = 0; k < q.length; k++) {
     const [ax, ay] = q[k],
-      [bx, by] = q[(k + 1) % 4];
+      [bx, by] = q[(k + 1) % q.length];
     const c = (bx - ax) * (y - ay) - (by - ay) * (x - ax);
     if (c === 0) continue;
     const s = Math.sign(c);
@@ -122,7 +122,7 @@ export function tryOnMeasures(ref, out, width, height, mask, landmarks, face, jp
         changed++;
         if (mask[p] >= 128) changedIn++;
       }
-      if (inQuad(quad, x + 0.5, y + 0.5)) {
+      if (inPoly(quad, x + 0.5, y + 0.5)) {
         quadN++;
         if (d > CHANGED) quadChanged++;
         if (front(x + 0.5, y + 0.5)) {
@@ -201,7 +201,7 @@ export function oldClothingShown(ref, out, outInverse, width, height, mask, land
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
       const p = y * width + x;
-      if (!inQuad(quad, x + 0.5, y + 0.5)) continue;
+      if (!inPoly(quad, x + 0.5, y + 0.5)) continue;
       if (isFace(x, y) || limbs(x + 0.5, y + 0.5)) {
         state[p] = 1;
         continue;
@@ -213,33 +213,8 @@ export function oldClothingShown(ref, out, outInverse, width, height, mask, land
     }
   }
   // Flood from the face (whole face, inside or outside the quad) through unchanged skin.
-  const skin = new Uint8Array(n);
-  const stack = [];
   const skinAt = (p) => isSkin(ref[p * 3], ref[p * 3 + 1], ref[p * 3 + 2]) && diff(ref, out, p * 3) <= CHANGED;
-  if (faceBox) {
-    for (let y = faceBox.y; y < faceBox.y + faceBox.height && y < height; y++)
-      for (let x = faceBox.x; x < faceBox.x + faceBox.width && x < width; x++) if (isFace(x, y)) stack.push(y * width + x);
-  }
-  const seen = new Uint8Array(n);
-  for (const p of stack) seen[p] = 1;
-  while (stack.length) {
-    const p = stack.pop();
-    const x = p % width,
-      y = (p - x) / width;
-    for (let dy = -1; dy <= 1; dy++) {
-      for (let dx = -1; dx <= 1; dx++) {
-        const qx = x + dx,
-          qy = y + dy;
-        if (qx < 0 || qy < 0 || qx >= width || qy >= height) continue;
-        const q = qy * width + qx;
-        if (seen[q]) continue;
-        seen[q] = 1;
-        if (!skinAt(q)) continue;
-        skin[q] = 1;
-        stack.push(q);
-      }
-    }
-  }
+  const skin = joinedSkin(width, height, faceSeeds(faceBox, isFace, width, height), skinAt);
   let unchanged = 0,
     matched = 0,
     bare = 0;
@@ -256,21 +231,6 @@ export function oldClothingShown(ref, out, outInverse, width, height, mask, land
   }
   const d = Math.max(1, denom);
   return { shown: pixels.length / d, naive: unchanged / d, colourMatched: matched / d, skin: bare / d, pixels, counted: denom };
-}
-
-/** Inside test for a convex polygon of [x, y] points (any winding). */
-function inPoly(q, x, y) {
-  let sign = 0;
-  for (let k = 0; k < q.length; k++) {
-    const [ax, ay] = q[k],
-      [bx, by] = q[(k + 1) % q.length];
-    const c = (bx - ax) * (y - ay) - (by - ay) * (x - ax);
-    if (c === 0) continue;
-    const s = Math.sign(c);
-    if (sign && s !== sign) return false;
-    sign = s;
-  }
-  return true;
 }
 
 /** Nearest point of the polyline `pts` to (x, y): arc length `s` and distance `d`. */
@@ -378,7 +338,7 @@ export function oldClothingClothed(ref, out, outInverse, width, height, mask, la
         forearmSeeds.push(p);
         continue;
       }
-      let inside = inQuad(quad, cx, cy) || (shoulderBand && inPoly(band, cx, cy));
+      let inside = inPoly(quad, cx, cy) || (shoulderBand && inPoly(band, cx, cy));
       if (!inside)
         for (const arm of arms) {
           const { s, d } = alongArm(arm.pts, cx, cy);
@@ -393,14 +353,40 @@ export function oldClothingClothed(ref, out, outInverse, width, height, mask, la
     }
   }
   // Bare skin joined to the face or the forearms.
-  const skin = new Uint8Array(width * height);
-  const seen = new Uint8Array(width * height);
-  const stack = [];
   const skinAt = (p) => isSkin(ref[p * 3], ref[p * 3 + 1], ref[p * 3 + 2]) && !changed(p);
+  const seeds = faceSeeds(faceBox, isFace, width, height);
+  for (const p of forearmSeeds) if (skinAt(p)) seeds.push(p);
+  const skin = joinedSkin(width, height, seeds, skinAt);
+  const pixels = [];
+  for (let p = 0; p < width * height; p++) if (region[p] && !changed(p) && !skin[p]) pixels.push([p % width, Math.floor(p / width)]);
+  return { shown: pixels.length / Math.max(1, denom), counted: denom, pixels, region, reach: arms.map((a) => a.reach / sw) };
+}
+
+/** An RGB overlay of oldClothingClothed: the photo dimmed, the region tinted blue, counted pixels magenta. */
+export function clothedOverlay(ref, width, height, res) {
+  const o = new Uint8Array(width * height * 3);
+  for (let p = 0; p < width * height; p++) {
+    for (let c = 0; c < 3; c++) o[p * 3 + c] = Math.round(ref[p * 3 + c] * 0.5);
+    if (res.region[p]) o[p * 3 + 2] = Math.min(255, o[p * 3 + 2] + 90);
+  }
+  for (const [x, y] of res.pixels) o.set([255, 0, 255], (y * width + x) * 3);
+  return o;
+}
+
+/** The face's pixels (isFace within its box), as flood seeds. */
+function faceSeeds(faceBox, isFace, width, height) {
+  const seeds = [];
   if (faceBox)
     for (let y = faceBox.y; y < faceBox.y + faceBox.height && y < height; y++)
-      for (let x = faceBox.x; x < faceBox.x + faceBox.width && x < width; x++) if (isFace(x, y)) stack.push(y * width + x);
-  for (const p of forearmSeeds) if (skinAt(p)) stack.push(p);
+      for (let x = faceBox.x; x < faceBox.x + faceBox.width && x < width; x++) if (isFace(x, y)) seeds.push(y * width + x);
+  return seeds;
+}
+
+/** 0/1: the pixels where skinAt holds that are 8-connected to the seeds through such pixels (the seeds themselves are not marked). */
+function joinedSkin(width, height, seeds, skinAt) {
+  const skin = new Uint8Array(width * height);
+  const seen = new Uint8Array(width * height);
+  const stack = [...seeds];
   for (const p of stack) seen[p] = 1;
   while (stack.length) {
     const p = stack.pop();
@@ -420,18 +406,5 @@ export function oldClothingClothed(ref, out, outInverse, width, height, mask, la
       }
     }
   }
-  const pixels = [];
-  for (let p = 0; p < width * height; p++) if (region[p] && !changed(p) && !skin[p]) pixels.push([p % width, Math.floor(p / width)]);
-  return { shown: pixels.length / Math.max(1, denom), counted: denom, pixels, region, reach: arms.map((a) => a.reach / sw) };
-}
-
-/** An RGB overlay of oldClothingClothed: the photo dimmed, the region tinted blue, counted pixels magenta. */
-export function clothedOverlay(ref, width, height, res) {
-  const o = new Uint8Array(width * height * 3);
-  for (let p = 0; p < width * height; p++) {
-    for (let c = 0; c < 3; c++) o[p * 3 + c] = Math.round(ref[p * 3 + c] * 0.5);
-    if (res.region[p]) o[p * 3 + 2] = Math.min(255, o[p * 3 + 2] + 90);
-  }
-  for (const [x, y] of res.pixels) o.set([255, 0, 255], (y * width + x) * 3);
-  return o;
+  return skin;
 }

@@ -1,31 +1,7 @@
-import { POSE, type Person } from '../../engine/people.js';
 import type { BodyGeometry, Point } from './body.js';
 import { inHead } from './head.js';
+import type { UpperArm } from './pose.js';
 import { plane, type Plane } from './raster.js';
-
-/** An arm BlazePose saw, at working scale: shoulder joint, elbow and (when seen) wrist. */
-export interface UpperArm {
-  shoulder: Point;
-  elbow: Point;
-  wrist: Point | null;
-}
-
-/** The arms whose shoulder and elbow BlazePose saw (visibility >= 0.5), landmarks divided by `k`. */
-export function upperArms(p: Person, k: number): UpperArm[] {
-  const L = p.landmarks;
-  const out: UpperArm[] = [];
-  for (const [s, e, wr] of [
-    [POSE.leftShoulder, POSE.leftElbow, POSE.leftWrist],
-    [POSE.rightShoulder, POSE.rightElbow, POSE.rightWrist],
-  ] as const) {
-    const S = L[s]!,
-      E = L[e]!,
-      W = L[wr]!;
-    if (S.visibility < 0.5 || E.visibility < 0.5) continue;
-    out.push({ shoulder: { x: S.x / k, y: S.y / k }, elbow: { x: E.x / k, y: E.y / k }, wrist: W.visibility >= 0.5 ? { x: W.x / k, y: W.y / k } : null });
-  }
-  return out;
-}
 
 /** Shoulder widths around the shoulder -> elbow bone: the upper arm's sleeve zone. */
 export const UPPER_ARM_REACH = 0.2;

@@ -168,6 +168,30 @@ function nearArmsOrHead(
   return plane(w, h, out);
 }
 
+/** An arm BlazePose saw, at working scale: shoulder joint, elbow and (when seen) wrist. */
+export interface UpperArm {
+  shoulder: Point;
+  elbow: Point;
+  wrist: Point | null;
+}
+
+/** The arms whose shoulder and elbow BlazePose saw (visibility >= 0.5), landmarks divided by `k`. */
+export function upperArms(p: Person, k: number): UpperArm[] {
+  const L = p.landmarks;
+  const out: UpperArm[] = [];
+  for (const [s, e, wr] of [
+    [POSE.leftShoulder, POSE.leftElbow, POSE.leftWrist],
+    [POSE.rightShoulder, POSE.rightElbow, POSE.rightWrist],
+  ] as const) {
+    const S = L[s]!,
+      E = L[e]!,
+      W = L[wr]!;
+    if (S.visibility < 0.5 || E.visibility < 0.5) continue;
+    out.push({ shoulder: { x: S.x / k, y: S.y / k }, elbow: { x: E.x / k, y: E.y / k }, wrist: W.visibility >= 0.5 ? { x: W.x / k, y: W.y / k } : null });
+  }
+  return out;
+}
+
 /**
  * Bare arms in front of a sleeveless garment (a dress over a body with its arms down): 0/1
  * capsules along each seen arm from a third of the way down the upper arm (the shoulder stays
@@ -183,17 +207,11 @@ export function armsInFront(person: Person, width: number, height: number): Plan
   // Only beside the torso: inside the shoulder-hip quadrilateral the arm's width is a guess
   // and the dress's bodice is what a viewer looks at.
   const quad = [L[POSE.leftShoulder]!, L[POSE.rightShoulder]!, L[POSE.rightHip]!, L[POSE.leftHip]!];
-  for (const [s, e, wr] of [
-    [POSE.leftShoulder, POSE.leftElbow, POSE.leftWrist],
-    [POSE.rightShoulder, POSE.rightElbow, POSE.rightWrist],
-  ] as const) {
-    const S = L[s]!,
-      E = L[e]!,
-      W = L[wr]!;
-    if (S.visibility < 0.5 || E.visibility < 0.5 || E.y >= height) continue;
+  for (const { shoulder: S, elbow: E, wrist: W } of upperArms(person, 1)) {
+    if (E.y >= height) continue;
     const start = { x: S.x + (E.x - S.x) / 3, y: S.y + (E.y - S.y) / 3 };
-    const segs: Array<[{ x: number; y: number }, { x: number; y: number }]> = [[start, E]];
-    if (W.visibility > 0.5 && W.y < height) segs.push([E, W]);
+    const segs: Array<[Point, Point]> = [[start, E]];
+    if (W && W.y < height) segs.push([E, W]);
     for (const [p, q] of segs) {
       forCapsule(p, q, r, width, height, (i, x, y) => {
         if (person.mask[i]! >= 128 && !inConvex(quad, x + 0.5, y + 0.5)) out[i] = 1;

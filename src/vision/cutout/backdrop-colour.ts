@@ -20,7 +20,7 @@
  * soft halo over it. A busy backdrop turns the rule off.
  */
 import { labelRegions } from './cleanup.js';
-import { blockMeans } from './colours.js';
+import { analysisGrid, blockMeans } from './colours.js';
 
 export interface BackdropColourParams {
   /** Longest side of the analysis grid. */
@@ -143,9 +143,7 @@ export function addByBackdropColour(
   h: number,
   p: BackdropColourParams = DEFAULT_BACKDROP_COLOUR,
 ): BackdropColourResult {
-  const f = Math.max(1, Math.ceil(Math.max(w, h) / p.side));
-  const lw = Math.ceil(w / f),
-    lh = Math.ceil(h / f);
+  const { f, lw, lh } = analysisGrid(w, h, p.side);
   const n = lw * lh;
   const rgb = blockMeans(image, w, h, f, lw, lh);
   const maskLow = blockMean1(mask, w, h, f, lw, lh);

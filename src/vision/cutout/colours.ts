@@ -1,7 +1,17 @@
 /**
  * The image on the fusion's analysis grid: block means of its colours and their gradient, shared
- * by the selection rules that read the image (fusion.ts, image-parts.ts, contrast.ts).
+ * by the selection rules that read the image (fusion.ts, image-parts.ts, contrast.ts,
+ * backdrop-colour.ts, hole-colour.ts).
  */
+
+/**
+ * The analysis grid for an image of w x h pixels: blocks of f x f pixels, f the smallest that
+ * brings the longer side to at most `side` blocks; lw x lh blocks.
+ */
+export function analysisGrid(w: number, h: number, side: number): { f: number; lw: number; lh: number } {
+  const f = Math.max(1, Math.ceil(Math.max(w, h) / side));
+  return { f, lw: Math.ceil(w / f), lh: Math.ceil(h / f) };
+}
 
 /**
  * The image at analysis resolution: means of f x f blocks, RGB interleaved. The sums are kept

@@ -25,7 +25,7 @@
  * one connected object), `all` (every region either model is confident about, minus specks).
  */
 import { distanceToSeeds, labelRegions } from './cleanup.js';
-import { blockMeans, colourEdges } from './colours.js';
+import { analysisGrid, blockMeans, colourEdges } from './colours.js';
 import { DEFAULT_IMAGE_PARTS, imageParts, type ImagePartParams } from './image-parts.js';
 
 export type Keep = 'auto' | 'largest' | 'all';
@@ -129,9 +129,7 @@ export interface FusionInput {
 export function fuseMasks(input: FusionInput, keep: Keep = 'auto', params: FusionParams = DEFAULT_FUSION): Fused {
   const { width: w, height: h, image } = input;
   const n = w * h;
-  const f = Math.max(1, Math.ceil(Math.max(w, h) / FUSION_SIDE));
-  const lw = Math.ceil(w / f),
-    lh = Math.ceil(h / f);
+  const { f, lw, lh } = analysisGrid(w, h, FUSION_SIDE);
   const primary = input.primary;
   let second = input.second;
   // With two models, their masks on the analysis grid, for the trust test.
@@ -264,9 +262,7 @@ function modelFirstMask(
 export const DECISIVE = { subject: 0.12, fringe: 0.45, speck: 0.002 } as const;
 
 export function primaryDecisive(primary: Uint8Array, w: number, h: number): boolean {
-  const f = Math.max(1, Math.ceil(Math.max(w, h) / FUSION_SIDE));
-  const lw = Math.ceil(w / f),
-    lh = Math.ceil(h / f);
+  const { f, lw, lh } = analysisGrid(w, h, FUSION_SIDE);
   const low = nearestDown(primary, w, h, f);
   let confident = 0,
     weak = 0;
@@ -555,9 +551,7 @@ function keepBlobs(
  * below `speckShare` of the image are left out.
  */
 export function partsOf(mask: Uint8Array, w: number, h: number, speckShare = DEFAULT_FUSION.speckShare): MaskPart[] {
-  const f = Math.max(1, Math.ceil(Math.max(w, h) / FUSION_SIDE));
-  const lw = Math.ceil(w / f),
-    lh = Math.ceil(h / f);
+  const { f, lw, lh } = analysisGrid(w, h, FUSION_SIDE);
   const { labels, areas } = labelRegions(nearestDown(mask, w, h, f), lw, lh);
   const box = areas.map(() => ({ x0: lw, y0: lh, x1: -1, y1: -1 }));
   for (let y = 0, i = 0; y < lh; y++) {

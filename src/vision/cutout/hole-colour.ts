@@ -21,7 +21,7 @@
  */
 import { dilate } from './backdrop-colour.js';
 import { labelRegions } from './cleanup.js';
-import { blockMeans } from './colours.js';
+import { analysisGrid, blockMeans } from './colours.js';
 
 export interface HoleColourParams {
   /** Longest side of the analysis grid. */
@@ -72,9 +72,7 @@ export function fillHolesByColour(
   h: number,
   p: HoleColourParams = DEFAULT_HOLE_COLOUR,
 ): HoleColourResult {
-  const f = Math.max(1, Math.ceil(Math.max(w, h) / p.side));
-  const lw = Math.ceil(w / f),
-    lh = Math.ceil(h / f);
+  const { f, lw, lh } = analysisGrid(w, h, p.side);
   const n = lw * lh;
   // The mask at block level: the block's minimum (a hole of a few pixels still shows in its block).
   const low = new Uint8Array(n).fill(255);

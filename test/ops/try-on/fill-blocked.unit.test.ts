@@ -4,7 +4,8 @@
 // head, forearms and hands still block it.
 import { describe, expect, it } from 'vitest';
 import type { BodyGeometry } from '../../../src/ops/try-on/body.js';
-import { fillBlocked, type UpperArm } from '../../../src/ops/try-on/fill-blocked.js';
+import { fillBlocked } from '../../../src/ops/try-on/fill-blocked.js';
+import type { UpperArm } from '../../../src/ops/try-on/pose.js';
 import { plane } from '../../../src/ops/try-on/raster.js';
 
 const W = 120,

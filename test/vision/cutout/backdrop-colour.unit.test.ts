@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { addByBackdropColour, backdropDistance, DEFAULT_BACKDROP_COLOUR } from '../../../src/vision/cutout/backdrop-colour.js';
 import { primaryDecisive } from '../../../src/vision/cutout/fusion.js';
+import { meanWhere } from './mask-stats.js';
 
 const W = 240,
   H = 180;
@@ -17,17 +18,7 @@ function scene(paint: (x: number, y: number) => RGB | undefined, backdrop: RGB =
   return { data, channels: 3 };
 }
 const inDisc = (x: number, y: number, cx: number, cy: number, r: number) => (x - cx) ** 2 + (y - cy) ** 2 <= r * r;
-const mean = (m: Uint8Array, keep: (x: number, y: number) => boolean) => {
-  let s = 0,
-    k = 0;
-  for (let y = 0; y < H; y++)
-    for (let x = 0; x < W; x++)
-      if (keep(x, y)) {
-        s += m[y * W + x]!;
-        k++;
-      }
-  return s / k;
-};
+const mean = (m: Uint8Array, keep: (x: number, y: number) => boolean) => meanWhere(m, W, H, keep);
 function maskOf(v: (x: number, y: number) => number): Uint8Array {
   const m = new Uint8Array(W * H);
   for (let y = 0; y < H; y++) for (let x = 0; x < W; x++) m[y * W + x] = v(x, y);

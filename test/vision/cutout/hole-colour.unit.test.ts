@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_HOLE_COLOUR, fillHolesByColour } from '../../../src/vision/cutout/hole-colour.js';
+import { meanWhere } from './mask-stats.js';
 
 const W = 240,
   H = 180;
@@ -41,17 +42,7 @@ function model(): Uint8Array {
   for (let y = 0; y < H; y++) for (let x = 0; x < W; x++) m[y * W + x] = wing(x, y) && !spot(x, y) && !opening(x, y) ? 255 : 0;
   return m;
 }
-const mean = (m: Uint8Array, keep: (x: number, y: number) => boolean) => {
-  let s = 0,
-    k = 0;
-  for (let y = 0; y < H; y++)
-    for (let x = 0; x < W; x++)
-      if (keep(x, y)) {
-        s += m[y * W + x]!;
-        k++;
-      }
-  return s / k;
-};
+const mean = (m: Uint8Array, keep: (x: number, y: number) => boolean) => meanWhere(m, W, H, keep);
 
 describe('hole colour (issue 32): spots of the subject the model left out', () => {
   it('fills the spots, whose colour the backdrop around the subject does not hold', () => {
