@@ -19,7 +19,7 @@
  * a floor, borders the backdrop along most of its outline and is left alone, and so is the model's
  * soft halo over it. A busy backdrop turns the rule off.
  */
-import { labelRegions } from './cleanup.js';
+import { dilate, labelRegions } from './cleanup.js';
 import { analysisGrid, blockMeans } from './colours.js';
 
 export interface BackdropColourParams {
@@ -77,23 +77,6 @@ export function backdropDistance(r: number, g: number, b: number, ref: readonly 
   const chroma = Math.sqrt(dr * dr + dg * dg + db * db);
   const light = l > lb ? l - lb : l < shadowFloor * lb ? shadowFloor * lb - l : 0;
   return Math.hypot(chroma, light);
-}
-
-/** Marks every cell within r cells (a square) of a marked one. */
-export function dilate(src: Uint8Array, w: number, h: number, r: number): Uint8Array {
-  const rows = new Uint8Array(src.length);
-  for (let y = 0; y < h; y++)
-    for (let x = 0; x < w; x++) {
-      if (!src[y * w + x]) continue;
-      for (let xx = Math.max(0, x - r); xx <= Math.min(w - 1, x + r); xx++) rows[y * w + xx] = 1;
-    }
-  const out = new Uint8Array(src.length);
-  for (let y = 0; y < h; y++)
-    for (let x = 0; x < w; x++) {
-      if (!rows[y * w + x]) continue;
-      for (let yy = Math.max(0, y - r); yy <= Math.min(h - 1, y + r); yy++) out[yy * w + x] = 1;
-    }
-  return out;
 }
 
 /** Means of f x f blocks of a one-channel plane. */

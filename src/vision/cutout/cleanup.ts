@@ -1,6 +1,6 @@
 /**
- * Region tools for the mask fusion (fusion.ts): connected-component labelling of a thresholded
- * mask and a fast distance transform.
+ * Region tools for the mask fusion (fusion.ts) and the colour rules: connected-component
+ * labelling of a thresholded mask, a square dilation of a 0/1 grid and a fast distance transform.
  */
 
 /** 8-connected labels of mask >= 128 (0 = background) and each label's area (index = label). */
@@ -102,4 +102,21 @@ export function distanceToSeeds(seed: Uint8Array, w: number, h: number): Float32
 /** The smaller of two non-NaN numbers (Math.min without its NaN and -0 cases, in the chamfer's inner loop). */
 function lower(v: number, c: number): number {
   return c < v ? c : v;
+}
+
+/** Marks every cell within r cells (a square) of a marked one. */
+export function dilate(src: Uint8Array, w: number, h: number, r: number): Uint8Array {
+  const rows = new Uint8Array(src.length);
+  for (let y = 0; y < h; y++)
+    for (let x = 0; x < w; x++) {
+      if (!src[y * w + x]) continue;
+      for (let xx = Math.max(0, x - r); xx <= Math.min(w - 1, x + r); xx++) rows[y * w + xx] = 1;
+    }
+  const out = new Uint8Array(src.length);
+  for (let y = 0; y < h; y++)
+    for (let x = 0; x < w; x++) {
+      if (!rows[y * w + x]) continue;
+      for (let yy = Math.max(0, y - r); yy <= Math.min(h - 1, y + r); yy++) out[yy * w + x] = 1;
+    }
+  return out;
 }

@@ -19,8 +19,7 @@
  * The rule only adds: the filled region becomes opaque (the edge refinement then draws its
  * outline on the image's edges). It runs on busy and plain backdrops alike.
  */
-import { dilate } from './backdrop-colour.js';
-import { labelRegions } from './cleanup.js';
+import { dilate, labelRegions } from './cleanup.js';
 import { analysisGrid, blockMeans } from './colours.js';
 
 export interface HoleColourParams {
