@@ -26,6 +26,29 @@ const arg = (name, dflt) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1] : dflt;
 };
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  console.log(`The selection alone (fusion and the colour rules) on cached model masks of the framing set, against the plain model.
+
+  npx tsc -p tsconfig.json && node bench/remove-background-selection.mjs [flags]
+
+  --only a,b            only the cases whose name holds one of these
+  --keep MODE           auto (default), all or largest
+  --no-primary-first    the fusion before round 11 (the two models' agreement draws the body)
+  --no-image-parts      without image-parts.ts
+  --params JSON         any FusionParams field, e.g. '{"nearSureShare":1e9}'
+  --isnet MODEL         isnet, isnet-int8 or isnet-quint8 for the fused column
+  --square              ISNet sees the image squashed to a square (fused column)
+  --side N              ISNet's input side (fused column)
+  --people              with the people assist
+  --no-colour           without the backdrop-colour rule; --colour-params JSON: its parameters
+  --no-holes            without the hole-colour rule; --hole-params JSON: its parameters; --list-holes: print each hole
+  --always-second       U2-Net-p's mask also where ISNet's settles the cut-out
+  --cache DIR           another cache directory under bench/out/remove-background
+  --set FILE            another set builder module
+  --list                list the cases
+  --help                this text`);
+  process.exit(0);
+}
 // --cache NAME: another cache directory (the masks are cached by case name: a changed set builder needs its own).
 const CACHE = join(OUT, arg('cache', 'cache-framing'));
 // --set FILE: another set builder module (e.g. an earlier commit's, to compare the set before and after a change).

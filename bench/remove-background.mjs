@@ -8,7 +8,11 @@
  * split (other objects, other backdrops; never tuned on), composites with exact alpha built at run
  * time from test/fixtures.
  *
- *   npm run build && node bench/remove-background.mjs [--tune 7] [--heldout 4] [--split tune|heldout|both] [--size 640x480] [--engines a,b,...] [--rounds 1] [--turn N] [--only name,name]
+ *   npm run build && node bench/remove-background.mjs [--tune 7] [--heldout 4] [--split tune|heldout|both] [--size 640x480] [--engines a,b,...] [--rounds 1] [--turn N] [--only name,name] [--speed-only] [--help]
+ *
+ * --speed-only: only the timed batch of each engine, images/s, peak RSS and the throughput against
+ * imgly; no scoring, no gate, and scores.json and the contact sheet are left as they are (a quick
+ * speed check; the gate needs the full run). --help: these flags, then exit.
  *
  * Prints mean IoU per category and engine (worst in brackets), each split on its own; images/s
  * and peak RSS per engine and the throughput against imgly; then the gate: every case where the
@@ -237,8 +241,25 @@ function startChild(engine, listFile) {
 
 const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 
+const HELP = `remove-background bench and do-no-harm gate (issue 32): imgtool's default, the plain model and imgly in one run.
+
+  npx tsc -p tsconfig.json && node bench/remove-background.mjs [flags]
+
+  --tune N          tuning cases per category (default 7)
+  --heldout N       held-out cases per category (default 4)
+  --split S         tune, heldout or both (default both)
+  --only a,b        only the cases whose name holds one of these
+  --size WxH        composite size (default 640x480)
+  --engines a,b     engines (default imgtool-isnet:c3,imgtool-plain:c3,imgly:c2; variants in the file's header)
+  --rounds N        rounds of batches, alternating order (default 1)
+  --turn N          batches of N images instead of the whole set
+  --speed-only      only the timed batches: images/s, peak RSS, throughput against imgly; no scores, no gate
+  --help            this text`;
+
 async function main() {
   if (process.argv[2] === '--child') return child(process.argv[3], process.argv[4]);
+  if (process.argv.includes('--help') || process.argv.includes('-h')) return console.log(HELP);
+  const speedOnly = process.argv.includes('--speed-only');
   const [width, height] = arg('size', '640x480').split('x').map(Number);
   const engines = arg('engines', 'imgtool-isnet:c3,imgtool-plain:c3,imgly:c2').split(',');
   const list = await buildComposites(width, height);
@@ -272,6 +293,7 @@ async function main() {
   const rss = {};
   for (const engine of engines) {
     rss[engine] = await children[engine].finish();
+    if (speedOnly) continue;
     const scores = [];
     for (const item of list) {
       const { data, info } = await sharp(join(OUT, engine, `${item.name}.png`))
@@ -286,9 +308,10 @@ async function main() {
     }
     perCase[engine] = scores;
   }
-  writeFileSync(join(OUT, 'scores.json'), JSON.stringify(perCase, null, 1));
+  if (!speedOnly) writeFileSync(join(OUT, 'scores.json'), JSON.stringify(perCase, null, 1));
   console.log(`load average (1/5/15 min) before: ${loadBefore}, after: ${loadavg()} on ${cpus().length} cores`);
   const f = (v, d) => v.toFixed(d);
+  if (speedOnly) return speedTable(engines, list.length * rounds, seconds, rss, f);
   const mean = (sel) => sel.reduce((a, s) => a + s.iou, 0) / Math.max(1, sel.length);
   // The per-category tables: mean IoU (worst in brackets) per engine, each split on its own.
   const tables = {};
@@ -311,12 +334,7 @@ async function main() {
       console.log(`| ${c === 'all' ? '**all**' : c} | ${count} | ${cells.join(' | ')} |`);
     }
   }
-  // Speed and memory: images/s over whole batches, peak RSS of each engine's process.
-  console.log(`\n| engine | images/s | peak RSS MB (batch of ${list.length}) |`);
-  console.log('|---|---|---|');
-  for (const e of engines) console.log(`| ${e} | ${f((list.length * rounds) / seconds[e], 3)} | ${f(rss[e], 0)} |`);
-  const peer = engines.filter((e) => e.startsWith('imgly')).sort((a, b) => seconds[a] - seconds[b])[0];
-  if (peer) for (const e of engines.filter((x) => !x.startsWith('imgly'))) console.log(`  ${e}: throughput ${f(seconds[peer] / seconds[e], 2)}x ${peer}`);
+  const peer = speedTable(engines, list.length * rounds, seconds, rss, f);
   // The do-no-harm gate: the default (the first imgtool engine that is not the plain one) against
   // the plain model, every case and every category, both splits.
   const plain = engines.find((e) => e.includes('plain'));
@@ -349,6 +367,16 @@ async function main() {
       `  ${h.name}: IoU ${f(h.iou, 3)}${plain ? `, plain ${f(perCase[plain].find((s) => s.name === h.name).iou, 3)}` : ''}${peer ? `, ${peer} ${f(perCase[peer].find((s) => s.name === h.name).iou, 3)}` : ''}`,
     );
   if (failed) process.exitCode = 1;
+}
+
+/** Speed and memory: images/s over whole batches, peak RSS of each engine's process, throughput against imgly at its fastest (returned). */
+function speedTable(engines, images, seconds, rss, f) {
+  console.log(`\n| engine | images/s | peak RSS MB (batch of ${images}) |`);
+  console.log('|---|---|---|');
+  for (const e of engines) console.log(`| ${e} | ${f(images / seconds[e], 3)} | ${f(rss[e], 0)} |`);
+  const peer = engines.filter((e) => e.startsWith('imgly')).sort((a, b) => seconds[a] - seconds[b])[0];
+  if (peer) for (const e of engines.filter((x) => !x.startsWith('imgly'))) console.log(`  ${e}: throughput ${f(seconds[peer] / seconds[e], 2)}x ${peer}`);
+  return peer;
 }
 
 /** Rows of (input | cut-out over a checkerboard), each labelled with its name and IoU. */

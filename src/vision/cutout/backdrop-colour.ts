@@ -20,7 +20,7 @@
  * soft halo over it. A busy backdrop turns the rule off.
  */
 import { dilate, labelRegions } from './cleanup.js';
-import { analysisGrid, blockMeans } from './colours.js';
+import { analysisGrid, blockColumns, blockMeans } from './colours.js';
 
 export interface BackdropColourParams {
   /** Longest side of the analysis grid. */
@@ -76,23 +76,41 @@ export function backdropDistance(r: number, g: number, b: number, ref: readonly 
     db = b - s * ref[2]!;
   const chroma = Math.sqrt(dr * dr + dg * dg + db * db);
   const light = l > lb ? l - lb : l < shadowFloor * lb ? shadowFloor * lb - l : 0;
-  return Math.hypot(chroma, light);
+  // Math.hypot(chroma, 0) is chroma exactly; skipping the call there is the same value, faster.
+  return light === 0 ? chroma : Math.hypot(chroma, light);
 }
 
-/** Means of f x f blocks of a one-channel plane. */
+/**
+ * Means of f x f blocks of a one-channel plane. Integer sums (exact, as the float32 sums they
+ * replace were for f <= 256) walked a block row at a time, each block's pixel count from its
+ * place, so the values are the same without a division per pixel.
+ */
 function blockMean1(plane: Uint8Array, w: number, h: number, f: number, lw: number, lh: number): Float32Array {
-  const sums = new Float32Array(lw * lh);
-  const counts = new Float32Array(lw * lh);
-  for (let y = 0, i = 0; y < h; y++) {
-    const row = ((y / f) | 0) * lw;
-    for (let x = 0; x < w; x++, i++) {
-      const k = row + ((x / f) | 0);
-      sums[k]! += plane[i]!;
-      counts[k]!++;
+  const sums = new Uint32Array(lw * lh);
+  for (let y = 0; y < h; y++) {
+    let k = ((y / f) | 0) * lw;
+    let i = y * w;
+    for (let x0 = 0; x0 < w; x0 += f, k++) {
+      const x1 = Math.min(w, x0 + f);
+      let s = 0;
+      for (let x = x0; x < x1; x++, i++) s += plane[i]!;
+      sums[k]! += s;
     }
   }
-  for (let k = 0; k < sums.length; k++) sums[k]! /= counts[k]!;
-  return sums;
+  const means = new Float32Array(lw * lh);
+  for (let by = 0, k = 0; by < lh; by++) {
+    const rows = Math.min(h, (by + 1) * f) - by * f;
+    for (let bx = 0; bx < lw; bx++, k++) means[k] = sums[k]! / (rows * (Math.min(w, (bx + 1) * f) - bx * f));
+  }
+  return means;
+}
+
+/** RGB distance between blocks k and j of interleaved block means. */
+function colourStep(rgb: Float32Array, k: number, j: number): number {
+  const dr = rgb[k * 3]! - rgb[j * 3]!,
+    dg = rgb[k * 3 + 1]! - rgb[j * 3 + 1]!,
+    db = rgb[k * 3 + 2]! - rgb[j * 3 + 2]!;
+  return Math.sqrt(dr * dr + dg * dg + db * db);
 }
 
 /** Median of one channel of the listed blocks, to a level (a histogram, not a sort). */
@@ -113,6 +131,14 @@ export interface BackdropColourResult {
   added: number;
   /** Shares of the backdrop's blocks near its median colour and smooth (undefined: too little backdrop or subject to tell). */
   plain?: { colour: number; smooth: number };
+  /** The image's block means on the rule's grid (`side`), for the next rule on the same grid (hole-colour.ts). */
+  means: BlockMeans;
+}
+
+/** The image's block means (colours.ts blockMeans) on the grid of a given longest side. */
+export interface BlockMeans {
+  side: number;
+  rgb: Float32Array;
 }
 
 /**
@@ -129,6 +155,7 @@ export function addByBackdropColour(
   const { f, lw, lh } = analysisGrid(w, h, p.side);
   const n = lw * lh;
   const rgb = blockMeans(image, w, h, f, lw, lh);
+  const means = { side: p.side, rgb };
   const maskLow = blockMean1(mask, w, h, f, lw, lh);
   // The backdrop's colour: the median of the blocks the model calls backdrop.
   const back: number[] = [];
@@ -137,7 +164,7 @@ export function addByBackdropColour(
     if (maskLow[k]! < p.backdropBelow) back.push(k);
     else if (maskLow[k]! >= 128) subject++;
   }
-  const none = { mask, added: 0 };
+  const none = { mask, added: 0, means };
   if (back.length < 0.05 * n || subject < 0.01 * n) return none;
   const ref = [0, 1, 2].map((c) => channelMedian(rgb, back, c));
   // Plain: most of the backdrop is its median colour, lightness included (a textured backdrop's
@@ -153,18 +180,14 @@ export function addByBackdropColour(
   let smooth = 0;
   for (const k of back) {
     const x = k % lw;
+    // The steps to the right and lower neighbours (no array per block: this runs on every backdrop block).
     let g = 0;
-    for (const j of [x + 1 < lw ? k + 1 : -1, k + lw < n ? k + lw : -1]) {
-      if (j < 0) continue;
-      const dr = rgb[k * 3]! - rgb[j * 3]!,
-        dg = rgb[k * 3 + 1]! - rgb[j * 3 + 1]!,
-        db = rgb[k * 3 + 2]! - rgb[j * 3 + 2]!;
-      g = Math.max(g, Math.sqrt(dr * dr + dg * dg + db * db));
-    }
+    if (x + 1 < lw) g = Math.max(g, colourStep(rgb, k, k + 1));
+    if (k + lw < n) g = Math.max(g, colourStep(rgb, k, k + lw));
     if (g < p.smoothStep) smooth++;
   }
   const plain = { colour: near / back.length, smooth: smooth / back.length };
-  if (plain.colour < p.plainShare || plain.smooth < p.smoothShare) return { mask, added: 0, plain };
+  if (plain.colour < p.plainShare || plain.smooth < p.smoothShare) return { mask, added: 0, plain, means };
   const dist = new Float32Array(n);
   for (let k = 0; k < n; k++) dist[k] = backdropDistance(rgb[k * 3]!, rgb[k * 3 + 1]!, rgb[k * 3 + 2]!, ref, p.shadowFloor);
 
@@ -230,10 +253,11 @@ export function addByBackdropColour(
   const out = mask.slice();
   const c = image.channels;
   let added = 0;
+  const col = blockColumns(w, f);
   for (let y = 0, i = 0; y < h; y++) {
     const row = ((y / f) | 0) * lw;
     for (let x = 0; x < w; x++, i++) {
-      if (!grown[row + ((x / f) | 0)] || out[i] === 255) continue;
+      if (!grown[row + col[x]!] || out[i] === 255) continue;
       const j = i * c;
       const d = backdropDistance(image.data[j]!, image.data[j + 1]!, image.data[j + 2]!, ref, p.shadowFloor);
       const a = Math.round(255 * Math.min(1, Math.max(0, (d - lo) / (hi - lo))));
@@ -243,5 +267,5 @@ export function addByBackdropColour(
       }
     }
   }
-  return { mask: out, added: added / (w * h), plain };
+  return { mask: out, added: added / (w * h), plain, means };
 }

@@ -13,6 +13,13 @@ export function analysisGrid(w: number, h: number, side: number): { f: number; l
   return { f, lw: Math.ceil(w / f), lh: Math.ceil(h / f) };
 }
 
+/** Each pixel column's block column on a grid of f-pixel blocks ((x / f) | 0, looked up instead of divided per pixel). */
+export function blockColumns(w: number, f: number): Int32Array {
+  const col = new Int32Array(w);
+  for (let x = 0; x < w; x++) col[x] = (x / f) | 0;
+  return col;
+}
+
 /**
  * The image at analysis resolution: means of f x f blocks, RGB interleaved. The sums are kept
  * as integers (exact, as the float sums they replace were up to f = 256) and each block's pixel

@@ -8,7 +8,7 @@ import { DEFAULT_REFINE, MODEL_INPUT_SIDE, refineAlpha, type RefineParams } from
 import { fuseMasks, partsOf, primaryDecisive, type Fused, type Keep, type MaskPart } from './fusion.js';
 import { addPeople } from './person.js';
 import { addByBackdropColour } from './backdrop-colour.js';
-import { fillHolesByColour } from './hole-colour.js';
+import { DEFAULT_HOLE_COLOUR, fillHolesByColour } from './hole-colour.js';
 
 export type CutoutModel = 'isnet' | 'u2netp';
 
@@ -198,9 +198,11 @@ export async function cutoutSubject(img: RawImage, opts: CutoutOptions = {}): Pr
     ? fuseMasks({ primary: primary.mask, second: second.mask, image: input, width: w, height: h }, opts.keep)
     : fuseMasks({ primary: second.mask, image: input, width: w, height: h }, opts.keep);
   // A plain backdrop's colour: parts of the subject the model left out (backdrop-colour.ts).
-  const coloured = primary && backdropColour ? addByBackdropColour(fused.mask, input, w, h).mask : fused.mask;
-  // Holes whose colour the backdrop around the subject does not hold: spots of the subject (hole-colour.ts).
-  const selected = primary && holeColour ? fillHolesByColour(coloured, input, w, h).mask : coloured;
+  const byColour = primary && backdropColour ? addByBackdropColour(fused.mask, input, w, h) : undefined;
+  const coloured = byColour?.mask ?? fused.mask;
+  // Holes whose colour the backdrop around the subject does not hold: spots of the subject (hole-colour.ts);
+  // it reads the image's block means on the same grid as the rule above, computed there once.
+  const selected = primary && holeColour ? fillHolesByColour(coloured, input, w, h, DEFAULT_HOLE_COLOUR, byColour?.means).mask : coloured;
   const assisted = (opts.people ?? peopleDefault) ? await addPeople(input, selected, opts.signal) : null;
   const coarse = assisted?.mask ?? selected;
   // The radius that follows U2-Net-p's 320 px mask measured best in both modes (ISNet alone too).

@@ -132,11 +132,14 @@ export function fuseMasks(input: FusionInput, keep: Keep = 'auto', params: Fusio
   const { f, lw, lh } = analysisGrid(w, h, FUSION_SIDE);
   const primary = input.primary;
   let second = input.second;
+  // The primary's mask on the analysis grid: the trust test and the model-first rules read it (taken once).
+  let primaryLowMemo: Uint8Array | undefined;
+  const primaryLowOnce = () => (primaryLowMemo ??= nearestDown(primary, w, h, f));
   // With two models, their masks on the analysis grid, for the trust test.
   if (second && params.trust !== false) {
-    const primaryLow = nearestDown(primary, w, h, f);
-    const secondLow = nearestDown(second, w, h, f);
-    const which = trustworthy(primaryLow, secondLow, () => edgeMap(image, w, h, f, lw, lh), lw, lh);
+    // The second model's mask is the primary's when the primary decided alone (primaryDecisive): no second copy.
+    const secondLow = second === primary ? primaryLowOnce() : nearestDown(second, w, h, f);
+    const which = trustworthy(primaryLowOnce(), secondLow, () => edgeMap(image, w, h, f, lw, lh), lw, lh);
     if (which === 'second') return fuseMasks({ ...input, primary: second, second: undefined }, keep, params);
     if (which === 'primary') second = undefined;
   }
@@ -167,7 +170,7 @@ export function fuseMasks(input: FusionInput, keep: Keep = 'auto', params: Fusio
   const hiLow = nearestDown(hi, w, h, f);
   // Model first with two models: ISNet's mask is the start, also when the trust test set U2-Net-p aside.
   const ownEdge = !!params.primaryFirst && !!input.second;
-  const primaryLow = ownEdge || second ? nearestDown(primary, w, h, f) : undefined;
+  const primaryLow = ownEdge || second ? primaryLowOnce() : undefined;
   const choice = decide(nearestDown(lo, w, h, f), hiLow, edges, lw, lh, keep, params, primaryLow);
   // Model first: nothing confident anywhere leaves the primary's mask as it is (the plain model's).
   if (!choice) return { mask: ownEdge ? primary.slice() : lo, parts: [] };

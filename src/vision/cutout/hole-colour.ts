@@ -20,7 +20,8 @@
  * outline on the image's edges). It runs on busy and plain backdrops alike.
  */
 import { dilate, labelRegions } from './cleanup.js';
-import { analysisGrid, blockMeans } from './colours.js';
+import type { BlockMeans } from './backdrop-colour.js';
+import { analysisGrid, blockColumns, blockMeans } from './colours.js';
 
 export interface HoleColourParams {
   /** Longest side of the analysis grid. */
@@ -63,22 +64,27 @@ export interface HoleColourResult {
   holes: { area: number; match: number; filled: boolean }[];
 }
 
-/** Fills in `mask` the holes whose colour the backdrop ring does not hold. `image`: interleaved, 3 or 4 channels. */
+/**
+ * Fills in `mask` the holes whose colour the backdrop ring does not hold. `image`: interleaved, 3 or 4 channels.
+ * `means`: the image's block means when the caller has them on a grid of the same side (backdrop-colour.ts computes them too).
+ */
 export function fillHolesByColour(
   mask: Uint8Array,
   image: { data: Uint8Array; channels: number },
   w: number,
   h: number,
   p: HoleColourParams = DEFAULT_HOLE_COLOUR,
+  means?: BlockMeans,
 ): HoleColourResult {
   const { f, lw, lh } = analysisGrid(w, h, p.side);
   const n = lw * lh;
+  const col = blockColumns(w, f);
   // The mask at block level: the block's minimum (a hole of a few pixels still shows in its block).
   const low = new Uint8Array(n).fill(255);
   for (let y = 0, i = 0; y < h; y++) {
     const row = ((y / f) | 0) * lw;
     for (let x = 0; x < w; x++, i++) {
-      const k = row + ((x / f) | 0);
+      const k = row + col[x]!;
       if (mask[i]! < low[k]!) low[k] = mask[i]!;
     }
   }
@@ -98,7 +104,7 @@ export function fillHolesByColour(
   for (let l = 1; l < areas.length; l++) if (!touches[l] && areas[l]! >= p.minArea * n && areas[l]! <= p.maxArea * n) candidates.push(l);
   if (!candidates.length) return out;
 
-  const rgb = blockMeans(image, w, h, f, lw, lh);
+  const rgb = means && means.side === p.side && means.rgb.length === n * 3 ? means.rgb : blockMeans(image, w, h, f, lw, lh);
   // The backdrop ring: backdrop blocks (reaching the frame) within r blocks of the subject.
   const r = Math.max(1, Math.round(p.ringShare * Math.hypot(lw, lh)));
   const subj = new Uint8Array(n);
@@ -168,7 +174,7 @@ export function fillHolesByColour(
   for (let y = 0, i = 0; y < h; y++) {
     const row = ((y / f) | 0) * lw;
     for (let x = 0; x < w; x++, i++) {
-      if (!grown[row + ((x / f) | 0)] || m[i] === 255) continue;
+      if (!grown[row + col[x]!] || m[i] === 255) continue;
       m[i] = 255;
       filled++;
     }

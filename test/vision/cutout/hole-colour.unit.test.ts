@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_HOLE_COLOUR, fillHolesByColour } from '../../../src/vision/cutout/hole-colour.js';
+import { addByBackdropColour, DEFAULT_BACKDROP_COLOUR } from '../../../src/vision/cutout/backdrop-colour.js';
 import { meanWhere } from './mask-stats.js';
 
 const W = 240,
@@ -83,5 +84,29 @@ describe('hole colour (issue 32): spots of the subject the model left out', () =
     const r = fillHolesByColour(m, img, W, H);
     expect(r.mask[30 * W + 120]).toBe(0);
     expect(mean(r.mask, notch)).toBe(0);
+  });
+});
+
+describe('hole colour reads the block means the backdrop-colour rule computed (round 15: once per image)', () => {
+  it('gives the same mask with the shared means as with its own, and ignores means of another grid', () => {
+    const img = scene();
+    const own = fillHolesByColour(model(), img, W, H);
+    const { means } = addByBackdropColour(model(), img, W, H);
+    expect(means.side).toBe(DEFAULT_HOLE_COLOUR.side);
+    const shared = fillHolesByColour(model(), img, W, H, DEFAULT_HOLE_COLOUR, means);
+    expect(shared.mask).toEqual(own.mask);
+    expect(shared.holes).toEqual(own.holes);
+    // Means of another grid (or another image) would decide differently: they are not used.
+    const coarse = addByBackdropColour(model(), img, W, H, { ...DEFAULT_BACKDROP_COLOUR, side: 64 }).means;
+    expect(coarse.rgb.length).not.toBe(means.rgb.length);
+    expect(fillHolesByColour(model(), img, W, H, DEFAULT_HOLE_COLOUR, coarse).mask).toEqual(own.mask);
+  });
+
+  it('uses the means it is given on its grid: means that read the spots as the leaf fill nothing', () => {
+    const img = scene();
+    const { means } = addByBackdropColour(model(), img, W, H);
+    // The spots' blocks read as the leaf's colour: every hole then matches the backdrop ring.
+    const wrong = { side: means.side, rgb: means.rgb.map((_, i) => LEAF[i % 3]!) };
+    expect(fillHolesByColour(model(), img, W, H, DEFAULT_HOLE_COLOUR, wrong).holes.some((o) => o.filled)).toBe(false);
   });
 });
