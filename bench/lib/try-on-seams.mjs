@@ -298,3 +298,46 @@ export function outlineNotch(ref, out, inv, width, height, sw) {
   }
   return { notch: Math.sqrt(largest) / sw, notchPx: Math.sqrt(largest), notches: count };
 }
+
+/**
+ * The garment's top edge under the chin (issue 35, eighth round): in the columns of the face
+ * (the nose's column, half the ear-to-ear span either side; twice the eye span without ears),
+ * the topmost row the garment is drawn on (changed in either unlit render) from the mouth row
+ * down to 0.5 shoulder widths below the shoulder line. `neckFlat` is the longest run of
+ * neighbouring columns whose top rows all lie within 1 px of each other, as a share of those
+ * columns: a straight horizontal cut across the neck scores near 1, a garment meeting the
+ * neck along its outline (down the neck's sides) scores low. null without face landmarks.
+ */
+export function neckFlat(ref, out, inv, width, height, lms) {
+  const seen = (i) => lms[i] && lms[i][2] > 0.5;
+  if (![0, 2, 5, 9, 10, 11, 12].every(seen)) return { neckFlat: null };
+  const sw = Math.hypot(lms[11][0] - lms[12][0], lms[11][1] - lms[12][1]);
+  const shY = (lms[11][1] + lms[12][1]) / 2;
+  const half = seen(7) && seen(8) ? Math.abs(lms[7][0] - lms[8][0]) / 2 : Math.abs(lms[2][0] - lms[5][0]);
+  const mouthY = (lms[9][1] + lms[10][1]) / 2;
+  const drawn = (x, y) => diffAt(ref, out, (y * width + x) * 3) > CHANGED || diffAt(ref, inv, (y * width + x) * 3) > CHANGED;
+  const x0 = Math.max(0, Math.round(lms[0][0] - half)),
+    x1 = Math.min(width - 1, Math.round(lms[0][0] + half));
+  const y0 = Math.max(0, Math.round(mouthY)),
+    y1 = Math.min(height - 1, Math.round(shY + 0.5 * sw));
+  const tops = [];
+  for (let x = x0; x <= x1; x++) {
+    let t = -1;
+    for (let y = y0; y <= y1 && t < 0; y++) if (drawn(x, y)) t = y;
+    tops.push(t);
+  }
+  let best = 0;
+  for (let a = 0; a < tops.length; a++) {
+    if (tops[a] < 0) continue;
+    let lo = tops[a],
+      hi = tops[a],
+      b = a;
+    while (b + 1 < tops.length && tops[b + 1] >= 0 && Math.max(hi, tops[b + 1]) - Math.min(lo, tops[b + 1]) <= 1) {
+      b++;
+      lo = Math.min(lo, tops[b]);
+      hi = Math.max(hi, tops[b]);
+    }
+    best = Math.max(best, b - a + 1);
+  }
+  return { neckFlat: tops.length ? best / tops.length : null };
+}
