@@ -20,7 +20,7 @@ export interface ArmSleeve {
   layer: WarpedLayer;
 }
 
-interface Seg {
+export interface Seg {
   a: Point;
   b: Point;
   len: number;
@@ -30,6 +30,9 @@ interface Seg {
 
 /** The sleeve end's fade along the arm, in shoulder-joint widths. */
 const FEATHER = 0.06;
+
+/** The blend between the upper arm's and the forearm's frames at the elbow, in shoulder-joint widths. */
+export const BEND_BLEND = 0.03;
 
 /** The sleeve/body cut's fade, in shoulder-joint widths. */
 const SEAM_SPAN = 0.04;
@@ -56,9 +59,17 @@ function sleeveShare(sleeves: Uint8Array, fabric: Uint8Array, gw: number, gh: nu
   return all ? on / all : 0;
 }
 
-/** Nearest point on a polyline: arc length and signed distance (positive on the left normal (-dy, dx)). */
-function project(segs: Seg[], x: number, y: number): { s: number; d: number } {
-  let best = { s: 0, d: 0, dist: Infinity };
+/**
+ * A point's place along a polyline: arc length and signed distance (positive on the left
+ * normal (-dy, dx)), from each segment's nearest point, weighted by exp(-(dist - nearest) /
+ * `blend`). With the nearest segment alone (blend 0) the mapping jumps on the inner side of a
+ * bend (the elbow): there the two segments' nearest points lie apart along the arm, so the
+ * sleeve's inner outline stepped where one segment took over from the other (astronaut.png's
+ * coat: a square notch at the elbow, over the torso warp's copy of the sleeve). Blended, it
+ * turns the corner smoothly; away from a bend the nearest segment's weight is ~1.
+ */
+export function project(segs: Seg[], x: number, y: number, blend = 0): { s: number; d: number } {
+  const each: Array<{ s: number; d: number; dist: number }> = [];
   for (const [k, g] of segs.entries()) {
     const dx = g.b.x - g.a.x,
       dy = g.b.y - g.a.y;
@@ -69,14 +80,23 @@ function project(segs: Seg[], x: number, y: number): { s: number; d: number } {
     if (k < segs.length - 1) t = Math.min(1, t);
     const px = g.a.x + dx * t,
       py = g.a.y + dy * t;
-    const dist = Math.hypot(x - px, y - py);
-    if (dist < best.dist) {
-      const nx = -dy / g.len,
-        ny = dx / g.len;
-      best = { s: g.s0 + t * g.len, d: (x - px) * nx + (y - py) * ny, dist };
-    }
+    const nx = -dy / g.len,
+      ny = dx / g.len;
+    each.push({ s: g.s0 + t * g.len, d: (x - px) * nx + (y - py) * ny, dist: Math.hypot(x - px, y - py) });
   }
-  return { s: best.s, d: best.d };
+  let best = each[0]!;
+  for (const e of each) if (e.dist < best.dist) best = e;
+  if (blend <= 0 || each.length < 2) return { s: best.s, d: best.d };
+  let ws = 0,
+    ss = 0,
+    sd = 0;
+  for (const e of each) {
+    const w = Math.exp(-(e.dist - best.dist) / blend);
+    ws += w;
+    ss += w * e.s;
+    sd += w * e.d;
+  }
+  return { s: ss / ws, d: sd / ws };
 }
 
 /**
@@ -129,6 +149,8 @@ export function warpSleevesOnArms(g: Garment, p: Person, scale: number, width: n
     // Fabric half-width at the person's scale, for the bounding box.
     const halfW = (Math.hypot(sleeve.tip.x - sleeve.cuff.x, sleeve.tip.y - sleeve.cuff.y) / 2 + Math.hypot(seam.x - pit.x, seam.y - pit.y) / 2) * scale;
     const back = 0.15 * sleeveLen; // into the garment's body, under the armhole seam
+    // How far round the elbow the upper arm's and forearm's frames are blended (project).
+    const bendBlend = BEND_BLEND * Math.hypot(a.x - b.x, a.y - b.y);
     let x0 = Infinity,
       y0 = Infinity,
       x1 = -Infinity,
@@ -165,7 +187,7 @@ export function warpSleevesOnArms(g: Garment, p: Person, scale: number, width: n
     for (let y = 0; y < h; y++) {
       if ((y & 63) === 0) throwIfAborted(signal);
       for (let x = 0; x < w; x++) {
-        const { s, d } = project(segs, bx0 + x + 0.5, by0 + y + 0.5);
+        const { s, d } = project(segs, bx0 + x + 0.5, by0 + y + 0.5, bendBlend);
         if (s < -back || s > sleeveLen + 2) continue;
         const u = s * along,
           v = d / scale;
