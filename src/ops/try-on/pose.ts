@@ -1,7 +1,6 @@
 import { POSE, type Person } from '../../engine/people.js';
 import type { BodyGeometry, Point } from './body.js';
 import { type HeadShape, headBox, headShape, inHead } from './head.js';
-import { neckInFront } from './neck.js';
 import { clamp, forCapsule, inConvex, plane, type Plane } from './raster.js';
 
 /**
@@ -78,11 +77,6 @@ export function applyLandmarks(body: BodyGeometry, person: Person, k: number): B
     true,
   );
   const skin = body.skin;
-  // The neck as the photo shows it stays in front below the neck row too (neck.ts).
-  if (head) {
-    const neck = neckInFront(skin, body.silhouette, head, sl, sr, sw);
-    for (let i = 0; i < neck.data.length; i++) if (neck.data[i]) occluder.data[i] = 1;
-  }
   return {
     ...body,
     cx,
