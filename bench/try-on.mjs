@@ -24,7 +24,8 @@ import { detectPeople } from '../dist/engine/people.js';
 import { FIXTURES } from './fixtures.mjs';
 import { clothedOverlay, oldClothingClothed, oldClothingShown, tryOnMeasures } from './lib/try-on-metrics.mjs';
 import { dimmed, exposureGain, lightMeasures, meanChroma, meanLuma, rampMeasures } from './lib/try-on-light.mjs';
-import { outlineNotch, outlineSoftness, seamMeasures } from './lib/try-on-seams.mjs';
+import { neckFlat, notchOverlay, outlineNotch, outlineSoftness, seamMeasures, shapeNotch } from './lib/try-on-seams.mjs';
+import { sleeveShapes } from './lib/try-on-sleeve-notch.mjs';
 import { renderTryOn } from '../dist/ops/try-on/pipeline.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -37,6 +38,9 @@ const run = (job, ctx, light = 'scene') => renderTryOn(job, ctx, light);
 const beforeAt = process.argv.indexOf('--before');
 const before = beforeAt >= 0 ? (await import(pathToFileURL(resolve(process.argv[beforeAt + 1], 'dist/ops/try-on/pipeline.js')).href)).renderTryOn : null;
 const input = (name, data) => ({ name, data, size: data.length });
+// The sleeves laid along the arms alone, this build's and the --before build's (sleeveNotch).
+const sleevesNow = await sleeveShapes();
+const sleevesBefore = beforeAt >= 0 ? await sleeveShapes(process.argv[beforeAt + 1]) : null;
 
 const astronaut = await sharp(join(FIX, 'images/astronaut.png')).png().toBuffer();
 const persons = [
@@ -308,13 +312,30 @@ for (const [pname, pbuf] of persons) {
       await sharp(clothedOverlay(pr.data, pr.width, pr.height, clothed), { raw: { width: pr.width, height: pr.height, channels: 3 } })
         .png()
         .toFile(join(OUT, `${slug(pname)}-${slug(gname)}-old.png`));
+      // Where the notch figure's pieces are: <person>-<garment>-notch.png (largest red, crossed).
+      const nr = outlineNotch(pr.data, flat.data, inv.data, pr.width, pr.height, sw);
+      await sharp(notchOverlay(pr.data, pr.width, pr.height, nr), { raw: { width: pr.width, height: pr.height, channels: 3 } })
+        .png()
+        .toFile(join(OUT, `${slug(pname)}-${slug(gname)}-notch.png`));
+      const sleeveShape = await sleevesNow(gname, gbuf, subject, pr.width, pr.height);
+      const sn = sleeveShape ? shapeNotch(sleeveShape, pr.width, pr.height, sw, true) : null;
+      if (sn)
+        await sharp(notchOverlay(pr.data, pr.width, pr.height, sn), { raw: { width: pr.width, height: pr.height, channels: 3 } })
+          .png()
+          .toFile(join(OUT, `${slug(pname)}-${slug(gname)}-sleeve-notch.png`));
       light = {
         ...lm,
         ...seamMeasures(pr.data, flat.data, pr.width, pr.height, subject.mask, lms, res.meta.garment_kind),
         oldVisibleFlat: shown.shown,
         oldClothed: clothed.shown,
         outlineSoft: outlineSoftness(pr.data, flat.data, inv.data, pr.width, pr.height).outlineSoft,
-        ...outlineNotch(pr.data, flat.data, inv.data, pr.width, pr.height, sw),
+        notch: nr.notch,
+        notchPx: nr.notchPx,
+        notches: nr.notches,
+        notchAt: nr.notchAt ? nr.notchAt.join(',') : undefined,
+        sleeveNotch: sn?.notch,
+        sleeveNotchAt: sn?.notchAt ? sn.notchAt.join(',') : undefined,
+        ...neckFlat(pr.data, flat.data, inv.data, pr.width, pr.height, lms),
         // quadOriginalFront: before issue 35's sixth round this was oldVisible; the garment drawn in
         // the photo's colour and the bare chin/neck counted as old clothing (oldClothingShown).
         oldVisibleNaive: fm.quadOriginalFront,
@@ -384,6 +405,12 @@ for (const [pname, pbuf] of persons) {
           outlineSoft: [outlineSoftness(pr.data, bFlat.data, bInv.data, pr.width, pr.height).outlineSoft, light.outlineSoft],
           notch: [bNotch.notch, light.notch],
           notches: [bNotch.notches, light.notches],
+          notchAt: [bNotch.notchAt ? bNotch.notchAt.join(',') : undefined, light.notchAt],
+          sleeveNotch: await sleevesBefore(gname, gbuf, subject, pr.width, pr.height).then((b) => [
+            b ? shapeNotch(b, pr.width, pr.height, sw, true).notch : undefined,
+            light.sleeveNotch,
+          ]),
+          neckFlat: [neckFlat(pr.data, bFlat.data, bInv.data, pr.width, pr.height, lms).neckFlat, light.neckFlat],
           garmentY: [meanLuma(bOut.data, pr.width * pr.height, region), light.garmentY],
           exposureGain: [samePerson(bDimRes.meta.body) ? exposureGain(bOut.data, bDim.data, pr.width * pr.height, region, DIM) : undefined, light.exposureGain],
           oldVisibleWithFace: [bmWithFace.quadOriginalFront, light.oldVisibleWithFace],
@@ -479,6 +506,10 @@ const cols = [
   'outlineSoft',
   'notch',
   'notches',
+  'notchAt',
+  'sleeveNotch',
+  'sleeveNotchAt',
+  'neckFlat',
   'collarGap',
   'shoulderGap',
   'hemGap',
@@ -497,7 +528,7 @@ console.log(
   `oldClothed: old clothing visible over the whole region the garment should cover, not only the quadrilateral: the person mask below the mouth row in the quadrilateral, the shoulder band (the shoulder line between the joints raised 0.45 sw: the shoulder tops beside the neck; not for dresses, whose straps leave them bare) and each seen arm's capsule (0.17 sw) out to the sleeve's drawn length; face, forearms and hands in front and bare skin joined to them left out; counted as oldVisible (unchanged in both unlit renders); overlay <person>-<garment>-old.png (region blue, counted magenta). oldVisible: share of the shoulder-hip quadrilateral still showing the old clothing, forearms, hands and the landmark-shaped face in front left out (<= 0.01; judged on the unlit render where there is one; a pixel counts as covered when it changed in the unlit render or in the unlit render of the colour-complemented garment, and unchanged skin joined to the face is not clothing); oldVisibleNaive: the figure before round 6 (changed in the unlit render only, skin counted); oldColourMatched: share the garment covers in a colour within 24 levels of the photo (naive counted it); oldSkin: share of unchanged skin joined to the face (naive counted it); oldVisibleWithFace: the same counting a face bent into the quadrilateral as old clothing; outsideMask: share of changed pixels outside the person mask (<= 0.03); rampGain: the person lit by a known left-to-right ramp (x0.6..x1.25) and not: slope of the garment luminance change between the two renders (ln, 8 column bands) on the ln ramp (1: the garment takes the scene light, 0: flat), rampCorr its correlation, todayRampGain the same for the shading applied before issue 35 (reproduced); patternLeak / todayLeak: slope of the garment luminance change (result over the unlit render, ln) on the photo pattern (ln luminance less its sigma 0.15 shoulder-width smoothing: stripes, print, folds; 0 = none reaches the garment); shadeCorr: correlation of that change with the photo smoothed light (which still holds the old clothing large-scale albedo); garmentChroma / flatChroma / photoChroma: mean chroma (levels) of the garment on the torso, of the unlit garment there, of the whole photo; garmentY / torsoY: mean luminance (levels) of the garment on the torso and of the photo there (the old clothing); white: the photo white point around the person (meta.exposure.white); exposureGain: the person also rendered at ${DIM} x the photo exposure, ln(garment luminance dim / normal) / ln ${DIM} (1: the garment takes the scene exposure, 0: keeps its studio level; - when the dim photo dresses another person).`,
 );
 console.log(
-  `collarGap: topmost garment row in the collar corners (0.12-0.3 sw beside the middle) less the neck-base estimate, shoulder widths (> 0: the old collar shows above); shoulderGap: topmost garment row at the shoulder joints less the person mask top there (sw); hemGap: lowest garment row in the middle less the hip line (sw, tops with hips in frame); sleeveEdgePx: how many 1-px steps along the arm the sleeve end takes to fall from 80% to 20% of its contrast (median over offsets across the arm; 1 = a hard square cut); outlineSoft: the garment's coverage a per pixel from the unlit renders of the garment and of its colour complement (a = (out + inv - 2 photo) / (255 - 2 photo)), edge pixels = partial ones (0.1 < a < 0.9) and opaque ones beside an empty 4-neighbour; the partial share (1: anti-aliased, 0: stair-stepped); notch: the drawn shape (changed in either unlit render) against itself closed and opened by a disc of 0.05 sw: square root of the largest differing piece, sw (multi-pixel notches and steps; notches: pieces of at least (0.05 sw)^2). All on the unlit render.`,
+  `collarGap: topmost garment row in the collar corners (0.12-0.3 sw beside the middle) less the neck-base estimate, shoulder widths (> 0: the old collar shows above); shoulderGap: topmost garment row at the shoulder joints less the person mask top there (sw); hemGap: lowest garment row in the middle less the hip line (sw, tops with hips in frame); sleeveEdgePx: how many 1-px steps along the arm the sleeve end takes to fall from 80% to 20% of its contrast (median over offsets across the arm; 1 = a hard square cut); outlineSoft: the garment's coverage a per pixel from the unlit renders of the garment and of its colour complement (a = (out + inv - 2 photo) / (255 - 2 photo)), edge pixels = partial ones (0.1 < a < 0.9) and opaque ones beside an empty 4-neighbour; the partial share (1: anti-aliased, 0: stair-stepped); notch: the drawn shape (changed in either unlit render) against itself closed and opened by a disc of 0.05 sw: square root of the largest differing piece, sw (multi-pixel notches and steps; notches: pieces of at least (0.05 sw)^2; notchAt: the largest piece's centre, x,y in photo pixels, also crossed in red on <person>-<garment>-notch.png); sleeveNotch: the same figure, concave pieces only (what the closing adds, not pointed tips), on the sleeves laid along the arms alone (sleeves.ts, alpha >= 128; in the render they lie over the torso warp's copy of the sleeve, so a step in their inner outline is between two garment colours and outlineNotch cannot see it), sleeveNotchAt its largest piece's centre, overlay <person>-<garment>-sleeve-notch.png; neckFlat: in the face's columns (the nose's, half the ear-to-ear span either side), the topmost garment row below the mouth row per column, and the longest run of neighbouring columns whose tops lie within 1 px, as a share of the columns (near 1: a straight horizontal cut across the neck under the chin). All on the unlit render.`,
 );
 if (beforeRows.length) {
   console.log('\nbefore -> after (the --before build and this one, same run):');
@@ -511,6 +542,9 @@ if (beforeRows.length) {
     'outlineSoft',
     'notch',
     'notches',
+    'notchAt',
+    'sleeveNotch',
+    'neckFlat',
     'collarGap',
     'shoulderGap',
     'hemGap',

@@ -269,32 +269,130 @@ export function outlineNotch(ref, out, inv, width, height, sw) {
   const n = width * height;
   const g = new Uint8Array(n);
   for (let p = 0; p < n; p++) g[p] = diffAt(ref, out, p * 3) > CHANGED || diffAt(ref, inv, p * 3) > CHANGED ? 1 : 0;
+  return shapeNotch(g, width, height, sw);
+}
+
+/**
+ * outlineNotch's figure on any 0/1 shape `g` (width x height). With `concave`, only what the
+ * closing adds counts (notches and steps cut into the shape, not its pointed tips).
+ */
+export function shapeNotch(g, width, height, sw, concave = false) {
+  const n = width * height;
   const r = Math.max(1.5, NOTCH_RADIUS * sw);
   const closed = morphDisc(morphDisc(g, width, height, r, 1), width, height, r, 0);
-  const smooth = morphDisc(morphDisc(closed, width, height, r, 0), width, height, r, 1);
+  const smooth = concave ? closed : morphDisc(morphDisc(closed, width, height, r, 0), width, height, r, 1);
   const x = new Uint8Array(n);
   for (let p = 0; p < n; p++) x[p] = g[p] !== smooth[p] ? 1 : 0;
-  const seen = new Uint8Array(n);
+  // Each differing piece's label (1-based), to draw where they are (notchOverlay).
+  const label = new Int32Array(n);
   let largest = 0,
-    count = 0;
+    largestLabel = 0,
+    count = 0,
+    at = null;
   const min = (0.05 * sw) ** 2;
+  let next = 0;
   for (let p = 0; p < n; p++) {
-    if (!x[p] || seen[p]) continue;
+    if (!x[p] || label[p]) continue;
     const stack = [p];
-    seen[p] = 1;
-    let area = 0;
+    label[p] = ++next;
+    let area = 0,
+      sx = 0,
+      sy = 0;
     while (stack.length) {
       const q = stack.pop();
       area++;
       const qx = q % width;
+      sx += qx;
+      sy += (q - qx) / width;
       for (const r of [qx > 0 ? q - 1 : -1, qx < width - 1 ? q + 1 : -1, q >= width ? q - width : -1, q + width < n ? q + width : -1]) {
-        if (r < 0 || seen[r] || !x[r]) continue;
-        seen[r] = 1;
+        if (r < 0 || label[r] || !x[r]) continue;
+        label[r] = next;
         stack.push(r);
       }
     }
-    if (area > largest) largest = area;
+    if (area > largest) {
+      largest = area;
+      largestLabel = next;
+      at = [Math.round(sx / area), Math.round(sy / area)];
+    }
     if (area >= min) count++;
   }
-  return { notch: Math.sqrt(largest) / sw, notchPx: Math.sqrt(largest), notches: count };
+  return { notch: Math.sqrt(largest) / sw, notchPx: Math.sqrt(largest), notches: count, notchAt: at, drawn: g, label, largestLabel, minArea: min };
+}
+
+/**
+ * RGB overlay of outlineNotch's pieces on the photo (dimmed): the drawn shape grey, pieces of at
+ * least (0.05 sw)^2 yellow, the largest red, with a red cross through its centre.
+ */
+export function notchOverlay(ref, width, height, nr) {
+  const n = width * height;
+  const areas = new Map();
+  for (let p = 0; p < n; p++) if (nr.label[p]) areas.set(nr.label[p], (areas.get(nr.label[p]) ?? 0) + 1);
+  const o = new Uint8Array(n * 3);
+  for (let p = 0; p < n; p++) {
+    for (let c = 0; c < 3; c++) o[p * 3 + c] = ref[p * 3 + c] >> 2;
+    if (nr.drawn[p]) o[p * 3] = o[p * 3 + 1] = o[p * 3 + 2] = 140;
+    const l = nr.label[p];
+    if (!l) continue;
+    const col = l === nr.largestLabel ? [255, 0, 0] : areas.get(l) >= nr.minArea ? [255, 220, 0] : [90, 90, 200];
+    for (let c = 0; c < 3; c++) o[p * 3 + c] = col[c];
+  }
+  if (nr.notchAt) {
+    const [cx, cy] = nr.notchAt;
+    for (let d = -12; d <= 12; d++) {
+      for (const [x, y] of [
+        [cx + d, cy],
+        [cx, cy + d],
+      ]) {
+        if (x < 0 || y < 0 || x >= width || y >= height || Math.abs(d) < 4) continue;
+        const p = y * width + x;
+        o[p * 3] = 255;
+        o[p * 3 + 1] = o[p * 3 + 2] = 0;
+      }
+    }
+  }
+  return o;
+}
+
+/**
+ * The garment's top edge under the chin (issue 35, eighth round): in the columns of the face
+ * (the nose's column, half the ear-to-ear span either side; twice the eye span without ears),
+ * the topmost row the garment is drawn on (changed in either unlit render) from the mouth row
+ * down to 0.5 shoulder widths below the shoulder line. `neckFlat` is the longest run of
+ * neighbouring columns whose top rows all lie within 1 px of each other, as a share of those
+ * columns: a straight horizontal cut across the neck scores near 1, a garment meeting the
+ * neck along its outline (down the neck's sides) scores low. null without face landmarks.
+ */
+export function neckFlat(ref, out, inv, width, height, lms) {
+  const seen = (i) => lms[i] && lms[i][2] > 0.5;
+  if (![0, 2, 5, 9, 10, 11, 12].every(seen)) return { neckFlat: null };
+  const sw = Math.hypot(lms[11][0] - lms[12][0], lms[11][1] - lms[12][1]);
+  const shY = (lms[11][1] + lms[12][1]) / 2;
+  const half = seen(7) && seen(8) ? Math.abs(lms[7][0] - lms[8][0]) / 2 : Math.abs(lms[2][0] - lms[5][0]);
+  const mouthY = (lms[9][1] + lms[10][1]) / 2;
+  const drawn = (x, y) => diffAt(ref, out, (y * width + x) * 3) > CHANGED || diffAt(ref, inv, (y * width + x) * 3) > CHANGED;
+  const x0 = Math.max(0, Math.round(lms[0][0] - half)),
+    x1 = Math.min(width - 1, Math.round(lms[0][0] + half));
+  const y0 = Math.max(0, Math.round(mouthY)),
+    y1 = Math.min(height - 1, Math.round(shY + 0.5 * sw));
+  const tops = [];
+  for (let x = x0; x <= x1; x++) {
+    let t = -1;
+    for (let y = y0; y <= y1 && t < 0; y++) if (drawn(x, y)) t = y;
+    tops.push(t);
+  }
+  let best = 0;
+  for (let a = 0; a < tops.length; a++) {
+    if (tops[a] < 0) continue;
+    let lo = tops[a],
+      hi = tops[a],
+      b = a;
+    while (b + 1 < tops.length && tops[b + 1] >= 0 && Math.max(hi, tops[b + 1]) - Math.min(lo, tops[b + 1]) <= 1) {
+      b++;
+      lo = Math.min(lo, tops[b]);
+      hi = Math.max(hi, tops[b]);
+    }
+    best = Math.max(best, b - a + 1);
+  }
+  return { neckFlat: tops.length ? best / tops.length : null };
 }

@@ -20,7 +20,7 @@ export interface ArmSleeve {
   layer: WarpedLayer;
 }
 
-interface Seg {
+export interface Seg {
   a: Point;
   b: Point;
   len: number;
@@ -30,6 +30,12 @@ interface Seg {
 
 /** The sleeve end's fade along the arm, in shoulder-joint widths. */
 const FEATHER = 0.06;
+
+/** The blend between the upper arm's and the forearm's frames at the elbow, in shoulder-joint widths. */
+export const BEND_BLEND = 0.03;
+
+/** How far along the arm from the elbow the blend reaches, in sleeve half-widths (full within half of it). */
+export const BEND_REACH = 1;
 
 /** The sleeve/body cut's fade, in shoulder-joint widths. */
 const SEAM_SPAN = 0.04;
@@ -56,9 +62,19 @@ function sleeveShare(sleeves: Uint8Array, fabric: Uint8Array, gw: number, gh: nu
   return all ? on / all : 0;
 }
 
-/** Nearest point on a polyline: arc length and signed distance (positive on the left normal (-dy, dx)). */
-function project(segs: Seg[], x: number, y: number): { s: number; d: number } {
-  let best = { s: 0, d: 0, dist: Infinity };
+/**
+ * A point's place along a polyline: arc length and signed distance (positive on the left
+ * normal (-dy, dx)), from each segment's nearest point, weighted by exp(-(dist - nearest) /
+ * `blend`). With the nearest segment alone (blend 0) the mapping jumps on the inner side of a
+ * bend (the elbow): there the two segments' nearest points lie apart along the arm, so the
+ * sleeve's inner outline stepped where one segment took over from the other (astronaut.png's
+ * coat: a square notch at the elbow, over the torso warp's copy of the sleeve). Blended, it
+ * turns the corner smoothly; away from a bend the nearest segment's weight is ~1, and where
+ * either nearest point lies further than `reach` along the arm from their joint the nearest
+ * segment alone counts.
+ */
+export function project(segs: Seg[], x: number, y: number, blend = 0, reach = Infinity): { s: number; d: number } {
+  const each: Array<{ s: number; d: number; dist: number; t: number; len: number }> = [];
   for (const [k, g] of segs.entries()) {
     const dx = g.b.x - g.a.x,
       dy = g.b.y - g.a.y;
@@ -69,14 +85,45 @@ function project(segs: Seg[], x: number, y: number): { s: number; d: number } {
     if (k < segs.length - 1) t = Math.min(1, t);
     const px = g.a.x + dx * t,
       py = g.a.y + dy * t;
-    const dist = Math.hypot(x - px, y - py);
-    if (dist < best.dist) {
-      const nx = -dy / g.len,
-        ny = dx / g.len;
-      best = { s: g.s0 + t * g.len, d: (x - px) * nx + (y - py) * ny, dist };
-    }
+    const nx = -dy / g.len,
+      ny = dx / g.len;
+    each.push({ s: g.s0 + t * g.len, d: (x - px) * nx + (y - py) * ny, dist: Math.hypot(x - px, y - py), t, len: g.len });
   }
-  return { s: best.s, d: best.d };
+  let best = each[0]!;
+  for (const e of each) if (e.dist < best.dist) best = e;
+  if (blend <= 0 || each.length < 2) return { s: best.s, d: best.d };
+  // Only round a joint: the blend needs both segments' nearest points near their shared joint
+  // (along the arm); elsewhere a sharply bent arm (a wrist brought back up to the chest,
+  // grace_hopper.jpg) has its other segment close by, whose frame must not be blended in.
+  // An arm folded back on itself (a turn of more than 90 degrees at the elbow: a camera held up
+  // to the eye, camera.png) is not blended either: its inner side lies between the upper arm and
+  // the forearm, and the blend spread the sleeve over it. Full blend up to a 60-degree turn.
+  let nearJoint = Infinity,
+    straight = 1;
+  for (let k = 0; k + 1 < each.length; k++) {
+    const along = Math.max((1 - each[k]!.t) * each[k]!.len, Math.max(0, each[k + 1]!.t) * each[k + 1]!.len);
+    if (along >= nearJoint) continue;
+    nearJoint = along;
+    const p = segs[k]!,
+      q = segs[k + 1]!;
+    const cos = ((p.b.x - p.a.x) * (q.b.x - q.a.x) + (p.b.y - p.a.y) * (q.b.y - q.a.y)) / (p.len * q.len);
+    straight = Math.min(1, Math.max(0, cos / 0.5));
+  }
+  if (nearJoint >= reach || straight <= 0) return { s: best.s, d: best.d };
+  // Full blend within half the reach, narrowing to none at the reach (the nearest segment alone).
+  const f = Number.isFinite(reach) ? Math.min(1, (2 * (reach - nearJoint)) / reach) : 1;
+  const tau = blend * straight * f * f * (3 - 2 * f);
+  if (tau <= 1e-3) return { s: best.s, d: best.d };
+  let ws = 0,
+    ss = 0,
+    sd = 0;
+  for (const e of each) {
+    const w = Math.exp(-(e.dist - best.dist) / tau);
+    ws += w;
+    ss += w * e.s;
+    sd += w * e.d;
+  }
+  return { s: ss / ws, d: sd / ws };
 }
 
 /**
@@ -129,6 +176,8 @@ export function warpSleevesOnArms(g: Garment, p: Person, scale: number, width: n
     // Fabric half-width at the person's scale, for the bounding box.
     const halfW = (Math.hypot(sleeve.tip.x - sleeve.cuff.x, sleeve.tip.y - sleeve.cuff.y) / 2 + Math.hypot(seam.x - pit.x, seam.y - pit.y) / 2) * scale;
     const back = 0.15 * sleeveLen; // into the garment's body, under the armhole seam
+    // How far round the elbow the upper arm's and forearm's frames are blended (project).
+    const bendBlend = BEND_BLEND * Math.hypot(a.x - b.x, a.y - b.y);
     let x0 = Infinity,
       y0 = Infinity,
       x1 = -Infinity,
@@ -165,7 +214,7 @@ export function warpSleevesOnArms(g: Garment, p: Person, scale: number, width: n
     for (let y = 0; y < h; y++) {
       if ((y & 63) === 0) throwIfAborted(signal);
       for (let x = 0; x < w; x++) {
-        const { s, d } = project(segs, bx0 + x + 0.5, by0 + y + 0.5);
+        const { s, d } = project(segs, bx0 + x + 0.5, by0 + y + 0.5, bendBlend, BEND_REACH * halfW);
         if (s < -back || s > sleeveLen + 2) continue;
         const u = s * along,
           v = d / scale;
