@@ -20,7 +20,7 @@
  * soft halo over it. A busy backdrop turns the rule off.
  */
 import { dilate, labelRegions } from './cleanup.js';
-import { analysisGrid, blockColumns, blockMeans } from './colours.js';
+import { analysisGrid, blockColumns, blockMeans, type BlockMeans } from './colours.js';
 
 export interface BackdropColourParams {
   /** Longest side of the analysis grid. */
@@ -133,12 +133,6 @@ export interface BackdropColourResult {
   plain?: { colour: number; smooth: number };
   /** The image's block means on the rule's grid (`side`), for the next rule on the same grid (hole-colour.ts). */
   means: BlockMeans;
-}
-
-/** The image's block means (colours.ts blockMeans) on the grid of a given longest side. */
-export interface BlockMeans {
-  side: number;
-  rgb: Float32Array;
 }
 
 /**

@@ -13,6 +13,12 @@ export function analysisGrid(w: number, h: number, side: number): { f: number; l
   return { f, lw: Math.ceil(w / f), lh: Math.ceil(h / f) };
 }
 
+/** The image's block means (blockMeans) on the grid of a given longest side (analysisGrid), passed from one rule to the next. */
+export interface BlockMeans {
+  side: number;
+  rgb: Float32Array;
+}
+
 /** Each pixel column's block column on a grid of f-pixel blocks ((x / f) | 0, looked up instead of divided per pixel). */
 export function blockColumns(w: number, f: number): Int32Array {
   const col = new Int32Array(w);

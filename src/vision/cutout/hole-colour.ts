@@ -20,8 +20,7 @@
  * outline on the image's edges). It runs on busy and plain backdrops alike.
  */
 import { dilate, labelRegions } from './cleanup.js';
-import type { BlockMeans } from './backdrop-colour.js';
-import { analysisGrid, blockColumns, blockMeans } from './colours.js';
+import { analysisGrid, blockColumns, blockMeans, type BlockMeans } from './colours.js';
 
 export interface HoleColourParams {
   /** Longest side of the analysis grid. */
