@@ -62,6 +62,30 @@ export function fillBand(
   const den = gaussianBlur(m, w, h, sigma);
   const num = col.map((p) => gaussianBlur(p, w, h, sigma));
   const gap = pocket >= 1 ? pocketGap(m, ok, cover, x0, y0, width, w, h, far) : null;
+  // Each pixel's pocket strength, smoothed (sigma reach / 4): the rays' ends are ragged, and
+  // the pocket's edge drew jagged tips up a suit's collar ring.
+  let inPocket: Float32Array | null = null;
+  if (gap) {
+    // Normalised over the pixels the band may reach (not the stops), so a pocket stays whole out
+    // to its stop.
+    const raw = new Float32Array(n),
+      open = new Float32Array(n);
+    for (let y = 0; y < h; y++) {
+      for (let x = 0; x < w; x++) {
+        const j = y * w + x;
+        if (gap.barrier[j]) continue;
+        open[j] = 1;
+        if (!(gap.dg[j]! <= far)) continue;
+        const t = clamp(((4 / 3) * pocket - gap.gap[j]!) / (pocket / 3), 0, 1);
+        raw[j] = t * t * (3 - 2 * t) * pocketWeight((y + y0) * width + x + x0);
+      }
+    }
+    const sp = Math.max(1, reach / 4);
+    const pNum = gaussianBlur(raw, w, h, sp),
+      pDen = gaussianBlur(open, w, h, sp);
+    inPocket = new Float32Array(n);
+    for (let j = 0; j < n; j++) inPocket[j] = pDen[j]! > 1e-3 ? pNum[j]! / pDen[j]! : raw[j]!;
+  }
   const den2 = gap ? gaussianBlur(m, w, h, reach) : null;
   const num2 = den2 ? col.map((p) => gaussianBlur(p, w, h, reach)) : null;
   // A Gaussian of a half-plane is 0.5 at its edge, ~0.16 at sigma, ~0.02 at 2 sigma (= reach).
@@ -77,10 +101,7 @@ export function fillBand(
       if (cv >= 0.99) continue;
       const near = clamp((den[j]! - 0.02) / (0.16 - 0.02), 0, 1);
       let s = near * near * (3 - 2 * near);
-      if (gap && gap.dg[j]! <= far) {
-        const t = clamp(((4 / 3) * pocket - gap.gap[j]!) / (pocket / 3), 0, 1);
-        s = Math.max(s, t * t * (3 - 2 * t) * pocketWeight(i));
-      }
+      if (inPocket) s = Math.max(s, inPocket[j]!);
       if (s <= 0) continue;
       const a = (1 - cv) * allow(i) * s;
       if (a <= 0.01) continue;
@@ -162,7 +183,7 @@ function pocketGap(m: Float32Array, ok: Float32Array, cover: Float32Array, x0: n
       }
     }
   }
-  return { dg, gap };
+  return { dg, gap, barrier };
 }
 
 /**
