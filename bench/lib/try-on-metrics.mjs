@@ -257,6 +257,10 @@ export const SHOULDER_TOP = 0.45;
 export const SHOULDER_CAP = 0;
 /** Shoulder widths: the sleeve capsule's radius around the arm's bones. */
 export const ARM_RADIUS = 0.17;
+/** Shoulder widths: the slices along the arm in which sleeveReach judges the sleeve drawn. */
+const SLICE = 0.02;
+/** A slice with fewer capsule pixels than this (an arm leaving the mask) is skipped. */
+const MIN_SLICE = 4;
 
 /**
  * Old clothing visible over the whole region the new garment should cover (issue 35, seventh
@@ -276,10 +280,17 @@ export const ARM_RADIUS = 0.17;
  * Counted: pixels changed in neither render (`out`, `outInverse`, as oldClothingShown) that are not
  * bare skin joined to the face or to the forearms (skin rule, flooded 8-connected through unchanged
  * skin-coloured pixels from the face and from skin in the forearm capsules).
+ * `sleeveOnly` (issue 35, ninth round): the sleeve's drawn length is the sleeve itself, slices
+ * along the arm at least half changed from the shoulder on (sleeveReach), not the furthest changed
+ * pixel, and the upper arm beyond it (within ARM_RADIUS of shoulder -> elbow) is bare arm and
+ * left out of the region everywhere, the quadrilateral included: the old sleeve there shows where
+ * the new garment has no sleeve (a strapped dress, the bare arm below a t-shirt's sleeve), and
+ * hiding it would mean painting the bare arm. `bareArm` is the share of that bare upper arm still
+ * showing old clothing (`bareArmPx` its size), reported beside it.
  * Returns `shown` (share of the region), `counted` (region size), `pixels` ([x, y]) and
  * `region` (Uint8Array, 1 in the region) for an overlay.
  */
-export function oldClothingClothed(ref, out, outInverse, width, height, mask, landmarks, face, { shoulderBand = true } = {}) {
+export function oldClothingClothed(ref, out, outInverse, width, height, mask, landmarks, face, { shoulderBand = true, sleeveOnly = false } = {}) {
   const L = (k) => landmarks[k];
   const sw = Math.hypot(L(11)[0] - L(12)[0], L(11)[1] - L(12)[1]);
   const quad = [L(11), L(12), L(24), L(23)].map(([x, y]) => [x, y]);
@@ -315,16 +326,31 @@ export function oldClothingClothed(ref, out, outInverse, width, height, mask, la
     arms.push({ pts: pts.map(([x, y]) => [x, y]), reach: 0 });
   }
   const r = ARM_RADIUS * sw;
-  for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) {
-      const p = y * width + x;
-      if (mask[p] < 128 || !changed(p)) continue;
-      for (const arm of arms) {
-        const { s, d } = alongArm(arm.pts, x + 0.5, y + 0.5);
-        if (d <= r && s > arm.reach) arm.reach = s;
+  if (sleeveOnly) {
+    for (const arm of arms) arm.reach = sleeveReach(arm.pts, changed, width, height, mask, limbs, r, sw);
+  } else {
+    for (let y = 0; y < height; y++) {
+      for (let x = 0; x < width; x++) {
+        const p = y * width + x;
+        if (mask[p] < 128 || !changed(p)) continue;
+        for (const arm of arms) {
+          const { s, d } = alongArm(arm.pts, x + 0.5, y + 0.5);
+          if (d <= r && s > arm.reach) arm.reach = s;
+        }
       }
     }
   }
+  // sleeveOnly: the upper arm beyond the sleeve's reach is bare arm, inside the quadrilateral too.
+  const bareArm = (cx, cy) => {
+    if (!sleeveOnly) return false;
+    for (const arm of arms) {
+      const up = Math.hypot(arm.pts[1][0] - arm.pts[0][0], arm.pts[1][1] - arm.pts[0][1]);
+      const { s, d } = alongArm(arm.pts, cx, cy);
+      if (d <= r && s > arm.reach && s <= up) return true;
+    }
+    return false;
+  };
+  const bare = new Uint8Array(width * height);
   const region = new Uint8Array(width * height);
   const forearmSeeds = [];
   let denom = 0;
@@ -336,6 +362,10 @@ export function oldClothingClothed(ref, out, outInverse, width, height, mask, la
         cy = y + 0.5;
       if (limbs(cx, cy)) {
         forearmSeeds.push(p);
+        continue;
+      }
+      if (bareArm(cx, cy)) {
+        bare[p] = 1;
         continue;
       }
       let inside = inPoly(quad, cx, cy) || (shoulderBand && inPoly(band, cx, cy));
@@ -358,8 +388,66 @@ export function oldClothingClothed(ref, out, outInverse, width, height, mask, la
   for (const p of forearmSeeds) if (skinAt(p)) seeds.push(p);
   const skin = joinedSkin(width, height, seeds, skinAt);
   const pixels = [];
-  for (let p = 0; p < width * height; p++) if (region[p] && !changed(p) && !skin[p]) pixels.push([p % width, Math.floor(p / width)]);
-  return { shown: pixels.length / Math.max(1, denom), counted: denom, pixels, region, reach: arms.map((a) => a.reach / sw) };
+  let bareN = 0,
+    bareShown = 0;
+  for (let p = 0; p < width * height; p++) {
+    if (region[p] && !changed(p) && !skin[p]) pixels.push([p % width, Math.floor(p / width)]);
+    if (bare[p]) {
+      bareN++;
+      if (!changed(p) && !skin[p]) bareShown++;
+    }
+  }
+  return {
+    shown: pixels.length / Math.max(1, denom),
+    counted: denom,
+    pixels,
+    region,
+    reach: arms.map((a) => a.reach / sw),
+    bareArm: bareN ? bareShown / bareN : 0,
+    bareArmPx: bareN,
+  };
+}
+
+/**
+ * The sleeve's drawn length along the arm (`pts`, shoulder joint first): slices of SLICE sw along
+ * the arm, each the capsule's pixels (radius r, in the mask, not a forearm or hand in front); the
+ * reach ends at the first slice with at least MIN_SLICE pixels of which fewer than half changed.
+ * The furthest changed pixel (the figure's first measure) also took the torso garment and the fill
+ * band where they lie in the capsule (an arm hanging beside the body, a forearm raised across the
+ * chest): the reach ran on to the wrist and the bare arm below a short sleeve counted as
+ * uncovered.
+ */
+function sleeveReach(pts, changed, width, height, mask, limbs, r, sw) {
+  const step = SLICE * sw;
+  let len = 0;
+  for (let k = 0; k + 1 < pts.length; k++) len += Math.hypot(pts[k + 1][0] - pts[k][0], pts[k + 1][1] - pts[k][1]);
+  const n = Math.max(1, Math.ceil(len / step));
+  const all = new Int32Array(n),
+    hit = new Int32Array(n);
+  const xs = pts.map((q) => q[0]),
+    ys = pts.map((q) => q[1]);
+  const x0 = Math.max(0, Math.floor(Math.min(...xs) - r)),
+    x1 = Math.min(width - 1, Math.ceil(Math.max(...xs) + r));
+  const y0 = Math.max(0, Math.floor(Math.min(...ys) - r)),
+    y1 = Math.min(height - 1, Math.ceil(Math.max(...ys) + r));
+  for (let y = y0; y <= y1; y++) {
+    for (let x = x0; x <= x1; x++) {
+      const p = y * width + x;
+      if (mask[p] < 128 || limbs(x + 0.5, y + 0.5)) continue;
+      const { s, d } = alongArm(pts, x + 0.5, y + 0.5);
+      if (d > r) continue;
+      const b = Math.min(n - 1, Math.floor(s / step));
+      all[b]++;
+      if (changed(p)) hit[b]++;
+    }
+  }
+  let reach = 0;
+  for (let b = 0; b < n; b++) {
+    if (all[b] < MIN_SLICE) continue;
+    if (hit[b] * 2 < all[b]) break;
+    reach = Math.min(len, (b + 1) * step);
+  }
+  return reach;
 }
 
 /** An RGB overlay of oldClothingClothed: the photo dimmed, the region tinted blue, counted pixels magenta. */

@@ -10,8 +10,17 @@ import { clamp } from './raster.js';
  * head, hair, skin or what is in front), fading out from `reach` / 2 to `reach` from the
  * garment so the band does not end in a hard line. Pixels the garment covers keep their colour.
  *
+ * A pocket (`pocket` pixels wide or less between the garment and where the band must stop: the
+ * person's outline, the head, a forearm in front) is filled whole instead, fading out between
+ * `pocket` and 4/3 `pocket`: there the band ends at the outline or at what is in front, not
+ * over the old clothing, so there is no line to soften, and a fading band left the old
+ * clothing's outer half showing (a bulky suit's arm beside a coat's sleeve, a jersey's edge
+ * beside the t-shirt's body). Its colour comes from a wider average (sigma `reach`) where the
+ * band's own has no garment near enough. `pocketWeight` (0..1) weights the pockets' fill per pixel.
+ *
  * out: RGB bytes of the whole image, modified in place; cover: the garment's drawn alpha
- * (0..1); allow: where the band may be filled (0..1); box: the drawn garment's bounding box.
+ * (0..1), raised in place by the band's (so 1 - cover is what is left of the photo); allow:
+ * where the band may be filled (0..1, below 0.5 a stop); box: the drawn garment's bounding box.
  * Returns the box of the pixels written (inclusive), or null.
  */
 export function fillBand(
@@ -22,8 +31,11 @@ export function fillBand(
   height: number,
   box: { x: number; y: number; width: number; height: number },
   reach: number,
+  pocket = 0,
+  pocketWeight: (i: number) => number = () => 1,
 ): { x0: number; y0: number; x1: number; y1: number } | null {
-  const pad = Math.ceil(reach);
+  const far = Math.max(reach, (4 / 3) * pocket);
+  const pad = Math.ceil(far);
   const x0 = Math.max(0, box.x - pad),
     y0 = Math.max(0, box.y - pad);
   const x1 = Math.min(width - 1, box.x + box.width - 1 + pad),
@@ -34,6 +46,7 @@ export function fillBand(
   const n = w * h;
   const m = new Float32Array(n);
   const col = [new Float32Array(n), new Float32Array(n), new Float32Array(n)];
+  const ok = new Float32Array(n);
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
       const j = y * w + x,
@@ -42,11 +55,39 @@ export function fillBand(
       const c = cover[i]! >= 0.9 ? 1 : 0;
       m[j] = c;
       if (c) for (let k = 0; k < 3; k++) col[k]![j] = out[i * 3 + k]!;
+      ok[j] = cover[i]! >= 0.99 ? 1 : allow(i);
     }
   }
   const sigma = reach / 2;
   const den = gaussianBlur(m, w, h, sigma);
   const num = col.map((p) => gaussianBlur(p, w, h, sigma));
+  const gap = pocket >= 1 ? pocketGap(m, ok, cover, x0, y0, width, w, h, far) : null;
+  // Each pixel's pocket strength, smoothed (sigma reach / 4): the rays' ends are ragged, and
+  // the pocket's edge drew jagged tips up a suit's collar ring.
+  let inPocket: Float32Array | null = null;
+  if (gap) {
+    // Normalised over the pixels the band may reach (not the stops), so a pocket stays whole out
+    // to its stop.
+    const raw = new Float32Array(n),
+      open = new Float32Array(n);
+    for (let y = 0; y < h; y++) {
+      for (let x = 0; x < w; x++) {
+        const j = y * w + x;
+        if (gap.barrier[j]) continue;
+        open[j] = 1;
+        if (!(gap.dg[j]! <= far)) continue;
+        const t = clamp(((4 / 3) * pocket - gap.gap[j]!) / (pocket / 3), 0, 1);
+        raw[j] = t * t * (3 - 2 * t) * pocketWeight((y + y0) * width + x + x0);
+      }
+    }
+    const sp = Math.max(1, reach / 4);
+    const pNum = gaussianBlur(raw, w, h, sp),
+      pDen = gaussianBlur(open, w, h, sp);
+    inPocket = new Float32Array(n);
+    for (let j = 0; j < n; j++) inPocket[j] = pDen[j]! > 1e-3 ? pNum[j]! / pDen[j]! : raw[j]!;
+  }
+  const den2 = gap ? gaussianBlur(m, w, h, reach) : null;
+  const num2 = den2 ? col.map((p) => gaussianBlur(p, w, h, reach)) : null;
   // A Gaussian of a half-plane is 0.5 at its edge, ~0.16 at sigma, ~0.02 at 2 sigma (= reach).
   let bx0 = Infinity,
     by0 = Infinity,
@@ -57,11 +98,23 @@ export function fillBand(
       const j = y * w + x,
         i = (y + y0) * width + x + x0;
       const cv = cover[i]!;
-      if (cv >= 0.99 || den[j]! < 0.02) continue;
+      if (cv >= 0.99) continue;
       const near = clamp((den[j]! - 0.02) / (0.16 - 0.02), 0, 1);
-      const a = (1 - cv) * allow(i) * near * near * (3 - 2 * near);
+      let s = near * near * (3 - 2 * near);
+      if (inPocket) s = Math.max(s, inPocket[j]!);
+      if (s <= 0) continue;
+      const a = (1 - cv) * allow(i) * s;
       if (a <= 0.01) continue;
-      for (let k = 0; k < 3; k++) out[i * 3 + k] = Math.round(out[i * 3 + k]! * (1 - a) + (num[k]![j]! / den[j]!) * a);
+      // The band's own average where a garment pixel is near enough, the wider one beyond.
+      const wide = num2 && den2 && den2[j]! > 1e-4;
+      const own = clamp(den[j]! / 0.02, 0, 1);
+      if (!wide && own <= 0) continue;
+      for (let k = 0; k < 3; k++) {
+        const c1 = own > 0 ? num[k]![j]! / den[j]! : 0;
+        const c = wide ? own * c1 + (1 - own) * (num2[k]![j]! / den2[j]!) : c1;
+        out[i * 3 + k] = Math.round(out[i * 3 + k]! * (1 - a) + c * a);
+      }
+      cover[i] = 1 - (1 - cv) * (1 - a);
       bx0 = Math.min(bx0, x + x0);
       bx1 = Math.max(bx1, x + x0);
       by0 = Math.min(by0, y + y0);
@@ -69,4 +122,102 @@ export function fillBand(
     }
   }
   return bx1 >= 0 ? { x0: bx0, y0: by0, x1: bx1, y1: by1 } : null;
+}
+
+const FAN = [0, 25, -25].map((deg) => ({ c: Math.cos((deg * Math.PI) / 180), s: Math.sin((deg * Math.PI) / 180) }));
+
+/**
+ * Per window pixel within `far` of the garment: the width of the gap it lies in, measured from
+ * the garment outwards: its distance to the garment (`dg`, to pixels it owns outright) plus how
+ * far on, straight away from the garment (along the gradient of that distance), the nearest
+ * stop lies (an uncovered pixel the band may not fill, allow < 0.5). Infinity where no stop
+ * lies within `far` of the garment that way: a stop beside the pixel does not close a pocket
+ * (the strip of a hand between a forearm kept in front and the background is not one).
+ */
+function pocketGap(m: Float32Array, ok: Float32Array, cover: Float32Array, x0: number, y0: number, width: number, w: number, h: number, far: number) {
+  const stopAt = (xi: number, yi: number) => ok[yi * w + xi]! < 0.5 && cover[(yi + y0) * width + xi + x0]! < 0.5;
+  const stop = (x: number, y: number) => {
+    const xi = Math.round(x),
+      yi = Math.round(y);
+    return xi >= 0 && yi >= 0 && xi < w && yi < h && stopAt(xi, yi);
+  };
+  // Measured around the stops, not through them: a speck the occluder leaves open inside the
+  // head or a forearm is not reached from the garment, so it is no pocket.
+  const dg = new Float32Array(w * h);
+  const barrier = new Uint8Array(w * h);
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const j = y * w + x;
+      dg[j] = m[j] ? 0 : Infinity;
+      barrier[j] = !m[j] && stopAt(x, y) ? 1 : 0;
+    }
+  }
+  chamfer(dg, w, h, barrier);
+  chamfer(dg, w, h, barrier);
+  const gap = new Float32Array(w * h).fill(Infinity);
+  for (let y = 1; y < h - 1; y++) {
+    for (let x = 1; x < w - 1; x++) {
+      const j = y * w + x;
+      const d = dg[j]!;
+      if (!(d > 0 && d <= far)) continue;
+      if (stop(x, y)) {
+        gap[j] = d;
+        continue;
+      }
+      // A stop beside the pixel counts as further from the garment (its distance is not measured).
+      const at = (k: number) => (Number.isFinite(dg[k]!) ? dg[k]! : d + 1);
+      const gx = at(j + 1) - at(j - 1),
+        gy = at(j + w) - at(j - w);
+      const len = Math.hypot(gx, gy);
+      if (!Number.isFinite(len) || len < 1e-6) continue;
+      // Three rays (the gradient and 25 degrees either side of it): a chamfer gradient is coarse.
+      for (const turn of FAN) {
+        const ux = (gx * turn.c - gy * turn.s) / len,
+          uy = (gx * turn.s + gy * turn.c) / len;
+        for (let t = 0.5; d + t < gap[j]! && d + t <= far; t += 0.5) {
+          if (stop(x + ux * t, y + uy * t)) {
+            gap[j] = d + t;
+            break;
+          }
+        }
+      }
+    }
+  }
+  return { dg, gap, barrier };
+}
+
+/**
+ * In place: each pixel's chamfer distance (steps 1 and sqrt 2) to the nearest 0, two passes;
+ * `barrier` pixels are never entered (repeat the call to follow paths round them).
+ */
+export function chamfer(d: Float32Array, w: number, h: number, barrier?: Uint8Array): void {
+  const D = Math.SQRT2;
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const j = y * w + x;
+      if (barrier?.[j]) continue;
+      let v = d[j]!;
+      if (x > 0) v = Math.min(v, d[j - 1]! + 1);
+      if (y > 0) {
+        v = Math.min(v, d[j - w]! + 1);
+        if (x > 0) v = Math.min(v, d[j - w - 1]! + D);
+        if (x < w - 1) v = Math.min(v, d[j - w + 1]! + D);
+      }
+      d[j] = v;
+    }
+  }
+  for (let y = h - 1; y >= 0; y--) {
+    for (let x = w - 1; x >= 0; x--) {
+      const j = y * w + x;
+      if (barrier?.[j]) continue;
+      let v = d[j]!;
+      if (x < w - 1) v = Math.min(v, d[j + 1]! + 1);
+      if (y < h - 1) {
+        v = Math.min(v, d[j + w]! + 1);
+        if (x < w - 1) v = Math.min(v, d[j + w + 1]! + D);
+        if (x > 0) v = Math.min(v, d[j + w - 1]! + D);
+      }
+      d[j] = v;
+    }
+  }
 }

@@ -67,3 +67,25 @@ export function fillBlocked(body: BodyGeometry, forearms: Plane, arms: UpperArm[
   }
   return plane(w, h, out);
 }
+
+/**
+ * Working-scale weight 0..1: 0 in the neck's column (0.17 shoulder widths either side of the
+ * face's middle) from the mouth row down to just under the shoulder line, where fillBlocked keeps
+ * the neck in front, rising to 1 at 0.1 shoulder widths beyond the column's sides (no square
+ * step at them). The fill band's pockets (fill-band.ts) are weighted by it: the neckline is drawn
+ * by the garment and the band alone, the pockets do not grow the garment up the neck to the chin.
+ */
+export function outsideNeckColumn(body: BodyGeometry): (x: number, y: number) => number {
+  const f = body.face;
+  if (!f) return () => 1;
+  const top = body.head ? body.head.mouthY : f.y1;
+  const collarEnd = body.shoulderY + 0.15 * body.shoulderW;
+  const neckHalf = 0.17 * body.shoulderW;
+  const fade = 0.1 * body.shoulderW;
+  const neckX = (f.x0 + f.x1) / 2;
+  return (x, y) => {
+    if (y <= top || y > collarEnd) return 1;
+    const t = Math.min(1, Math.max(0, (Math.abs(x - neckX) - neckHalf) / fade));
+    return t * t * (3 - 2 * t);
+  };
+}

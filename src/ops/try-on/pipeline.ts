@@ -15,7 +15,7 @@ import { edgeMatte } from './matte.js';
 import { colourTreatment, delightGarment, exposeGarment, sceneExposure, treatGarment } from './garment-light.js';
 import { sceneShading, shadingAt } from './shade.js';
 import { fillBand } from './fill-band.js';
-import { fillBlocked } from './fill-blocked.js';
+import { fillBlocked, outsideNeckColumn } from './fill-blocked.js';
 import { inHead } from './head.js';
 import { keepLargePieces } from './fragments.js';
 import { skirtClip } from './skirt.js';
@@ -272,7 +272,23 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
       const j = Math.min(body.height - 1, Math.floor(y / k)) * W + Math.min(W - 1, Math.floor(x / k));
       return inPerson[i]! * (block.data[j] ? 1 - occ.data[i]! / 255 : 1);
     };
-    const band = fillBand(out, cover, allow, person.width, person.height, region, FILL_REACH * body.shoulderW * k);
+    // Pockets stay off the neck's column (fill-blocked.ts): the neckline is the garment's own.
+    const offNeck = outsideNeckColumn(body);
+    const pocketWeight = (i: number) => {
+      const x = i % person.width;
+      return offNeck(x / k, (i - x) / person.width / k);
+    };
+    const band = fillBand(
+      out,
+      cover,
+      allow,
+      person.width,
+      person.height,
+      region,
+      FILL_REACH * body.shoulderW * k,
+      FILL_POCKET * body.shoulderW * k,
+      pocketWeight,
+    );
     // meta.region covers every pixel written, the band's included.
     if (band) {
       const x0 = Math.min(rx0, band.x0),
@@ -417,6 +433,8 @@ async function limbZone(forearms: Plane, hands: Plane | undefined, grow: number,
 const MIN_PIECE = 0.02;
 /** The band around the garment filled from it, in shoulder widths. */
 const FILL_REACH = 0.1;
+/** A gap this wide (shoulder widths) between the garment and the person's outline or what is in front is filled whole. */
+const FILL_POCKET = 0.15;
 /** A torso this much covered by what stays in front of the garment is warned about. */
 const HEAVY_OCCLUSION = 0.3;
 

@@ -131,3 +131,63 @@ describe('oldClothingClothed', () => {
     expect(oldClothingClothed(shot, g(COAT), g(COAT.map((c) => 255 - c)), W, H, m, L, f).pixels).toEqual([]);
   });
 });
+
+// Issue 35, ninth round: the sleeve's drawn length was the furthest changed pixel in the arm's
+// capsule, which also took the torso garment lying beside an arm that hangs down (the astronaut's
+// suit arms, basketball1.png's forearm raised across the chest): the bare arm below a short
+// sleeve, and a strapped dress's bare upper arms inside the quadrilateral, counted as old
+// clothing the garment should cover. `sleeveOnly` measures the sleeve itself and leaves the bare
+// upper arm out, reporting it apart as `bareArm`.
+describe('oldClothingClothed, sleeveOnly', () => {
+  // Shoulders at y 30 (x 30 and 70), hips at y 90; the arms hang down beside the torso, elbows at
+  // y 60, wrists at y 85 (seen at 0.5: not forearms kept in front).
+  const L: [number, number, number][] = Array.from({ length: 33 }, () => [50, 50, 0]);
+  L[11] = [70, 30, 1];
+  L[12] = [30, 30, 1];
+  L[13] = [78, 60, 1];
+  L[14] = [22, 60, 1];
+  L[15] = [80, 85, 0.5];
+  L[16] = [20, 85, 0.5];
+  L[23] = [70, 90, 1];
+  L[24] = [30, 90, 1];
+  const f = { x: 42, y: 0, width: 16, height: 18, mouth_y: 12 };
+  const inFaceBox = (x: number, y: number) => x >= 42 && x < 58 && y < 18;
+  const torso = (x: number, y: number) => x >= 26 && x < 74 && y >= 18;
+  const armL = (x: number, y: number) => x >= 14 && x < 26 && y >= 25 && y < 92;
+  const armR = (x: number, y: number) => x >= 74 && x < 86 && y >= 25 && y < 92;
+  const onPerson = (x: number, y: number) => torso(x, y) || armL(x, y) || armR(x, y) || inFaceBox(x, y);
+  const m = new Uint8Array(W * H);
+  for (let y = 0; y < H; y++) for (let x = 0; x < W; x++) m[y * W + x] = onPerson(x, y) ? 255 : 0;
+  const shot = image((x, y) => (inFaceBox(x, y) ? SKIN : onPerson(x, y) ? JERSEY : [90, 140, 90]));
+  // The t-shirt: the whole torso from row 22 (shoulder tops included) and short sleeves over the
+  // arms down to row 40; below them the old sleeves; a streak of jersey left on the chest (x 40..49,
+  // row 60: 10 px, real old clothing).
+  const streak = (x: number, y: number) => y === 60 && x >= 40 && x < 50;
+  const drawn = (x: number, y: number) => !inFaceBox(x, y) && !streak(x, y) && ((torso(x, y) && y >= 22) || ((armL(x, y) || armR(x, y)) && y < 41));
+  const render = (g: number[]) => image((x, y) => (drawn(x, y) ? g : (shot.subarray((y * W + x) * 3, (y * W + x) * 3 + 3) as unknown as number[])));
+  const r = render(COAT),
+    inv = render(COAT.map((c) => 255 - c));
+  const has = (c: { pixels: number[][] }, x: number, y: number) => c.pixels.some(([px, py]) => px === x && py === y);
+
+  it('the first measure runs the sleeve down the arm beside the torso garment and counts the bare arm', () => {
+    const c = oldClothingClothed(shot, r, inv, W, H, m, L, f);
+    expect(c.reach[0]).toBeGreaterThan(1);
+    expect(has(c, 20, 70)).toBe(true);
+  });
+
+  it('measures the short sleeve and leaves the bare arm below it out, reported as bareArm', () => {
+    const c = oldClothingClothed(shot, r, inv, W, H, m, L, f, { sleeveOnly: true });
+    // The sleeve ends at row 40: about 10 px down a 31 px upper arm of a 40 px shoulder width.
+    for (const reach of c.reach) {
+      expect(reach).toBeGreaterThan(0.15);
+      expect(reach).toBeLessThan(0.45);
+    }
+    // Past a slice or two (the torso garment fills part of the capsule's slices there), the
+    // old sleeves below the short sleeves are bare arm, not counted.
+    expect(c.pixels.filter(([x, y]: number[]) => (x < 26 || x >= 74) && y >= 45)).toHaveLength(0);
+    expect(c.bareArm).toBeGreaterThan(0.5);
+    // The streak on the chest is still old clothing the t-shirt should cover.
+    for (let x = 40; x < 50; x++) expect(has(c, x, 60)).toBe(true);
+    expect(c.shown).toBeGreaterThan(0);
+  });
+});
