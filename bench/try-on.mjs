@@ -26,6 +26,7 @@ import { clothedOverlay, oldClothingClothed, oldClothingShown, tryOnMeasures } f
 import { dimmed, exposureGain, lightMeasures, meanChroma, meanLuma, rampMeasures } from './lib/try-on-light.mjs';
 import { neckFlat, notchOverlay, outlineNotch, outlineSoftness, seamMeasures, shapeNotch } from './lib/try-on-seams.mjs';
 import { sleeveShapes } from './lib/try-on-sleeve-notch.mjs';
+import { neckOpenings } from './lib/try-on-neckline.mjs';
 import { renderTryOn } from '../dist/ops/try-on/pipeline.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -41,6 +42,22 @@ const input = (name, data) => ({ name, data, size: data.length });
 // The sleeves laid along the arms alone, this build's and the --before build's (sleeveNotch).
 const sleevesNow = await sleeveShapes();
 const sleevesBefore = beforeAt >= 0 ? await sleeveShapes(process.argv[beforeAt + 1]) : null;
+// The garment's neckline opening as this build warps it (neckline.ts), for both builds' rows.
+const openingNow = await neckOpenings();
+/** Share of the opening's pixels changed in neither unlit render: the photo (the neck) shown through it. */
+function neckShownIn(opening, ref, flat, inv) {
+  if (!opening) return undefined;
+  let n = 0,
+    shown = 0;
+  for (let p = 0; p < opening.length; p++) {
+    if (!opening[p]) continue;
+    n++;
+    let d = 0;
+    for (let c = 0; c < 3; c++) d = Math.max(d, Math.abs(ref[p * 3 + c] - flat[p * 3 + c]), Math.abs(ref[p * 3 + c] - inv[p * 3 + c]));
+    if (d <= 24) shown++;
+  }
+  return n ? shown / n : undefined;
+}
 
 const astronaut = await sharp(join(FIX, 'images/astronaut.png')).png().toBuffer();
 const persons = [
@@ -316,6 +333,10 @@ for (const [pname, pbuf] of persons) {
       await sharp(clothedOverlay(pr.data, pr.width, pr.height, clothedSleeve), { raw: { width: pr.width, height: pr.height, channels: 3 } })
         .png()
         .toFile(join(OUT, `${slug(pname)}-${slug(gname)}-old-sleeve.png`));
+      const opening = await openingNow(gname, gbuf, subject, pr.width, pr.height);
+      const clothedOpen = opening
+        ? oldClothingClothed(pr.data, flat.data, inv.data, pr.width, pr.height, subject.mask, lms, res.meta.face, { ...band, leaveOut: opening }).shown
+        : clothed.shown;
       await sharp(clothedOverlay(pr.data, pr.width, pr.height, clothed), { raw: { width: pr.width, height: pr.height, channels: 3 } })
         .png()
         .toFile(join(OUT, `${slug(pname)}-${slug(gname)}-old.png`));
@@ -337,6 +358,8 @@ for (const [pname, pbuf] of persons) {
         oldClothed: clothed.shown,
         oldClothedSleeve: clothedSleeve.shown,
         bareArm: clothedSleeve.bareArm,
+        oldClothedOpen: clothedOpen,
+        neckShown: neckShownIn(opening, pr.data, flat.data, inv.data),
         outlineSoft: outlineSoftness(pr.data, flat.data, inv.data, pr.width, pr.height).outlineSoft,
         notch: nr.notch,
         notchPx: nr.notchPx,
@@ -402,6 +425,10 @@ for (const [pname, pbuf] of persons) {
         const bNotch = outlineNotch(pr.data, bFlat.data, bInv.data, pr.width, pr.height, sw);
         const bClothed = oldClothingClothed(pr.data, bFlat.data, bInv.data, pr.width, pr.height, subject.mask, lms, res.meta.face, band);
         const bSleeve = oldClothingClothed(pr.data, bFlat.data, bInv.data, pr.width, pr.height, subject.mask, lms, res.meta.face, sleeveBand);
+        const bOpening = await openingNow(gname, gbuf, subject, pr.width, pr.height);
+        const bClothedOpen = bOpening
+          ? oldClothingClothed(pr.data, bFlat.data, bInv.data, pr.width, pr.height, subject.mask, lms, res.meta.face, { ...band, leaveOut: bOpening }).shown
+          : bClothed.shown;
         // Judged with this run's meta.face (the same person's face, left out for both).
         const bm = tryOnMeasures(pr.data, bFlat.data, pr.width, pr.height, subject.mask, lms, res.meta.face, null);
         const bmWithFace = tryOnMeasures(pr.data, bFlat.data, pr.width, pr.height, subject.mask, lms, null, null);
@@ -416,6 +443,8 @@ for (const [pname, pbuf] of persons) {
           faceDiff: [tryOnMeasures(pr.data, bOut.data, pr.width, pr.height, subject.mask, lms, res.meta.face, jpegRef).faceDiff, m.faceDiff],
           spill: [score(bOut, pr, cut.mask, res.meta.body, hue).spill, ours.spill],
           outside: [score(bOut, pr, cut.mask, res.meta.body, hue).outside, ours.outside],
+          oldClothedOpen: [bClothedOpen, light.oldClothedOpen],
+          neckShown: [neckShownIn(bOpening, pr.data, bFlat.data, bInv.data), light.neckShown],
           oldVisible: [bShown.shown, light.oldVisibleFlat],
           oldVisibleNaive: [bm.quadOriginalFront, light.oldVisibleNaive],
           outlineSoft: [outlineSoftness(pr.data, bFlat.data, bInv.data, pr.width, pr.height).outlineSoft, light.outlineSoft],
@@ -528,6 +557,8 @@ const cols = [
   'sleeveNotch',
   'sleeveNotchAt',
   'neckFlat',
+  'neckShown',
+  'oldClothedOpen',
   'collarGap',
   'shoulderGap',
   'hemGap',
@@ -546,7 +577,7 @@ console.log(
   `oldClothed: old clothing visible over the whole region the garment should cover, not only the quadrilateral: the person mask below the mouth row in the quadrilateral, the shoulder band (the shoulder line between the joints raised 0.45 sw: the shoulder tops beside the neck; not for dresses, whose straps leave them bare) and each seen arm's capsule (0.17 sw) out to the sleeve's drawn length; face, forearms and hands in front and bare skin joined to them left out; counted as oldVisible (unchanged in both unlit renders); overlay <person>-<garment>-old.png (region blue, counted magenta). oldClothedSleeve (round 9): the same with the sleeve's drawn length measured as the sleeve itself (slices of 0.02 sw along the arm at least half changed, from the shoulder on; the furthest changed pixel also took the torso garment and the fill band lying in the capsule) and the upper arm beyond it left out of the region everywhere, the quadrilateral included (bare arm: a strapped dress, below a short sleeve); bareArm: the share of that bare upper arm still showing old clothing (the old sleeves the new garment has none for); overlay <person>-<garment>-old-sleeve.png. oldVisible: share of the shoulder-hip quadrilateral still showing the old clothing, forearms, hands and the landmark-shaped face in front left out (<= 0.01; judged on the unlit render where there is one; a pixel counts as covered when it changed in the unlit render or in the unlit render of the colour-complemented garment, and unchanged skin joined to the face is not clothing); oldVisibleNaive: the figure before round 6 (changed in the unlit render only, skin counted); oldColourMatched: share the garment covers in a colour within 24 levels of the photo (naive counted it); oldSkin: share of unchanged skin joined to the face (naive counted it); oldVisibleWithFace: the same counting a face bent into the quadrilateral as old clothing; outsideMask: share of changed pixels outside the person mask (<= 0.03); rampGain: the person lit by a known left-to-right ramp (x0.6..x1.25) and not: slope of the garment luminance change between the two renders (ln, 8 column bands) on the ln ramp (1: the garment takes the scene light, 0: flat), rampCorr its correlation, todayRampGain the same for the shading applied before issue 35 (reproduced); patternLeak / todayLeak: slope of the garment luminance change (result over the unlit render, ln) on the photo pattern (ln luminance less its sigma 0.15 shoulder-width smoothing: stripes, print, folds; 0 = none reaches the garment); shadeCorr: correlation of that change with the photo smoothed light (which still holds the old clothing large-scale albedo); garmentChroma / flatChroma / photoChroma: mean chroma (levels) of the garment on the torso, of the unlit garment there, of the whole photo; garmentY / torsoY: mean luminance (levels) of the garment on the torso and of the photo there (the old clothing); white: the photo white point around the person (meta.exposure.white); exposureGain: the person also rendered at ${DIM} x the photo exposure, ln(garment luminance dim / normal) / ln ${DIM} (1: the garment takes the scene exposure, 0: keeps its studio level; - when the dim photo dresses another person).`,
 );
 console.log(
-  `collarGap: topmost garment row in the collar corners (0.12-0.3 sw beside the middle) less the neck-base estimate, shoulder widths (> 0: the old collar shows above); shoulderGap: topmost garment row at the shoulder joints less the person mask top there (sw); hemGap: lowest garment row in the middle less the hip line (sw, tops with hips in frame); sleeveEdgePx: how many 1-px steps along the arm the sleeve end takes to fall from 80% to 20% of its contrast (median over offsets across the arm; 1 = a hard square cut); outlineSoft: the garment's coverage a per pixel from the unlit renders of the garment and of its colour complement (a = (out + inv - 2 photo) / (255 - 2 photo)), edge pixels = partial ones (0.1 < a < 0.9) and opaque ones beside an empty 4-neighbour; the partial share (1: anti-aliased, 0: stair-stepped); notch: the drawn shape (changed in either unlit render) against itself closed and opened by a disc of 0.05 sw: square root of the largest differing piece, sw (multi-pixel notches and steps; notches: pieces of at least (0.05 sw)^2; notchAt: the largest piece's centre, x,y in photo pixels, also crossed in red on <person>-<garment>-notch.png); sleeveNotch: the same figure, concave pieces only (what the closing adds, not pointed tips), on the sleeves laid along the arms alone (sleeves.ts, alpha >= 128; in the render they lie over the torso warp's copy of the sleeve, so a step in their inner outline is between two garment colours and outlineNotch cannot see it), sleeveNotchAt its largest piece's centre, overlay <person>-<garment>-sleeve-notch.png; neckFlat: in the face's columns (the nose's, half the ear-to-ear span either side), the topmost garment row below the mouth row per column, and the longest run of neighbouring columns whose tops lie within 1 px, as a share of the columns (near 1: a straight horizontal cut across the neck under the chin). All on the unlit render.`,
+  `collarGap: topmost garment row in the collar corners (0.12-0.3 sw beside the middle) less the neck-base estimate, shoulder widths (> 0: the old collar shows above); shoulderGap: topmost garment row at the shoulder joints less the person mask top there (sw); hemGap: lowest garment row in the middle less the hip line (sw, tops with hips in frame); sleeveEdgePx: how many 1-px steps along the arm the sleeve end takes to fall from 80% to 20% of its contrast (median over offsets across the arm; 1 = a hard square cut); outlineSoft: the garment's coverage a per pixel from the unlit renders of the garment and of its colour complement (a = (out + inv - 2 photo) / (255 - 2 photo)), edge pixels = partial ones (0.1 < a < 0.9) and opaque ones beside an empty 4-neighbour; the partial share (1: anti-aliased, 0: stair-stepped); notch: the drawn shape (changed in either unlit render) against itself closed and opened by a disc of 0.05 sw: square root of the largest differing piece, sw (multi-pixel notches and steps; notches: pieces of at least (0.05 sw)^2; notchAt: the largest piece's centre, x,y in photo pixels, also crossed in red on <person>-<garment>-notch.png); sleeveNotch: the same figure, concave pieces only (what the closing adds, not pointed tips), on the sleeves laid along the arms alone (sleeves.ts, alpha >= 128; in the render they lie over the torso warp's copy of the sleeve, so a step in their inner outline is between two garment colours and outlineNotch cannot see it), sleeveNotchAt its largest piece's centre, overlay <person>-<garment>-sleeve-notch.png; neckFlat: in the face's columns (the nose's, half the ear-to-ear span either side), the topmost garment row below the mouth row per column, and the longest run of neighbouring columns whose tops lie within 1 px, as a share of the columns (near 1: a straight horizontal cut across the neck under the chin); neckShown: inside the garment's neckline opening (the t-shirt's inner back inside its collar ring, the coat's V between the lapels: neckline.ts, warped and turned as this build draws it, >= 128 of 255, the same pixels for the --before row) the share of pixels changed in neither unlit render (<= 24 levels): the photo (the neck) shown through the opening (- when the garment has none); oldClothedOpen: oldClothed with that opening left out of its region (the neck shown through it is skin the bench's skin rule may not join to the face across the chin's shadow). All on the unlit render.`,
 );
 if (beforeRows.length) {
   console.log('\nbefore -> after (the --before build and this one, same run):');
@@ -569,6 +600,8 @@ if (beforeRows.length) {
     'notchAt',
     'sleeveNotch',
     'neckFlat',
+    'neckShown',
+    'oldClothedOpen',
     'collarGap',
     'shoulderGap',
     'hemGap',

@@ -272,7 +272,8 @@ const MIN_SLICE = 4;
  * - the shoulder band: the shoulder line (widened by SHOULDER_CAP sw beyond each joint) raised
  *   by SHOULDER_TOP sw (to the shoulder tops and the neck base; the person mask and the face cut
  *   it to the body); `shoulderBand: false` leaves it out (a strapped dress leaves the shoulder
- *   tops bare);
+ *   tops bare); `leaveOut` (0/1 per pixel, optional): pixels left out of the region (the
+ *   garment's warped neckline opening, where the photo's neck shows through);
  * - each seen arm's sleeve: a capsule of ARM_RADIUS sw around shoulder -> elbow (-> wrist, seen),
  *   from the shoulder joint out to the garment's sleeve length there: the furthest point along
  *   the arm that either render changed within the capsule (the sleeve as drawn; an old sleeve
@@ -290,7 +291,17 @@ const MIN_SLICE = 4;
  * Returns `shown` (share of the region), `counted` (region size), `pixels` ([x, y]) and
  * `region` (Uint8Array, 1 in the region) for an overlay.
  */
-export function oldClothingClothed(ref, out, outInverse, width, height, mask, landmarks, face, { shoulderBand = true, sleeveOnly = false } = {}) {
+export function oldClothingClothed(
+  ref,
+  out,
+  outInverse,
+  width,
+  height,
+  mask,
+  landmarks,
+  face,
+  { shoulderBand = true, sleeveOnly = false, leaveOut = null } = {},
+) {
   const L = (k) => landmarks[k];
   const sw = Math.hypot(L(11)[0] - L(12)[0], L(11)[1] - L(12)[1]);
   const quad = [L(11), L(12), L(24), L(23)].map(([x, y]) => [x, y]);
@@ -357,7 +368,7 @@ export function oldClothingClothed(ref, out, outInverse, width, height, mask, la
   for (let y = Math.max(0, topRow + 1); y < height; y++) {
     for (let x = 0; x < width; x++) {
       const p = y * width + x;
-      if (mask[p] < 128 || isFace(x, y)) continue;
+      if (mask[p] < 128 || isFace(x, y) || leaveOut?.[p]) continue;
       const cx = x + 0.5,
         cy = y + 0.5;
       if (limbs(cx, cy)) {

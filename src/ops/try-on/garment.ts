@@ -4,6 +4,7 @@ import type { DecodedImage, RawImage } from '../../media/image.js';
 import { cutoutSubject } from '../../vision/cutout/cutout.js';
 import { analyseBody, bbox, type Point } from './body.js';
 import { clamp, components, fillHoles, keepLabel, median, morph, plane, runAt, threshold, type Plane } from './raster.js';
+import { neckOpening } from './neckline.js';
 import { skinMask } from './skin.js';
 
 export type GarmentKind = 'top' | 'bottom' | 'full';
@@ -50,6 +51,8 @@ export interface Garment {
   mask: Plane;
   /** 0/1 sleeve pixels (the parts allowed to cover bare arms). */
   sleeves: Plane;
+  /** 0/1 neckline opening (the inner back inside the collar, neckline.ts), or null when none was found. */
+  opening: Plane | null;
   kind: GarmentKind;
   landmarks: GarmentLandmarks;
   /** Whether the photo showed a person or other objects, so the garment had to be extracted. */
@@ -134,7 +137,8 @@ export async function prepareGarment(img: DecodedImage, opts: GarmentOptions): P
   const kind = classify(maskPlane);
   const landmarks = findLandmarks(maskPlane, kind);
   const sleeves = sleeveMask(maskPlane, landmarks);
-  return { rgba: { data: crop, width: cw, height: ch, channels: 4 }, mask: maskPlane, sleeves, kind, landmarks, extracted, reasons };
+  const opening = kind === 'bottom' ? null : neckOpening(crop, maskPlane, landmarks);
+  return { rgba: { data: crop, width: cw, height: ch, channels: 4 }, mask: maskPlane, sleeves, opening, kind, landmarks, extracted, reasons };
 }
 
 async function toWorkScale(img: DecodedImage): Promise<RawImage> {

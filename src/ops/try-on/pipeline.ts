@@ -18,6 +18,7 @@ import { fillBand } from './fill-band.js';
 import { fillBlocked, outsideNeckColumn } from './fill-blocked.js';
 import { inHead } from './head.js';
 import { keepLargePieces } from './fragments.js';
+import { neckThrough } from './neckline.js';
 import { skirtClip } from './skirt.js';
 import { warpSleevesOnArms } from './sleeves.js';
 import { isSideView, turnLayer } from './turn.js';
@@ -203,12 +204,18 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
   };
   const occ = edgeMatte(occCapsule, guide, limbs, matteR, onHead);
   const occSleeve = edgeMatte(occSleeveCapsule, guide, limbs, matteR, onHead);
+  // Inside the garment's neckline opening (neckline.ts) the photo's neck shows through and the
+  // inner back covers the rest (old collar, background): there the occluder is the neck's skin,
+  // the head shape, forearms and hands only.
+  const neck = layer?.opening ? await neckPlanes(body, forearms, person.width, person.height) : null;
   throwIfAborted(signal);
 
   progress(0.9, 'composite');
   const out = baseImage(person, cut);
   // The garment's drawn alpha, for the band it does not reach (fill-band.ts).
   const cover = new Float32Array(person.width * person.height);
+  // The neck shown through the opening (0..1), kept free of the band fill below.
+  const neckShown = new Float32Array(person.width * person.height);
   let rx0 = Infinity,
     ry0 = Infinity,
     rx1 = -1,
@@ -226,7 +233,13 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
         const pi = py * person.width + x + l.x0;
         // A sleeve covers its own bare arm; the far sleeve, behind the body, does not cover
         // what is in front of the torso (the near arm, hands).
-        const o = (l.sleeve[li] && !behind ? occSleeve : occ).data[pi]!;
+        let o = (l.sleeve[li] && !behind ? occSleeve : occ).data[pi]!;
+        const t = l.opening && neck ? l.opening[li]! / 255 : 0;
+        if (t > 0 && neck) {
+          const shown = neck.through.data[pi]!;
+          o = (1 - t) * o + t * Math.max(shown, Math.min(o, neck.keep.data[pi]!));
+          neckShown[pi] = Math.max(neckShown[pi]!, (t * shown) / 255);
+        }
         // Worn, the garment lies on the body: it ends at the person's outline (a sleeve cut
         // flat would stick out into the air where the arm hangs down).
         alpha[li] = ((ga * (255 - o)) / (255 * 255)) * inPerson[pi]!;
@@ -270,7 +283,7 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
       const x = i % person.width,
         y = (i - x) / person.width;
       const j = Math.min(body.height - 1, Math.floor(y / k)) * W + Math.min(W - 1, Math.floor(x / k));
-      return inPerson[i]! * (block.data[j] ? 1 - occ.data[i]! / 255 : 1);
+      return inPerson[i]! * (block.data[j] ? 1 - occ.data[i]! / 255 : 1) * (1 - neckShown[i]!);
     };
     // Pockets stay off the neck's column (fill-blocked.ts): the neckline is the garment's own.
     const offNeck = outsideNeckColumn(body);
@@ -427,6 +440,26 @@ async function limbZone(forearms: Plane, hands: Plane | undefined, grow: number,
   const out = new Uint8Array(width * height);
   for (let i = 0; i < out.length; i++) out[i] = up.data[i]! >= 128 ? 1 : 0;
   return plane(width, height, out);
+}
+
+/**
+ * Full-size 0..255 planes for the neckline opening: `through`, the photo's neck and head that
+ * show through it (neckline.ts), and `keep`, what else stays in front inside it (the head
+ * shape, forearms, hands). Null without a landmark head.
+ */
+async function neckPlanes(body: BodyGeometry, forearms: Plane, width: number, height: number): Promise<{ through: Plane; keep: Plane } | null> {
+  const through = neckThrough(body);
+  if (!through || !body.head) return null;
+  const { width: w, height: h } = body;
+  const keep = new Uint8Array(w * h);
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const i = y * w + x;
+      keep[i] = forearms.data[i] || body.hands?.data[i] || inHead(body.head, x, y) ? 1 : 0;
+    }
+  }
+  const [t, k] = await Promise.all([softMask(through, width, height), softMask(plane(w, h, keep), width, height)]);
+  return { through: t, keep: k };
 }
 
 /** Pieces of a drawn layer smaller than this share of its largest piece are dropped as fragments. */

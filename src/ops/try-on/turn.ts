@@ -150,6 +150,7 @@ export function turnLayer(layer: WarpedLayer, p: Person, turn: TorsoTurn, width:
   const rgb = new Uint8Array(w * h * 3),
     alpha = new Uint8Array(w * h),
     sleeve = new Uint8Array(w * h);
+  const opening = layer.opening ? new Uint8Array(w * h) : undefined;
   for (let y = 0; y < h; y++) {
     if ((y & 63) === 0) throwIfAborted(signal);
     for (let x = 0; x < w; x++) {
@@ -167,7 +168,8 @@ export function turnLayer(layer: WarpedLayer, p: Person, turn: TorsoTurn, width:
       const nx = Math.min(layer.width - 1, Math.max(0, Math.round(sx))),
         ny = Math.min(layer.height - 1, Math.max(0, Math.round(sy)));
       sleeve[oi] = layer.sleeve[ny * layer.width + nx]!;
+      if (opening && layer.opening) opening[oi] = layer.opening[ny * layer.width + nx]!;
     }
   }
-  return { layer: { x0, y0, width: w, height: h, rgb, alpha, sleeve }, farSleeve };
+  return { layer: { x0, y0, width: w, height: h, rgb, alpha, sleeve, ...(opening ? { opening } : {}) }, farSleeve };
 }

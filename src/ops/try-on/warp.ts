@@ -13,6 +13,8 @@ export interface WarpedLayer {
   alpha: Uint8Array;
   /** Non-zero where the pixel comes from a sleeve: 1 the garment's image-left sleeve, 2 the right. */
   sleeve: Uint8Array;
+  /** 0..255: the garment's neckline opening (neckline.ts) warped with it; absent when it has none. */
+  opening?: Uint8Array;
 }
 
 /** Inverse-mapping grid spacing: the spline is smooth, so it is evaluated every few pixels. */
@@ -63,6 +65,7 @@ export function warpGarment(g: Garment, fit: Fit, width: number, height: number,
   const rgb = new Uint8Array(w * h * 3),
     alpha = new Uint8Array(w * h),
     sleeve = new Uint8Array(w * h);
+  const opening = g.opening ? new Uint8Array(w * h) : undefined;
   for (let y = 0; y < h; y++) {
     if ((y & 63) === 0) throwIfAborted(signal);
     const gr = y / GRID,
@@ -84,9 +87,26 @@ export function warpGarment(g: Garment, fit: Fit, width: number, height: number,
       const nx = Math.min(gw - 1, Math.max(0, Math.round(sx))),
         ny = Math.min(gh - 1, Math.max(0, Math.round(sy)));
       sleeve[o] = g.sleeves.data[ny * gw + nx]! ? (nx < g.landmarks.cx ? 1 : 2) : 0;
+      if (opening && g.opening) opening[o] = bilinear01(g.opening.data, gw, gh, sx, sy);
     }
   }
-  return { x0, y0, width: w, height: h, rgb, alpha, sleeve };
+  return { x0, y0, width: w, height: h, rgb, alpha, sleeve, ...(opening ? { opening } : {}) };
+}
+
+/** Bilinear sample (0..255) of a 0/1 plane `p` (w x h) at (sx, sy); outside it counts as 0. */
+export function bilinear01(p: Uint8Array, w: number, h: number, sx: number, sy: number): number {
+  const ix = Math.floor(sx),
+    iy = Math.floor(sy),
+    ax = sx - ix,
+    ay = sy - iy;
+  let v = 0;
+  for (let k = 0; k < 4; k++) {
+    const xx = ix + (k & 1),
+      yy = iy + (k >> 1);
+    if (xx < 0 || yy < 0 || xx >= w || yy >= h || !p[yy * w + xx]) continue;
+    v += (k & 1 ? ax : 1 - ax) * (k >> 1 ? ay : 1 - ay);
+  }
+  return Math.round(255 * v);
 }
 
 /**
