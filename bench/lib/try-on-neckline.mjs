@@ -7,35 +7,19 @@ import { pathToFileURL } from 'node:url';
 
 export async function neckOpenings(root) {
   const base = root ? `${pathToFileURL(resolve(root, 'dist')).href}/` : new URL('../../dist/', import.meta.url).href;
-  const [{ decodeImage }, { prepareGarment }, { tryOn }, { fitGarmentToPose }, { warpSleevesOnArms }, { warpGarment }, { turnLayer }, { torsoTurn }] =
-    await Promise.all([
-      import(`${base}media/image.js`),
-      import(`${base}ops/try-on/garment.js`),
-      import(`${base}ops/try-on/index.js`),
-      import(`${base}ops/try-on/fit-pose.js`),
-      import(`${base}ops/try-on/sleeves.js`),
-      import(`${base}ops/try-on/warp.js`),
-      import(`${base}ops/try-on/turn.js`),
-      import(`${base}engine/people.js`),
-    ]);
+  const [{ decodeImage }, { prepareGarment }, { tryOn }, { layOnPose }] = await Promise.all([
+    import(`${base}media/image.js`),
+    import(`${base}ops/try-on/garment.js`),
+    import(`${base}ops/try-on/index.js`),
+    import(`${base}ops/try-on/layout.js`),
+  ]);
   /** 0/1 over the person image: the warped opening (>= 128 of 255); null when the garment has none. */
   return async (gname, gbuf, subject, width, height) => {
     const img = await decodeImage({ name: gname, data: gbuf, size: gbuf.length }, tryOn.limits, tryOn.name);
     const g = await prepareGarment(img, { preprocess: true });
     if (g.kind === 'bottom' || !g.opening) return null;
-    const fit = fitGarmentToPose(g, subject, width, height);
-    const flat = warpGarment(g, fit, width, height);
-    if (!flat?.opening) return null;
-    const turn = torsoTurn(subject, width, height);
-    const sleeves = warpSleevesOnArms(g, subject, fit.scale, width, height);
-    const l = turnLayer(
-      flat,
-      subject,
-      turn,
-      width,
-      sleeves.some((a) => a.side !== turn.far),
-    ).layer;
-    if (!l.opening) return null;
+    const l = layOnPose(g, subject, width, height).turned?.layer;
+    if (!l?.opening) return null;
     const shape = new Uint8Array(width * height);
     for (let y = 0; y < l.height; y++) {
       for (let x = 0; x < l.width; x++) if (l.opening[y * l.width + x] >= 128 && l.alpha[y * l.width + x] >= 128) shape[(y + l.y0) * width + x + l.x0] = 1;

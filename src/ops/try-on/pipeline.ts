@@ -6,7 +6,6 @@ import type { LoadedInput, Pipeline } from '../define.js';
 import { cutoutSubject } from '../../vision/cutout/cutout.js';
 import { analyseBody, type BodyGeometry } from './body.js';
 import { fitGarment } from './fit.js';
-import { fitGarmentToPose } from './fit-pose.js';
 import { applyLandmarks, armsInFront, upperArms } from './pose.js';
 import { prepareGarment } from './garment.js';
 import { EXTRACTION_CREDITS, tryOn, type TryOnOptions } from './index.js';
@@ -18,10 +17,10 @@ import { fillBand } from './fill-band.js';
 import { fillBlocked, outsideNeckColumn } from './fill-blocked.js';
 import { inHead } from './head.js';
 import { keepLargePieces } from './fragments.js';
+import { layOnPose } from './layout.js';
 import { neckThrough } from './neckline.js';
 import { skirtClip } from './skirt.js';
-import { warpSleevesOnArms } from './sleeves.js';
-import { isSideView, turnLayer } from './turn.js';
+import { isSideView } from './turn.js';
 import { type WarpedLayer, warpGarment } from './warp.js';
 
 /** Body analysis runs at this long side at most; the warp and composite run at full size. */
@@ -128,28 +127,13 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
   // Tops and dresses follow the landmarks when BlazePose saw both shoulders; bottoms (and
   // bodies whose shoulders are hidden) keep the silhouette fit.
   const shouldersSeen = subject.landmarks[11]!.visibility > 0.5 && subject.landmarks[12]!.visibility > 0.5;
-  const fit = garment.kind !== 'bottom' && shouldersSeen ? fitGarmentToPose(garment, subject, person.width, person.height) : fitGarment(garment, body, k);
-  const flat = warpGarment(garment, fit, person.width, person.height, signal);
-  // Sleeves follow the arms they dress (bent at the elbow) wherever BlazePose saw the arm. They
-  // are drawn over the torso warp's copy of the sleeve, which is kept: where the garment's body
-  // is narrower than the person it fills the side between torso and arm (cut to the person's
-  // outline), which otherwise showed the old clothing.
-  const armSleeves = garment.kind !== 'bottom' && shouldersSeen ? warpSleevesOnArms(garment, subject, fit.scale, person.width, person.height, signal) : [];
-  // A torso turned from the camera (BlazePose's depth) turns the garment with it: the front's
-  // centre line moves to the far side, the far half is compressed and the far sleeve goes
-  // behind the body (turn.ts). Bottoms and the silhouette fit stay face-on.
-  const turn = torsoTurn(subject, person.width, person.height);
-  const turned =
-    flat && garment.kind !== 'bottom' && shouldersSeen
-      ? turnLayer(
-          flat,
-          subject,
-          turn,
-          person.width,
-          armSleeves.some((a) => a.side !== turn.far),
-          signal,
-        )
-      : null;
+  // layout.ts: fitted to the landmarks, sleeves along the arms, turned with the torso. Bottoms
+  // and the silhouette fit stay face-on.
+  const posed = garment.kind !== 'bottom' && shouldersSeen ? layOnPose(garment, subject, person.width, person.height, signal) : null;
+  const flat = posed ? posed.flat : warpGarment(garment, fitGarment(garment, body, k), person.width, person.height, signal);
+  const armSleeves = posed ? posed.armSleeves : [];
+  const turn = posed ? posed.turn : torsoTurn(subject, person.width, person.height);
+  const turned = posed ? posed.turned : null;
   const layer = turned ? turned.layer : flat;
   // Photos the classical render handles badly, said plainly.
   const degrees = Math.round((turn.angle * 180) / Math.PI);

@@ -5,16 +5,13 @@
 // stays covered by the inner back).
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { detectPeople, type Person, torsoTurn } from '../../../src/engine/people.js';
+import { detectPeople, type Person } from '../../../src/engine/people.js';
 import { decodeImage } from '../../../src/media/image.js';
 import { getOperation } from '../../../src/ops/registry.js';
-import { fitGarmentToPose } from '../../../src/ops/try-on/fit-pose.js';
 import { prepareGarment } from '../../../src/ops/try-on/garment.js';
 import { type TryOnOptions, tryOn } from '../../../src/ops/try-on/index.js';
+import { layOnPose } from '../../../src/ops/try-on/layout.js';
 import { renderTryOn } from '../../../src/ops/try-on/pipeline.js';
-import { warpSleevesOnArms } from '../../../src/ops/try-on/sleeves.js';
-import { turnLayer } from '../../../src/ops/try-on/turn.js';
-import { warpGarment } from '../../../src/ops/try-on/warp.js';
 import { parseOptions } from '../../../src/ops/validate.js';
 import { fileInput, fixture } from '../../helpers.js';
 
@@ -29,17 +26,7 @@ async function rgb(src: string | Buffer) {
 async function warpedOpening(garmentPath: string, subject: Person, width: number, height: number): Promise<Uint8Array> {
   const img = await decodeImage(fileInput(fixture(garmentPath)), tryOn.limits, tryOn.name);
   const g = await prepareGarment(img, { preprocess: true });
-  const fit = fitGarmentToPose(g, subject, width, height);
-  const flat = warpGarment(g, fit, width, height)!;
-  const turn = torsoTurn(subject, width, height);
-  const sleeves = warpSleevesOnArms(g, subject, fit.scale, width, height);
-  const l = turnLayer(
-    flat,
-    subject,
-    turn,
-    width,
-    sleeves.some((a) => a.side !== turn.far),
-  ).layer;
+  const l = layOnPose(g, subject, width, height).turned!.layer;
   const out = new Uint8Array(width * height);
   for (let y = 0; y < l.height; y++)
     for (let x = 0; x < l.width; x++)

@@ -1,0 +1,44 @@
+import { type Person, torsoTurn, type TorsoTurn } from '../../engine/people.js';
+import type { Fit } from './fit.js';
+import { fitGarmentToPose } from './fit-pose.js';
+import type { Garment } from './garment.js';
+import { type ArmSleeve, warpSleevesOnArms } from './sleeves.js';
+import { type TurnedLayer, turnLayer } from './turn.js';
+import { type WarpedLayer, warpGarment } from './warp.js';
+
+/**
+ * A top or a dress laid on a person whose shoulders BlazePose saw: fitted to the landmarks,
+ * warped, its sleeves laid along the arms, the whole turned with the torso. The pipeline draws
+ * from it; the bench and the tests use it to find where a part of the garment (its neckline
+ * opening) lies in the photo, so they measure the layout the render uses.
+ *
+ * Sleeves follow the arms they dress (bent at the elbow) wherever BlazePose saw the arm. They
+ * are drawn over the torso warp's copy of the sleeve, which is kept: where the garment's body is
+ * narrower than the person it fills the side between torso and arm (cut to the person's
+ * outline), which otherwise showed the old clothing. A torso turned from the camera
+ * (BlazePose's depth) turns the garment with it: the front's centre line moves to the far side,
+ * the far half is compressed and the far sleeve goes behind the body (turn.ts).
+ */
+export function layOnPose(
+  garment: Garment,
+  subject: Person,
+  width: number,
+  height: number,
+  signal?: AbortSignal,
+): { fit: Fit; flat: WarpedLayer | null; armSleeves: ArmSleeve[]; turn: TorsoTurn; turned: TurnedLayer | null } {
+  const fit = fitGarmentToPose(garment, subject, width, height);
+  const flat = warpGarment(garment, fit, width, height, signal);
+  const armSleeves = warpSleevesOnArms(garment, subject, fit.scale, width, height, signal);
+  const turn = torsoTurn(subject, width, height);
+  const turned = flat
+    ? turnLayer(
+        flat,
+        subject,
+        turn,
+        width,
+        armSleeves.some((a) => a.side !== turn.far),
+        signal,
+      )
+    : null;
+  return { fit, flat, armSleeves, turn, turned };
+}
