@@ -1,5 +1,5 @@
 import { POSE } from '../../engine/people.js';
-import { clamp } from './raster.js';
+import { clamp, components, plane, type Plane } from './raster.js';
 
 /**
  * The head that stays in front of the garment, shaped by the face landmarks instead of a box:
@@ -25,6 +25,14 @@ export interface HeadShape {
    * collar behind his jaw was kept in front as head, a square notch in the new coat).
    */
   napeY: number;
+  /** The eyes' row. */
+  eyeY: number;
+  /**
+   * Working-scale pixels of the shape that are not head (trimHead: old clothing beside the
+   * face), 1 where cut out; `cutWidth` is the plane's width.
+   */
+  cut?: Uint8Array;
+  cutWidth?: number;
 }
 
 /** Eye-mouth distances from the ears' row down to the nape. */
@@ -53,12 +61,14 @@ export function headShape(L: ReadonlyArray<{ x: number; y: number; v: number }>,
     mouthY: clamp(mouthY, 0, h - 1),
     chinY: clamp(mouthY + CHIN_BELOW_MOUTH * d, 0, h - 1),
     napeY: clamp(Math.min(mouthY + CHIN_BELOW_MOUTH * d, earY + NAPE_BELOW_EARS * d), 0, h - 1),
+    eyeY: clamp(eyeY, 0, h - 1),
   };
 }
 
 /** Whether pixel (x, y) lies in the head shape (its box down to the mouth, the half-ellipse below). */
 export function inHead(s: HeadShape, x: number, y: number): boolean {
   if (x < s.x0 || x > s.x1 || y < s.y0 || y > s.chinY) return false;
+  if (s.cut && s.cut[Math.floor(y) * s.cutWidth! + Math.floor(x)]) return false;
   if (y <= s.mouthY) return true;
   const a = Math.max(0.5, (s.x1 - s.x0) / 2),
     b = Math.max(0.5, s.chinY - s.mouthY);
@@ -70,4 +80,65 @@ export function inHead(s: HeadShape, x: number, y: number): boolean {
 /** The shape's bounding box (what `BodyGeometry.face` holds). */
 export function headBox(s: HeadShape): { x0: number; y0: number; x1: number; y1: number } {
   return { x0: s.x0, y0: s.y0, x1: s.x1, y1: s.chinY };
+}
+
+/** Face skin must cover this share of the shape below the eye row for the shape to be trimmed. */
+const MIN_FACE_SKIN = 0.2;
+
+/**
+ * The head shape less the old clothing inside it. Its box is the face landmarks' extent, so a
+ * head bent or tilted to the shoulders holds the jersey's collar and shoulder beside the jaw
+ * (messi5.jpg: red and yellow beside his chin kept in front of the new t-shirt). Below the eye
+ * row, a pixel outside its row's span of face skin (the largest skin piece in the shape, one
+ * pixel of margin; rows below the chin have none) is cut out when it is not skin and its colour
+ * is the clothing's (`colours.clothing`, clothing-colour.ts) or, below the mouth row, one the
+ * head itself does not show (`colours.foreign`: the collar's yellow trim beside the chin). Lips,
+ * eyes and a beard lie inside the span; hair beside the face keeps the head's colours. Only when face skin covers
+ * MIN_FACE_SKIN of the shape below the eye row (not on a greyscale photo, where the skin rule
+ * finds nothing): otherwise the shape is returned as it is.
+ */
+export function trimHead(
+  s: HeadShape,
+  skin: Plane,
+  colours: { clothing: (i: number) => boolean; foreign: (i: number) => boolean },
+): HeadShape {
+  const { width: w, height: h } = skin;
+  const x0 = Math.floor(s.x0),
+    x1 = Math.ceil(s.x1),
+    y0 = Math.max(0, Math.floor(s.eyeY)),
+    y1 = Math.min(h - 1, Math.ceil(s.chinY));
+  const inside = new Uint8Array(w * h);
+  let area = 0;
+  for (let y = y0; y <= y1; y++) {
+    for (let x = x0; x <= x1; x++) {
+      if (!inHead(s, x, y)) continue;
+      area++;
+      const i = y * w + x;
+      if (skin.data[i]) inside[i] = 1;
+    }
+  }
+  const { labels, comps } = components(plane(w, h, inside));
+  if (!comps.length) return s;
+  const face = comps.reduce((a, b) => (b.area > a.area ? b : a));
+  if (face.area < MIN_FACE_SKIN * area) return s;
+  const cut = new Uint8Array(w * h);
+  let n = 0;
+  for (let y = y0; y <= y1; y++) {
+    let lo = Infinity,
+      hi = -Infinity;
+    for (let x = x0; x <= x1; x++) {
+      if (labels[y * w + x] === face.label) {
+        lo = Math.min(lo, x);
+        hi = Math.max(hi, x);
+      }
+    }
+    for (let x = x0; x <= x1; x++) {
+      const i = y * w + x;
+      if (x >= lo - 1 && x <= hi + 1) continue;
+      if (!inHead(s, x, y) || skin.data[i] || !(colours.clothing(i) || (y > s.mouthY && colours.foreign(i)))) continue;
+      cut[i] = 1;
+      n++;
+    }
+  }
+  return n ? { ...s, cut, cutWidth: w } : s;
 }

@@ -93,7 +93,7 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
   const { W, H, k, rgb: workRgb, alpha: workAlpha } = await workScale(person, subject.mask);
   let body: BodyGeometry;
   try {
-    body = applyLandmarks(analyseBody(workRgb, W, H, workAlpha), subject, k);
+    body = applyLandmarks(analyseBody(workRgb, W, H, workAlpha), subject, k, workRgb);
   } catch (err) {
     throw new ImgtoolError('invalid_image', `${personIn.name}: could not locate a body in the person image; use a frontal photo of one person`, {
       cause: err,

@@ -1,16 +1,19 @@
 import { POSE, type Person } from '../../engine/people.js';
 import type { BodyGeometry, Point } from './body.js';
-import { type HeadShape, headBox, headShape, inHead } from './head.js';
+import { clothingColour } from './clothing-colour.js';
+import { type HeadShape, headBox, headShape, inHead, trimHead } from './head.js';
 import { clamp, forCapsule, inConvex, plane, type Plane } from './raster.js';
+import { faceSkinOnly } from './skin.js';
 
 /**
  * Replaces the silhouette heuristics' guesses with BlazePose landmarks wherever the model saw
  * the body part: shoulder seams on the shoulder landmarks, collar at the neck base (a fifth of
  * the shoulder width above the shoulder line), hem rows from the hips (and knees), sleeves
  * along the upper arms, the head shape from the face landmarks (head.ts), and forearms and hands drawn in
- * front of the garment. `k` is full-resolution pixels per working pixel.
+ * front of the garment. `k` is full-resolution pixels per working pixel; `rgb` the working-scale
+ * image the body was measured on (the old clothing's colours, clothing-colour.ts).
  */
-export function applyLandmarks(body: BodyGeometry, person: Person, k: number): BodyGeometry {
+export function applyLandmarks(body: BodyGeometry, person: Person, k: number, rgb: Uint8Array): BodyGeometry {
   const L = person.landmarks.map((l) => ({ x: l.x / k, y: l.y / k, v: l.visibility }));
   const seen = (i: number) => L[i]!.v > 0.5;
   const [sA, sB] = [L[POSE.leftShoulder]!, L[POSE.rightShoulder]!];
@@ -52,7 +55,36 @@ export function applyLandmarks(body: BodyGeometry, person: Person, k: number): B
 
   // The head from eyes, ears, nose and mouth: full width to the mouth, narrowing to the chin
   // (head.ts); `face` is its bounding box.
-  const head = headShape(L, body.width, body.height);
+  const shape = headShape(L, body.width, body.height);
+  // Beside the face, down to the shoulders, only the face's own skin colour is skin (skin.ts):
+  // a collar's yellow trim passes the colour rule.
+  const W0 = body.width;
+  const skin = shape
+    ? faceSkinOnly(
+        rgb,
+        body.skin,
+        (i) => {
+          const x = i % W0,
+            y = (i - x) / W0;
+          return y >= shape.eyeY && y <= shape.mouthY && inHead(shape, x, y);
+        },
+        (x, y) => y >= shape.eyeY && y <= shoulderY + 0.1 * sw && x >= shape.x0 - 0.5 * (shape.x1 - shape.x0) && x <= shape.x1 + 0.5 * (shape.x1 - shape.x0),
+      )
+    : body.skin;
+  // The old clothing's colours (torso against head): what of the head's box and of the rows
+  // above the neck is the jersey, not head (clothing-colour.ts).
+  const fw0 = shape ? shape.x1 - shape.x0 : 0;
+  const colours = shape
+    ? clothingColour(
+        rgb,
+        body.silhouette,
+        [sl, sr, hips[leftIsA ? 1 : 0]!, hips[leftIsA ? 0 : 1]!],
+        neckY,
+        { x0: shape.x0 - 0.5 * fw0, x1: shape.x1 + 0.5 * fw0, eyeY: shape.eyeY },
+        (x, y) => inHead(shape, x, y),
+      )
+    : { clothing: () => false, foreign: () => false };
+  const head = shape ? trimHead(shape, skin, colours) : null;
   const face = head ? headBox(head) : null;
 
   const occluder = withLimbs(
@@ -65,18 +97,18 @@ export function applyLandmarks(body: BodyGeometry, person: Person, k: number): B
         face,
         head,
         neckY,
-        body.skin,
+        skin,
+        colours.clothing,
       ),
       body.silhouette,
       head,
     ),
     body.silhouette,
-    body.skin,
+    skin,
     L,
     sw,
     true,
   );
-  const skin = body.skin;
   return {
     ...body,
     cx,
@@ -96,7 +128,7 @@ export function applyLandmarks(body: BodyGeometry, person: Person, k: number): B
     armR,
     occluder,
     skin,
-    hands: withLimbs(plane(body.width, body.height), body.silhouette, body.skin, L, sw, false),
+    hands: withLimbs(plane(body.width, body.height), body.silhouette, skin, L, sw, false),
   };
 }
 
@@ -229,7 +261,9 @@ export function armsInFront(person: Person, width: number, height: number): Plan
  * line through both shoulder joints, 0.05 shoulder widths up) or within the head shape stays in
  * front (the back of the head and hair lie above the shoulder line), and, beside the head shape,
  * nothing below the nape (head.ts) but skin (the neck). For an upright person the neck row is
- * above the shoulder line and only the nape rule applies.
+ * above the shoulder line and only the nape rule applies. Nor does what is not skin and has the
+ * old clothing's colours outside the head shape (clothing-colour.ts: the jersey's shoulder tops
+ * raised beside a head bent down, messi5.jpg).
  */
 function headAboveShoulders(
   occ: Plane,
@@ -240,6 +274,7 @@ function headAboveShoulders(
   head: HeadShape | null,
   neckY: number,
   skin: Plane,
+  clothing: (i: number) => boolean,
 ): Plane {
   const { width: w } = occ;
   const out = new Uint8Array(occ.data);
@@ -257,7 +292,8 @@ function headAboveShoulders(
       const inShape = !!head && inHead(head, x, y);
       // Below the nape, beside the face: neck (skin stays) or the old collar, not head.
       const belowNape = !!head && y > head.napeY && !skin.data[i];
-      if ((y > lineY || !headColumn(x) || belowNape) && !inShape) out[i] = 0;
+      const worn = !skin.data[i] && clothing(i);
+      if ((y > lineY || !headColumn(x) || belowNape || worn) && !inShape) out[i] = 0;
     }
   }
   return plane(w, occ.height, out);

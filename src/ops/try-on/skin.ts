@@ -24,3 +24,45 @@ export function skinMask(data: Uint8Array, width: number, height: number, channe
   }
   return plane(width, height, out);
 }
+
+/** Largest CbCr distance from the face's median that still counts as the same skin. */
+const FACE_SKIN_TOL = 15;
+
+/**
+ * The skin map with, inside `zone`, only the face's own skin kept: pixels whose chroma (Cb, Cr)
+ * lies more than FACE_SKIN_TOL from the median of the face's skin (`sample`: at least 50
+ * pixels, else the map is returned as it is) are taken out. The colour rule passes yellow and
+ * orange cloth; beside a face it took a football jersey's collar trim for the neck
+ * (messi5.jpg), which then stayed in front of the new garment. A neck in shadow keeps the
+ * face's chroma.
+ */
+export function faceSkinOnly(rgb: Uint8Array, skin: Plane, sample: (i: number) => boolean, zone: (x: number, y: number) => boolean): Plane {
+  const { width: w, height: h } = skin;
+  const cbs: number[] = [],
+    crs: number[] = [];
+  const chroma = (i: number) => {
+    const r = rgb[i * 3]!,
+      g = rgb[i * 3 + 1]!,
+      b = rgb[i * 3 + 2]!;
+    return [128 - 0.168736 * r - 0.331264 * g + 0.5 * b, 128 + 0.5 * r - 0.418688 * g - 0.081312 * b] as const;
+  };
+  for (let i = 0; i < w * h; i++) {
+    if (!skin.data[i] || !sample(i)) continue;
+    const [cb, cr] = chroma(i);
+    cbs.push(cb);
+    crs.push(cr);
+  }
+  if (cbs.length < 50) return skin;
+  const mid = (v: number[]) => v.sort((a, b) => a - b)[v.length >> 1]!;
+  const cb0 = mid(cbs),
+    cr0 = mid(crs);
+  const out = new Uint8Array(skin.data);
+  for (let i = 0; i < w * h; i++) {
+    if (!out[i]) continue;
+    const x = i % w;
+    if (!zone(x, (i - x) / w)) continue;
+    const [cb, cr] = chroma(i);
+    if (Math.hypot(cb - cb0, cr - cr0) > FACE_SKIN_TOL) out[i] = 0;
+  }
+  return plane(w, h, out);
+}
