@@ -1,4 +1,4 @@
-import { maskedGaussianBlur } from '../../media/filters.js';
+import { gaussianBlur, maskedGaussianBlur } from '../../media/filters.js';
 import { morph, plane, type Plane } from './raster.js';
 
 /** The photo the matte reads its edges from (RGB or RGBA bytes). */
@@ -74,3 +74,68 @@ export function edgeMatte(occ: Plane, guide: MatteGuide, zone: Plane, r: number,
 
 /** Limb and clothing colours closer than this (levels, RGB distance) leave the capsule as it was. */
 export const MIN_CONTRAST = 20;
+
+/** Background colour differences below this many levels (or 3 of its local deviations) say background. */
+const OUTLINE_CONTRAST = 30;
+
+/**
+ * The person's outline from the photo: BlazePose's mask (`mask`, full-size 0..255) is its
+ * 256-pixel crop scaled up, so its edge lies a pixel or more off the photo's, and the old
+ * clothing showed as a line outside it along the garment's edge (messi5.jpg's jersey). In the
+ * band of `r` pixels either side of the mask's 50% line, each pixel's alpha is its colour's
+ * distance d from the local background (B: the normalised Gaussian mean over the ring just
+ * outside the band, sigma 2r) against T, OUTLINE_CONTRAST levels or three local deviations of
+ * the background, whichever is more: 0 up to T / 2 (a textured backdrop's grain), rising to 1 at
+ * T. A pixel unlike the background beside it is person, whatever its own colour (a striped
+ * jersey has no one foreground colour to match). Where no background
+ * ring is near, the mask stays. The band's alpha is smoothed (sigma 0.7) against single-pixel
+ * specks, and only ever raises the mask: inside it, a jersey's dark stripe beside a dark
+ * background is no less person (lowered, the old stripe showed through the garment's edge).
+ * Returns a new full-size 0..255 plane.
+ */
+export function outlineMatte(mask: Plane, guide: MatteGuide, r: number): Plane {
+  const { width: w, height: h } = mask;
+  const n = w * h;
+  const e = Math.max(1, Math.round(r));
+  const solid = plane(w, h);
+  for (let i = 0; i < n; i++) solid.data[i] = mask.data[i]! >= 128 ? 1 : 0;
+  const core = morph(solid, -e),
+    grown = morph(solid, e),
+    outer = morph(solid, 2 * e);
+  const mB = new Float32Array(n);
+  for (let i = 0; i < n; i++) mB[i] = outer.data[i]! && !grown.data[i]! ? 1 : 0;
+  const ch = guide.channels;
+  const I: Float32Array[] = [],
+    B: Float32Array[] = [];
+  let B2 = new Float32Array(n);
+  for (let c = 0; c < 3; c++) {
+    const v = new Float32Array(n),
+      sq = new Float32Array(n);
+    for (let i = 0; i < n; i++) {
+      v[i] = guide.data[i * ch + Math.min(c, ch - 1)]!;
+      sq[i] = v[i]! * v[i]!;
+    }
+    I.push(v);
+    const b = maskedGaussianBlur(v, mB, w, h, 2 * e);
+    B.push(b);
+    const s2 = maskedGaussianBlur(sq, mB, w, h, 2 * e);
+    for (let i = 0; i < n; i++) B2[i] = B2[i]! + Math.max(0, s2[i]! - b[i]! * b[i]!);
+  }
+  const a = new Float32Array(n);
+  const band = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    a[i] = mask.data[i]! / 255;
+    if (!grown.data[i] || core.data[i]) continue;
+    let d2 = 0;
+    for (let c = 0; c < 3; c++) d2 += (I[c]![i]! - B[c]![i]!) ** 2;
+    if (!(d2 >= 0)) continue; // no background ring near: NaN
+    band[i] = 1;
+    const t = Math.max(OUTLINE_CONTRAST, 3 * Math.sqrt(B2[i]!));
+    a[i] = Math.min(1, Math.max(0, 2 * (Math.sqrt(d2) / t - 0.5)));
+  }
+  B2 = new Float32Array(0);
+  const soft = gaussianBlur(a, w, h, 0.7);
+  const out = new Uint8Array(mask.data);
+  for (let i = 0; i < n; i++) if (band[i]) out[i] = Math.max(out[i]!, Math.round(Math.min(1, Math.max(0, soft[i]!)) * 255));
+  return plane(w, h, out);
+}

@@ -10,7 +10,7 @@ import { applyLandmarks, armsInFront, upperArms } from './pose.js';
 import { prepareGarment } from './garment.js';
 import { EXTRACTION_CREDITS, tryOn, type TryOnOptions } from './index.js';
 import { blurPlane, forCapsule, inConvex, morph, plane, resizePlane, type Plane } from './raster.js';
-import { edgeMatte } from './matte.js';
+import { edgeMatte, outlineMatte } from './matte.js';
 import { colourTreatment, delightGarment, exposeGarment, sceneExposure, treatGarment } from './garment-light.js';
 import { sceneShading, shadingAt } from './shade.js';
 import { fillBand } from './fill-band.js';
@@ -154,7 +154,13 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
   // Where the garment may lie: the dressed person's mask, its edge sharpened (a narrow ramp
   // around the mask's own 50% line) so the garment follows the outline without a translucent
   // fringe over the background.
-  const outline = personEdge(subject.mask, person.width, person.height);
+  // BlazePose's mask is its 256-pixel crop scaled up: its edge lies a pixel or more off the
+  // photo's, and the old clothing showed as a line along the garment's edge (messi5.jpg's jersey
+  // outside the mask). The mask's edge band is re-decided from the photo's colours (matte.ts).
+  const guide = { data: person.data, width: person.width, height: person.height, channels: person.channels };
+  const maskR = Math.max(1.5, (OUTLINE_MATTE * Math.max(subject.box.width, subject.box.height)) / 256);
+  const outlineMask = outlineMatte(plane(person.width, person.height, subject.mask), guide, maskR);
+  const outline = personEdge(outlineMask.data, person.width, person.height);
   const inPerson = garment.kind === 'full' ? skirtClip(outline, subject, person.width, person.height) : outline;
   const [shade, occCapsule, occSleeveCapsule] = await Promise.all([
     light === 'scene'
@@ -178,7 +184,6 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
   // Forearms and hands in front get a matte along the photo's own edge (matte.ts), not the
   // blurred capsule's; the head keeps at least its shape.
   const limbs = await limbZone(forearms, body.hands, MATTE_RADIUS * body.shoulderW, person.width, person.height);
-  const guide = { data: person.data, width: person.width, height: person.height, channels: person.channels };
   const matteR = MATTE_RADIUS * body.shoulderW * k;
   const head = body.head;
   const onHead = (i: number) => {
@@ -411,6 +416,8 @@ function shadeExclude(body: BodyGeometry, forearms: Plane): Plane {
 
 /** The matte's band half-width (matte.ts) and the reach of its zone beyond the limbs, in shoulder widths. */
 const MATTE_RADIUS = 0.05;
+/** The person mask's edge band re-decided from the photo: this many of BlazePose's mask pixels (its crop's 256th, about the person's size) either side of its 50% line. */
+const OUTLINE_MATTE = 2;
 
 /** Full-size 0/1: the forearm and hand capsules (working scale) grown by `grow` working pixels. */
 async function limbZone(forearms: Plane, hands: Plane | undefined, grow: number, width: number, height: number): Promise<Plane> {
