@@ -1,7 +1,7 @@
 // Issue 35: an arm in front of the garment gets a matte along the photo's own edge, not the
 // landmark capsule's (matte.ts).
 import { describe, expect, it } from 'vitest';
-import { edgeMatte } from '../../../src/ops/try-on/matte.js';
+import { edgeMatte, outlineMatte } from '../../../src/ops/try-on/matte.js';
 import { plane } from '../../../src/ops/try-on/raster.js';
 
 const W = 60,
@@ -51,5 +51,49 @@ describe('edgeMatte', () => {
     const m = edgeMatte(occ, photo(), zone(), 4, (i) => i % W === 18);
     expect(m.data[30 * W + 18]).toBe(255);
     expect(edgeMatte(occ, photo(), plane(W, H), 4)).toBe(occ);
+  });
+});
+
+describe('outlineMatte (the person outline from the photo)', () => {
+  /**
+   * A person whose striped jersey (red and near-black columns, 4 px each: x 28..31 near-black,
+   * x 32..33 red) runs to x 33 on a textured dark backdrop (level 20 +- 6, a fixed pattern);
+   * BlazePose's mask ends 2 px short, at x 31.
+   */
+  function outline() {
+    const data = new Uint8Array(W * H * 3);
+    for (let y = 0; y < H; y++)
+      for (let x = 0; x < W; x++) {
+        const i = (y * W + x) * 3;
+        if (x >= 10 && x <= 33) {
+          const red = Math.floor(x / 4) % 2 === 0;
+          data.set(red ? [170, 40, 70] : [24, 26, 30], i);
+        } else {
+          const g = 20 + (((x * 7 + y * 13) % 5) - 2) * 3;
+          data.set([g, g, g], i);
+        }
+      }
+    const mask = plane(W, H);
+    for (let y = 0; y < H; y++) for (let x = 12; x <= 31; x++) mask.data[y * W + x] = 255;
+    return { guide: { data, width: W, height: H, channels: 3 }, mask };
+  }
+
+  it("takes in the jersey outside the mask and leaves the backdrop's grain out", () => {
+    const { guide, mask } = outline();
+    const out = outlineMatte(mask, guide, 3);
+    // x 32 and 33 are red (170, 40, 70), unlike the dark backdrop.
+    for (const y of [20, 30, 40]) {
+      expect(out.data[y * W + 32]).toBeGreaterThanOrEqual(200);
+      expect(out.data[y * W + 33]).toBeGreaterThanOrEqual(200);
+      // The backdrop beyond, with its +-6 grain: not person.
+      expect(out.data[y * W + 35]).toBeLessThan(40);
+      expect(out.data[y * W + 36]).toBe(0);
+    }
+  });
+
+  it('never lowers the mask inside: a near-black stripe beside the dark backdrop stays person', () => {
+    const { guide, mask } = outline();
+    const out = outlineMatte(mask, guide, 3);
+    for (let x = 12; x <= 31; x++) expect(out.data[30 * W + x]).toBe(255);
   });
 });
