@@ -213,6 +213,7 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
     // Each pixel's drawn alpha first, so the pieces the outline and occluders cut off can be
     // dropped before anything is drawn (fragments.ts).
     const alpha = new Float32Array(l.width * l.height);
+    const behindNeck = l.opening && neck ? aboveOpening(l) : null;
     for (let y = 0; y < l.height; y++) {
       const py = y + l.y0;
       for (let x = 0; x < l.width; x++) {
@@ -223,7 +224,9 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
         // A sleeve covers its own bare arm; the far sleeve, behind the body, does not cover
         // what is in front of the torso (the near arm, hands).
         let o = (l.sleeve[li] && !behind ? occSleeve : occ).data[pi]!;
-        const t = l.opening && neck ? l.opening[li]! / 255 : 0;
+        // Above the opening (the collar's back and the shoulders' tops behind the neck) the
+        // neck stays in front as it does inside it.
+        const t = l.opening && neck ? (behindNeck && y < behindNeck[x]! ? 1 : l.opening[li]! / 255) : 0;
         if (t > 0 && neck) {
           const shown = neck.through.data[pi]!;
           o = (1 - t) * o + t * Math.max(shown, Math.min(o, neck.keep.data[pi]!));
@@ -451,6 +454,25 @@ async function neckPlanes(body: BodyGeometry, forearms: Plane, width: number, he
   }
   const [t, k] = await Promise.all([softMask(through, width, height), softMask(plane(w, h, keep), width, height)]);
   return { through: t, keep: k };
+}
+
+/**
+ * Per column of a warped layer, the first row of its neckline opening (>= 128 of 255), or -1
+ * where the column has none: the garment above it lies behind the neck worn (the collar's back,
+ * the shoulders' tops warped up beside the neck, which crossed grace_hopper.jpg's neck under
+ * the chin as two green wedges).
+ */
+function aboveOpening(l: WarpedLayer): Int32Array {
+  const top = new Int32Array(l.width).fill(-1);
+  for (let x = 0; x < l.width; x++) {
+    for (let y = 0; y < l.height; y++) {
+      if (l.opening![y * l.width + x]! >= 128) {
+        top[x] = y;
+        break;
+      }
+    }
+  }
+  return top;
 }
 
 /** Pieces of a drawn layer smaller than this share of its largest piece are dropped as fragments. */
