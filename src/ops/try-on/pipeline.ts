@@ -197,6 +197,12 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
   // inner back covers the rest (old collar, background): there the occluder is the neck's skin,
   // the head shape, forearms and hands only.
   const neck = layer?.opening ? await neckPlanes(body, forearms, person.width, person.height) : null;
+  // A garment without an opening (a strapped dress) leaves the neck bare: the neck's skin joined
+  // to the head stays in front of its top, and the band stops at it, as at the neck shown
+  // through an opening (the dress's bodice and the band covered grace_hopper's neck up to the
+  // chin, a ragged turtleneck).
+  const bareNeck = !neck && layer ? neckThrough(body) : null;
+  const neckSkin = bareNeck ? await softMask(bareNeck, person.width, person.height) : null;
   throwIfAborted(signal);
 
   progress(0.9, 'composite');
@@ -227,6 +233,8 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
         // Above the opening (the collar's back and the shoulders' tops behind the neck) the
         // neck stays in front as it does inside it.
         const t = l.opening && neck ? (behindNeck && y < behindNeck[x]! ? 1 : l.opening[li]! / 255) : 0;
+        // No opening: the neck's skin stays in front of the garment's top.
+        if (neckSkin) o = Math.max(o, neckSkin.data[pi]!);
         if (t > 0 && neck) {
           const shown = neck.through.data[pi]!;
           o = (1 - t) * o + t * Math.max(shown, Math.min(o, neck.keep.data[pi]!));
@@ -275,7 +283,7 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
       const x = i % person.width,
         y = (i - x) / person.width;
       const j = Math.min(body.height - 1, Math.floor(y / k)) * W + Math.min(W - 1, Math.floor(x / k));
-      return inPerson[i]! * (block.data[j] ? 1 - occ.data[i]! / 255 : 1) * (1 - neckShown[i]!);
+      return inPerson[i]! * (block.data[j] ? 1 - occ.data[i]! / 255 : 1) * (1 - neckShown[i]!) * (neckSkin ? 1 - neckSkin.data[i]! / 255 : 1);
     };
     // Pockets stay off the neck's column (fill-blocked.ts): the neckline is the garment's own.
     const offNeck = outsideNeckColumn(body);
