@@ -74,6 +74,92 @@ export function inFace(face) {
 }
 
 /**
+ * The face the face measures guard, inside the head shape (inFace): every row down to the eye
+ * row (landmarks 2 and 5); below it, each row's span between the leftmost and rightmost pixel of
+ * the face's skin, widened by 1 px either side. The face's skin: the largest 4-connected blob of
+ * isSkin pixels in the shape below the eye row whose chroma (Cb, Cr) lies within 15 of the median
+ * of the isSkin pixels between the eye and mouth rows (the colour rule also passes a collar's
+ * yellow trim; the same rule as skin.ts faceSkinOnly). The shape is the face landmarks' extent,
+ * so a head tilted to the shoulder (messi5.jpg) holds the old jersey beside the jaw below the
+ * eyes, which the renderer covers (issue 35, round 10: it is clothing, not face). With too
+ * little skin (under 20% of the shape below the eye row: a greyscale photo) the whole shape.
+ */
+export function faceRegion(ref, width, face, landmarks) {
+  const shape = inFace(face);
+  if (face.mouth_y == null || !landmarks) return shape;
+  const eyeY = Math.round((landmarks[2][1] + landmarks[5][1]) / 2);
+  const { x: bx, y: by, width: bw, height: bh } = face;
+  const y0 = Math.max(by, eyeY);
+  const lab = new Int32Array(bw * bh);
+  let area = 0;
+  const blobs = [];
+  const chroma = (x, y) => {
+    const i = (y * width + x) * 3;
+    const [r, g, b] = [ref[i], ref[i + 1], ref[i + 2]];
+    return [128 - 0.168736 * r - 0.331264 * g + 0.5 * b, 128 + 0.5 * r - 0.418688 * g - 0.081312 * b];
+  };
+  const rawSkin = (x, y) => {
+    const i = (y * width + x) * 3;
+    return isSkin(ref[i], ref[i + 1], ref[i + 2]);
+  };
+  const cbs = [],
+    crs = [];
+  for (let y = y0; y <= Math.min(by + bh - 1, face.mouth_y); y++) {
+    for (let x = bx; x < bx + bw; x++) {
+      if (!shape(x, y) || !rawSkin(x, y)) continue;
+      const [cb, cr] = chroma(x, y);
+      cbs.push(cb);
+      crs.push(cr);
+    }
+  }
+  if (cbs.length < 50) return shape;
+  const mid = (v) => v.sort((a, b) => a - b)[v.length >> 1];
+  const cb0 = mid(cbs),
+    cr0 = mid(crs);
+  const skinAt = (x, y) => {
+    if (!rawSkin(x, y)) return false;
+    const [cb, cr] = chroma(x, y);
+    return Math.hypot(cb - cb0, cr - cr0) <= 15;
+  };
+  for (let y = y0; y < by + bh; y++) for (let x = bx; x < bx + bw; x++) if (shape(x, y)) area++;
+  for (let y = y0; y < by + bh; y++) {
+    for (let x = bx; x < bx + bw; x++) {
+      const k = (y - by) * bw + (x - bx);
+      if (lab[k] || !shape(x, y) || !skinAt(x, y)) continue;
+      const id = blobs.length + 1;
+      let n = 0;
+      const stack = [[x, y]];
+      lab[k] = id;
+      while (stack.length) {
+        const [px, py] = stack.pop();
+        n++;
+        for (const [qx, qy] of [[px - 1, py], [px + 1, py], [px, py - 1], [px, py + 1]]) {
+          if (qx < bx || qx >= bx + bw || qy < y0 || qy >= by + bh) continue;
+          const q = (qy - by) * bw + (qx - bx);
+          if (lab[q] || !shape(qx, qy) || !skinAt(qx, qy)) continue;
+          lab[q] = id;
+          stack.push([qx, qy]);
+        }
+      }
+      blobs.push(n);
+    }
+  }
+  if (!blobs.length) return shape;
+  const best = blobs.indexOf(Math.max(...blobs)) + 1;
+  if (blobs[best - 1] < 0.2 * area) return shape;
+  const lo = new Map(),
+    hi = new Map();
+  for (let y = y0; y < by + bh; y++) {
+    for (let x = bx; x < bx + bw; x++) {
+      if (lab[(y - by) * bw + (x - bx)] !== best) continue;
+      lo.set(y, Math.min(lo.get(y) ?? x, x));
+      hi.set(y, Math.max(hi.get(y) ?? x, x));
+    }
+  }
+  return (x, y) => shape(x, y) && (y < y0 || (lo.has(y) && x >= lo.get(y) - 1 && x <= hi.get(y) + 1));
+}
+
+/**
  * inMask: share of changed pixels inside the person mask (>= 0.95 wanted);
  * quadCover: share of the shoulder-hip quadrilateral (clipped to the image) the garment
  *   changed (>= 0.75);
@@ -85,12 +171,13 @@ export function inFace(face) {
  *   not (basketball1.png: a bare forearm across the chest, 0.13), and a chin bent below the
  *   shoulder line likewise;
  * quadFront: share of the quadrilateral those forearms, hands (and face) take;
- * faceDiff: mean absolute difference inside meta.face (inFace: the box, or the landmark head's
- *   box to the mouth row and the chin's half-ellipse below it), in levels;
+ * faceDiff: mean absolute difference inside meta.face (the box, or the landmark head's box to
+ *   the mouth row and the chin's half-ellipse below it, and below the eye row only the face's
+ *   skin span: faceRegion), in levels;
  * faceNoise: the same for the person photo merely re-encoded as the output's JPEG (`jpegRef`):
  *   what "unchanged within JPEG noise" allows on this photo (1.1 on grace_hopper.jpg, 3.5 on
  *   the noisy, small-faced messi5.jpg, so one fixed bound cannot serve both);
- * faceChanged: share of the face box's pixels changed by more than CHANGED (garment drawn there).
+ * faceChanged: share of those pixels changed by more than CHANGED (garment drawn there).
  */
 export function tryOnMeasures(ref, out, width, height, mask, landmarks, face, jpegRef = null) {
   const L = (k) => landmarks[k];
@@ -137,7 +224,7 @@ export function tryOnMeasures(ref, out, width, height, mask, landmarks, face, jp
     noiseSum = 0,
     faceChanged = 0;
   if (face) {
-    const inside = inFace(face);
+    const inside = faceRegion(ref, width, face, landmarks);
     for (let y = face.y; y < face.y + face.height; y++) {
       for (let x = face.x; x < face.x + face.width; x++) {
         if (!inside(x, y)) continue;
