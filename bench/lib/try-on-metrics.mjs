@@ -133,7 +133,12 @@ export function faceRegion(ref, width, face, landmarks) {
       while (stack.length) {
         const [px, py] = stack.pop();
         n++;
-        for (const [qx, qy] of [[px - 1, py], [px + 1, py], [px, py - 1], [px, py + 1]]) {
+        for (const [qx, qy] of [
+          [px - 1, py],
+          [px + 1, py],
+          [px, py - 1],
+          [px, py + 1],
+        ]) {
           if (qx < bx || qx >= bx + bw || qy < y0 || qy >= by + bh) continue;
           const q = (qy - by) * bw + (qx - bx);
           if (lab[q] || !shape(qx, qy) || !skinAt(qx, qy)) continue;

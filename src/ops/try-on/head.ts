@@ -97,11 +97,7 @@ const MIN_FACE_SKIN = 0.2;
  * MIN_FACE_SKIN of the shape below the eye row (not on a greyscale photo, where the skin rule
  * finds nothing): otherwise the shape is returned as it is.
  */
-export function trimHead(
-  s: HeadShape,
-  skin: Plane,
-  colours: { clothing: (i: number) => boolean; foreign: (i: number) => boolean },
-): HeadShape {
+export function trimHead(s: HeadShape, skin: Plane, colours: { clothing: (i: number) => boolean; foreign: (i: number) => boolean }): HeadShape {
   const { width: w, height: h } = skin;
   const x0 = Math.floor(s.x0),
     x1 = Math.ceil(s.x1),

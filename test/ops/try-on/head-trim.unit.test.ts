@@ -130,7 +130,7 @@ describe('faceSkinOnly', () => {
     const skin = skinMask(rgb, W, H, 3);
     const shape = headShape(landmarks(), W, H)!;
     expect(skin.data[64 * W + 35]).toBe(1); // the trim passes the colour rule
-    const zone = (x: number, y: number) => y >= 40 && y <= 80;
+    const zone = (_x: number, y: number) => y >= 40 && y <= 80;
     const face = (i: number) => {
       const x = i % W,
         y = (i - x) / W;

@@ -6,7 +6,7 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { getOperation } from '../../../src/ops/registry.js';
-import { type TryOnOptions } from '../../../src/ops/try-on/index.js';
+import type { TryOnOptions } from '../../../src/ops/try-on/index.js';
 import { renderTryOn } from '../../../src/ops/try-on/pipeline.js';
 import { parseOptions } from '../../../src/ops/validate.js';
 import { fileInput, fixture } from '../../helpers.js';
