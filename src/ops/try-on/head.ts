@@ -68,7 +68,7 @@ export function headShape(L: ReadonlyArray<{ x: number; y: number; v: number }>,
 /** Whether pixel (x, y) lies in the head shape (its box down to the mouth, the half-ellipse below). */
 export function inHead(s: HeadShape, x: number, y: number): boolean {
   if (x < s.x0 || x > s.x1 || y < s.y0 || y > s.chinY) return false;
-  if (s.cut && s.cut[Math.floor(y) * s.cutWidth! + Math.floor(x)]) return false;
+  if (s.cut?.[Math.floor(y) * s.cutWidth! + Math.floor(x)]) return false;
   if (y <= s.mouthY) return true;
   const a = Math.max(0.5, (s.x1 - s.x0) / 2),
     b = Math.max(0.5, s.chinY - s.mouthY);
