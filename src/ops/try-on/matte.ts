@@ -32,11 +32,7 @@ export function edgeMatte(occ: Plane, guide: MatteGuide, zone: Plane, r: number,
   for (let i = 0; i < n && !any; i++) if (zone.data[i] && occ.data[i]! >= 128) any = true;
   if (!any) return occ;
   const e = Math.max(1, Math.round(r));
-  const solid = plane(w, h);
-  for (let i = 0; i < n; i++) solid.data[i] = occ.data[i]! >= 128 ? 1 : 0;
-  const core = morph(solid, -e),
-    grown = morph(solid, e),
-    outer = morph(solid, 2 * e);
+  const { core, grown, outer } = edgeBands(occ, e);
   const mF = new Float32Array(n),
     mB = new Float32Array(n);
   for (let i = 0; i < n; i++) {
@@ -72,6 +68,17 @@ export function edgeMatte(occ: Plane, guide: MatteGuide, zone: Plane, r: number,
   return plane(w, h, out);
 }
 
+/**
+ * Around a 0..255 plane's 50% line: `core`, its solid part (>= 128) eroded by `e` pixels,
+ * `grown`, dilated by `e` (the band between the two is re-decided), and `outer`, dilated by 2e
+ * (the ring beyond the band gives the outside's colour).
+ */
+function edgeBands(p: Plane, e: number): { core: Plane; grown: Plane; outer: Plane } {
+  const solid = plane(p.width, p.height);
+  for (let i = 0; i < solid.data.length; i++) solid.data[i] = p.data[i]! >= 128 ? 1 : 0;
+  return { core: morph(solid, -e), grown: morph(solid, e), outer: morph(solid, 2 * e) };
+}
+
 /** Limb and clothing colours closer than this (levels, RGB distance) leave the capsule as it was. */
 export const MIN_CONTRAST = 20;
 
@@ -97,11 +104,7 @@ export function outlineMatte(mask: Plane, guide: MatteGuide, r: number): Plane {
   const { width: w, height: h } = mask;
   const n = w * h;
   const e = Math.max(1, Math.round(r));
-  const solid = plane(w, h);
-  for (let i = 0; i < n; i++) solid.data[i] = mask.data[i]! >= 128 ? 1 : 0;
-  const core = morph(solid, -e),
-    grown = morph(solid, e),
-    outer = morph(solid, 2 * e);
+  const { core, grown, outer } = edgeBands(mask, e);
   const mB = new Float32Array(n);
   for (let i = 0; i < n; i++) mB[i] = outer.data[i]! && !grown.data[i]! ? 1 : 0;
   const ch = guide.channels;
