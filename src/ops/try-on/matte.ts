@@ -82,8 +82,12 @@ function edgeBands(p: Plane, e: number): { core: Plane; grown: Plane; outer: Pla
 /** Limb and clothing colours closer than this (levels, RGB distance) leave the capsule as it was. */
 export const MIN_CONTRAST = 20;
 
-/** Background colour differences below this many levels (or 3 of its local deviations) say background. */
-const OUTLINE_CONTRAST = 30;
+/**
+ * A pixel is person from this distance (levels, RGB) from the background's mean, or three of the
+ * background's local deviations if more; background below half of it. At 30 the grain of a
+ * textured backdrop (grace_hopper.jpg's blue, enlarged) came in as specks along the edge.
+ */
+const OUTLINE_CONTRAST = 60;
 
 /**
  * The person's outline from the photo: BlazePose's mask (`mask`, full-size 0..255) is its
@@ -94,51 +98,88 @@ const OUTLINE_CONTRAST = 30;
  * outside the band, sigma 2r) against T, OUTLINE_CONTRAST levels or three local deviations of
  * the background, whichever is more: 0 up to T / 2 (a textured backdrop's grain), rising to 1 at
  * T. A pixel unlike the background beside it is person, whatever its own colour (a striped
- * jersey has no one foreground colour to match). Where no background
- * ring is near, the mask stays. The band's alpha is smoothed (sigma 0.7) against single-pixel
- * specks, and only ever raises the mask: inside it, a jersey's dark stripe beside a dark
- * background is no less person (lowered, the old stripe showed through the garment's edge).
- * Returns a new full-size 0..255 plane.
+ * jersey has no one foreground colour to match). Where no background ring is near, the mask
+ * stays. The band's alpha is smoothed (sigma r / 4, at least 0.7 px) against specks, and only
+ * ever raises the mask: inside it, a jersey's dark stripe beside a dark background is no less
+ * person (lowered, the old stripe showed through the garment's edge). Only the mask's box and
+ * 8r around it are worked on. Returns a new full-size 0..255 plane.
  */
 export function outlineMatte(mask: Plane, guide: MatteGuide, r: number): Plane {
   const { width: w, height: h } = mask;
-  const n = w * h;
   const e = Math.max(1, Math.round(r));
+  // Only the mask's box and the reach of the background's mean (8e) around it are read.
+  let x0 = w,
+    y0 = h,
+    x1 = -1,
+    y1 = -1;
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      if (mask.data[y * w + x]! < 128) continue;
+      if (x < x0) x0 = x;
+      if (x > x1) x1 = x;
+      if (y < y0) y0 = y;
+      if (y > y1) y1 = y;
+    }
+  }
+  const out = new Uint8Array(mask.data);
+  if (x1 < 0) return plane(w, h, out);
+  const m = 8 * e;
+  const cx0 = Math.max(0, x0 - m),
+    cy0 = Math.max(0, y0 - m),
+    cw = Math.min(w - 1, x1 + m) - cx0 + 1,
+    chh = Math.min(h - 1, y1 + m) - cy0 + 1;
+  const ch = guide.channels;
+  const sub = plane(cw, chh);
+  const rgb = new Uint8Array(cw * chh * 3);
+  for (let y = 0; y < chh; y++) {
+    for (let x = 0; x < cw; x++) {
+      const i = (y + cy0) * w + x + cx0,
+        j = y * cw + x;
+      sub.data[j] = mask.data[i]!;
+      for (let c = 0; c < 3; c++) rgb[j * 3 + c] = guide.data[i * ch + Math.min(c, ch - 1)]!;
+    }
+  }
+  const raised = outlineBand(sub, rgb, e);
+  for (let y = 0; y < chh; y++) for (let x = 0; x < cw; x++) out[(y + cy0) * w + x + cx0] = raised[y * cw + x]!;
+  return plane(w, h, out);
+}
+
+/** outlineMatte on a crop (`rgb`: 3 channels): the raised 0..255 mask. */
+function outlineBand(mask: Plane, rgb: Uint8Array, e: number): Uint8Array {
+  const { width: w, height: h } = mask;
+  const n = w * h;
   const { core, grown, outer } = edgeBands(mask, e);
   const mB = new Float32Array(n);
   for (let i = 0; i < n; i++) mB[i] = outer.data[i]! && !grown.data[i]! ? 1 : 0;
-  const ch = guide.channels;
-  const I: Float32Array[] = [],
-    B: Float32Array[] = [];
-  let B2 = new Float32Array(n);
+  // Per channel, the squared distance from the background's mean and the background's variance.
+  const d2 = new Float32Array(n),
+    bVar = new Float32Array(n);
+  const v = new Float32Array(n),
+    sq = new Float32Array(n);
   for (let c = 0; c < 3; c++) {
-    const v = new Float32Array(n),
-      sq = new Float32Array(n);
     for (let i = 0; i < n; i++) {
-      v[i] = guide.data[i * ch + Math.min(c, ch - 1)]!;
+      v[i] = rgb[i * 3 + c]!;
       sq[i] = v[i]! * v[i]!;
     }
-    I.push(v);
     const b = maskedGaussianBlur(v, mB, w, h, 2 * e);
-    B.push(b);
     const s2 = maskedGaussianBlur(sq, mB, w, h, 2 * e);
-    for (let i = 0; i < n; i++) B2[i] = B2[i]! + Math.max(0, s2[i]! - b[i]! * b[i]!);
+    for (let i = 0; i < n; i++) {
+      d2[i] = d2[i]! + (v[i]! - b[i]!) ** 2;
+      bVar[i] = bVar[i]! + Math.max(0, s2[i]! - b[i]! * b[i]!);
+    }
   }
   const a = new Float32Array(n);
   const band = new Uint8Array(n);
   for (let i = 0; i < n; i++) {
     a[i] = mask.data[i]! / 255;
     if (!grown.data[i] || core.data[i]) continue;
-    let d2 = 0;
-    for (let c = 0; c < 3; c++) d2 += (I[c]![i]! - B[c]![i]!) ** 2;
-    if (!(d2 >= 0)) continue; // no background ring near: NaN
+    if (!(d2[i]! >= 0)) continue; // no background ring near: NaN
     band[i] = 1;
-    const t = Math.max(OUTLINE_CONTRAST, 3 * Math.sqrt(B2[i]!));
-    a[i] = Math.min(1, Math.max(0, 2 * (Math.sqrt(d2) / t - 0.5)));
+    const t = Math.max(OUTLINE_CONTRAST, 3 * Math.sqrt(bVar[i]!));
+    a[i] = Math.min(1, Math.max(0, 2 * (Math.sqrt(d2[i]!) / t - 0.5)));
   }
-  B2 = new Float32Array(0);
-  const soft = gaussianBlur(a, w, h, 0.7);
+  const soft = gaussianBlur(a, w, h, Math.max(0.7, e / 4));
   const out = new Uint8Array(mask.data);
   for (let i = 0; i < n; i++) if (band[i]) out[i] = Math.max(out[i]!, Math.round(Math.min(1, Math.max(0, soft[i]!)) * 255));
-  return plane(w, h, out);
+  return out;
 }

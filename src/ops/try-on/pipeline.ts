@@ -197,11 +197,12 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
   // inner back covers the rest (old collar, background): there the occluder is the neck's skin,
   // the head shape, forearms and hands only.
   const neck = layer?.opening ? await neckPlanes(body, forearms, person.width, person.height) : null;
-  // A garment without an opening (a strapped dress) leaves the neck bare: the neck's skin joined
-  // to the head stays in front of its top, and the band stops at it, as at the neck shown
-  // through an opening (the dress's bodice and the band covered grace_hopper's neck up to the
-  // chin, a ragged turtleneck).
-  const bareNeck = !neck && layer ? neckThrough(body) : null;
+  // A dress without a neckline opening (the strapped dress) leaves the neck bare: the neck's
+  // skin joined to the head stays in front of its top, and the band stops at it, as at the neck
+  // shown through an opening (the dress's bodice and the band covered grace_hopper's neck up to
+  // the chin, a ragged turtleneck). Not for a top whose opening was not found: the skin joined
+  // to the head reaches into a V-necked shirt's chest, which a top covers.
+  const bareNeck = !neck && layer && garment.kind === 'full' ? neckThrough(body) : null;
   const neckSkin = bareNeck ? await softMask(bareNeck, person.width, person.height) : null;
   throwIfAborted(signal);
 
