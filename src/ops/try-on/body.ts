@@ -1,5 +1,5 @@
 import { boxMean } from '../../media/filters.js';
-import { clamp, components, fillHoles, keepLabel, median, morph, plane, runAt, threshold, type Plane } from './raster.js';
+import { bbox, clamp, components, fillHoles, keepLabel, median, morph, plane, runAt, threshold, type Plane } from './raster.js';
 import { skinMask } from './skin.js';
 import type { HeadShape } from './head.js';
 
@@ -228,25 +228,6 @@ function largestFilled(mask: Plane): Plane {
   if (!comps.length) return mask;
   const big = comps.reduce((a, b) => (b.area > a.area ? b : a));
   return fillHoles(keepLabel(labels, big.label, mask.width, mask.height));
-}
-
-export function bbox(mask: Plane): { x0: number; y0: number; x1: number; y1: number } | null {
-  let x0 = mask.width,
-    y0 = mask.height,
-    x1 = -1,
-    y1 = -1;
-  for (let y = 0; y < mask.height; y++) {
-    const row = y * mask.width;
-    for (let x = 0; x < mask.width; x++) {
-      if (mask.data[row + x]) {
-        if (x < x0) x0 = x;
-        if (x > x1) x1 = x;
-        if (y < y0) y0 = y;
-        y1 = y;
-      }
-    }
-  }
-  return x1 < 0 ? null : { x0, y0, x1, y1 };
 }
 
 function count(mask: Plane): number {

@@ -1,6 +1,6 @@
 import { maskedGaussianBlur } from '../../media/filters.js';
-import { type BodyGeometry, bbox } from './body.js';
-import { clamp } from './raster.js';
+import type { BodyGeometry } from './body.js';
+import { bbox, clamp } from './raster.js';
 
 /**
  * The garment photo's own light and the person photo's colour treatment, applied to the

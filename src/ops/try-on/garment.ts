@@ -2,8 +2,8 @@ import sharp from 'sharp';
 import { throwIfAborted } from '../../errors.js';
 import type { DecodedImage, RawImage } from '../../media/image.js';
 import { cutoutSubject } from '../../vision/cutout/cutout.js';
-import { analyseBody, bbox, type Point } from './body.js';
-import { clamp, components, fillHoles, keepLabel, median, morph, plane, runAt, threshold, type Plane } from './raster.js';
+import { analyseBody, type Point } from './body.js';
+import { bbox, clamp, components, fillHoles, keepLabel, median, morph, plane, runAt, threshold, type Plane } from './raster.js';
 import { neckOpening } from './neckline.js';
 import { skinMask } from './skin.js';
 

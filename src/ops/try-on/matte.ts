@@ -1,5 +1,5 @@
 import { gaussianBlur, maskedGaussianBlur } from '../../media/filters.js';
-import { morph, plane, type Plane } from './raster.js';
+import { bbox, morph, plane, threshold, type Plane } from './raster.js';
 
 /** The photo the matte reads its edges from (RGB or RGBA bytes). */
 export interface MatteGuide {
@@ -108,26 +108,14 @@ export function outlineMatte(mask: Plane, guide: MatteGuide, r: number): Plane {
   const { width: w, height: h } = mask;
   const e = Math.max(1, Math.round(r));
   // Only the mask's box and the reach of the background's mean (8e) around it are read.
-  let x0 = w,
-    y0 = h,
-    x1 = -1,
-    y1 = -1;
-  for (let y = 0; y < h; y++) {
-    for (let x = 0; x < w; x++) {
-      if (mask.data[y * w + x]! < 128) continue;
-      if (x < x0) x0 = x;
-      if (x > x1) x1 = x;
-      if (y < y0) y0 = y;
-      if (y > y1) y1 = y;
-    }
-  }
+  const box = bbox(threshold(mask, 128));
   const out = new Uint8Array(mask.data);
-  if (x1 < 0) return plane(w, h, out);
+  if (!box) return plane(w, h, out);
   const m = 8 * e;
-  const cx0 = Math.max(0, x0 - m),
-    cy0 = Math.max(0, y0 - m),
-    cw = Math.min(w - 1, x1 + m) - cx0 + 1,
-    chh = Math.min(h - 1, y1 + m) - cy0 + 1;
+  const cx0 = Math.max(0, box.x0 - m),
+    cy0 = Math.max(0, box.y0 - m),
+    cw = Math.min(w - 1, box.x1 + m) - cx0 + 1,
+    chh = Math.min(h - 1, box.y1 + m) - cy0 + 1;
   const ch = guide.channels;
   const sub = plane(cw, chh);
   const rgb = new Uint8Array(cw * chh * 3);

@@ -251,3 +251,23 @@ export function median(values: number[]): number {
   const s = [...values].sort((a, b) => a - b);
   return s[s.length >> 1]!;
 }
+
+/** The bounding box (inclusive) of a 0/1 plane's set pixels, or null when none is set. */
+export function bbox(mask: Plane): { x0: number; y0: number; x1: number; y1: number } | null {
+  let x0 = mask.width,
+    y0 = mask.height,
+    x1 = -1,
+    y1 = -1;
+  for (let y = 0; y < mask.height; y++) {
+    const row = y * mask.width;
+    for (let x = 0; x < mask.width; x++) {
+      if (mask.data[row + x]) {
+        if (x < x0) x0 = x;
+        if (x > x1) x1 = x;
+        if (y < y0) y0 = y;
+        y1 = y;
+      }
+    }
+  }
+  return x1 < 0 ? null : { x0, y0, x1, y1 };
+}
