@@ -466,16 +466,21 @@ async function neckPlanes(body: BodyGeometry, forearms: Plane, width: number, he
 }
 
 /**
- * Per column of a warped layer, the first row of its neckline opening (>= 128 of 255), or -1
+ * Per column of a warped layer, where its neckline opening reaches full strength from the top
+ * (the first row at 95% of the column's largest value, when that is at least 128 of 255), or -1
  * where the column has none: the garment above it lies behind the neck worn (the collar's back,
  * the shoulders' tops warped up beside the neck, which crossed grace_hopper.jpg's neck under
- * the chin as two green wedges).
+ * the chin as two green wedges). The opening's soft upper edge counts as above: drawn with it,
+ * half the garment's colour ran as a faint line across the neck.
  */
 function aboveOpening(l: WarpedLayer): Int32Array {
   const top = new Int32Array(l.width).fill(-1);
   for (let x = 0; x < l.width; x++) {
+    let max = 0;
+    for (let y = 0; y < l.height; y++) max = Math.max(max, l.opening![y * l.width + x]!);
+    if (max < 128) continue;
     for (let y = 0; y < l.height; y++) {
-      if (l.opening![y * l.width + x]! >= 128) {
+      if (l.opening![y * l.width + x]! >= 0.95 * max) {
         top[x] = y;
         break;
       }
