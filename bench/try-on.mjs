@@ -26,7 +26,7 @@ import { clothedOverlay, oldClothingClothed, oldClothingShown, tryOnMeasures } f
 import { dimmed, exposureGain, lightMeasures, meanChroma, meanLuma, rampMeasures } from './lib/try-on-light.mjs';
 import { neckFlat, notchOverlay, outlineNotch, outlineSoftness, seamMeasures, shapeNotch } from './lib/try-on-seams.mjs';
 import { sleeveShapes } from './lib/try-on-sleeve-notch.mjs';
-import { neckOpenings } from './lib/try-on-neckline.mjs';
+import { neckOpenings, neckShownIn } from './lib/try-on-neckline.mjs';
 import { renderTryOn } from '../dist/ops/try-on/pipeline.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -44,20 +44,6 @@ const sleevesNow = await sleeveShapes();
 const sleevesBefore = beforeAt >= 0 ? await sleeveShapes(process.argv[beforeAt + 1]) : null;
 // The garment's neckline opening as this build warps it (neckline.ts), for both builds' rows.
 const openingNow = await neckOpenings();
-/** Share of the opening's pixels changed in neither unlit render: the photo (the neck) shown through it. */
-function neckShownIn(opening, ref, flat, inv) {
-  if (!opening) return undefined;
-  let n = 0,
-    shown = 0;
-  for (let p = 0; p < opening.length; p++) {
-    if (!opening[p]) continue;
-    n++;
-    let d = 0;
-    for (let c = 0; c < 3; c++) d = Math.max(d, Math.abs(ref[p * 3 + c] - flat[p * 3 + c]), Math.abs(ref[p * 3 + c] - inv[p * 3 + c]));
-    if (d <= 24) shown++;
-  }
-  return n ? shown / n : undefined;
-}
 
 const astronaut = await sharp(join(FIX, 'images/astronaut.png')).png().toBuffer();
 const persons = [

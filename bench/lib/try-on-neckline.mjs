@@ -27,3 +27,22 @@ export async function neckOpenings(root) {
     return shape;
   };
 }
+
+/**
+ * Share of the pixels set in `opening` (0/1, person-image size) changed in neither unlit render
+ * (`flat`, `inv`: RGB bytes; the same render twice to judge one) by more than 24 levels from the
+ * photo `ref`: the photo (the neck) shown through them. undefined when none is set.
+ */
+export function neckShownIn(opening, ref, flat, inv) {
+  if (!opening) return undefined;
+  let n = 0,
+    shown = 0;
+  for (let p = 0; p < opening.length; p++) {
+    if (!opening[p]) continue;
+    n++;
+    let d = 0;
+    for (let c = 0; c < 3; c++) d = Math.max(d, Math.abs(ref[p * 3 + c] - flat[p * 3 + c]), Math.abs(ref[p * 3 + c] - inv[p * 3 + c]));
+    if (d <= 24) shown++;
+  }
+  return n ? shown / n : undefined;
+}
