@@ -8,7 +8,7 @@
  * the whole set in seconds. Not the pipeline: no edge-colour stage, the people assist only with --people; the
  * bench (remove-background.mjs) is the gate, this is for looking at one rule at a time.
  *
- *   npx tsc -p tsconfig.json && node bench/remove-background-selection.mjs [--only name,name] [--keep auto|all|largest] [--no-primary-first] [--no-image-parts] [--isnet isnet|isnet-int8|isnet-quint8] [--square] [--side N] [--people] [--no-colour] [--no-holes] [--list-holes] [--hole-params JSON] [--always-second] [--cache DIR] [--set FILE] [--list]
+ *   npx tsc -p tsconfig.json && node bench/remove-background-selection.mjs [--only name,name] [--keep auto|all|largest] [--no-primary-first] [--no-image-parts] [--isnet isnet|isnet-int8|isnet-quint8] [--square] [--side N] [--people] [--no-colour] [--no-holes] [--list-holes] [--hole-params JSON] [--no-frame-pad] [--pad-params JSON] [--pad-side N] [--list-pad] [--always-second] [--cache DIR] [--set FILE] [--list]
  *
  * The plain model is always ISNet's float graph at 1024 on the longer side at the image's aspect
  * (the reference of the gate); --isnet, --square (ISNet sees the image squashed to a square, its
@@ -42,6 +42,7 @@ if (process.argv.includes('--help') || process.argv.includes('-h')) {
   --people              with the people assist
   --no-colour           without the backdrop-colour rule; --colour-params JSON: its parameters
   --no-holes            without the hole-colour rule; --hole-params JSON: its parameters; --list-holes: print each hole
+  --no-frame-pad        without the frame pad; --pad-params JSON: its parameters; --pad-side N: ISNet's side for its look; --list-pad: print where it looks again
   --always-second       U2-Net-p's mask also where ISNet's settles the cut-out
   --cache DIR           another cache directory under bench/out/remove-background
   --set FILE            another set builder module
@@ -81,6 +82,11 @@ const colourParams = { ...DEFAULT_BACKDROP_COLOUR, ...JSON.parse(arg('colour-par
 const { fillHolesByColour, DEFAULT_HOLE_COLOUR } = await import('../dist/vision/cutout/hole-colour.js');
 const holes = !process.argv.includes('--no-holes');
 const holeParams = { ...DEFAULT_HOLE_COLOUR, ...JSON.parse(arg('hole-params', '{}')) };
+// The frame pad (frame-pad.ts), as cutoutSubject runs it: ISNet again on a wider canvas of a plain
+// backdrop's colour when its mask is unsettled and something else reaches the frame; --no-frame-pad without it.
+const { framePadColour, paddedMask, usePadded, DEFAULT_FRAME_PAD } = await import('../dist/vision/cutout/frame-pad.js');
+const framePad = !process.argv.includes('--no-frame-pad');
+const padParams = { ...DEFAULT_FRAME_PAD, ...JSON.parse(arg('pad-params', '{}')) };
 
 const grey = async (file) => new Uint8Array(await sharp(file).extractChannel(0).raw().toBuffer());
 const saveGrey = (data, w, h, file) =>
@@ -113,7 +119,24 @@ for (const s of framingList()) {
   if (!existsSync(fp)) await saveGrey((await segment(input, 'isnet', { size: 1024, keepAspect: true })).mask, width, height, fp);
   if (!existsSync(fi)) await saveGrey((await segment(input, isnetModel, { size: side, keepAspect: !square })).mask, width, height, fi);
   if (!existsSync(fu)) await saveGrey((await segment(input, 'u2netp', { size: 320, sessions: 1 })).mask, width, height, fu);
-  const primary = await grey(fi);
+  let primary = await grey(fi);
+  const padColour =
+    framePad && keep === 'auto' && !primaryDecisive(primary, width, height) ? framePadColour(primary, input, width, height, padParams) : undefined;
+  if (padColour) {
+    const padSide = Number(arg('pad-side', String(padParams.side)));
+    const fpad = join(CACHE, `${c.name}.${tag}.pad${padParams.pad}${padSide !== 1024 ? `@${padSide}` : ''}-${padColour.join('-')}.png`);
+    if (!existsSync(fpad))
+      await saveGrey(
+        await paddedMask(input, padColour, async (img) => (await segment(img, isnetModel, { size: padSide, keepAspect: !square })).mask, padParams),
+        width,
+        height,
+        fpad,
+      );
+    const padded = await grey(fpad);
+    const used = usePadded(primary, padded, rgb, width, height, padColour, padParams);
+    if (used) primary = padded;
+    if (process.argv.includes('--list-pad')) console.log(`frame pad ${c.name}: ${padColour}${used ? '' : ' (not used)'}`);
+  }
   const second = alwaysSecond || !primaryDecisive(primary, width, height) ? await grey(fu) : primary;
   const plain = refineAlpha(input, await grey(fp), MODEL_INPUT_SIDE.u2netp, DEFAULT_REFINE);
   const fused = fuseMasks({ primary, second, image: input, width, height }, keep, params);

@@ -135,34 +135,50 @@ export interface BackdropColourResult {
   means: BlockMeans;
 }
 
+/** What the model calls backdrop, on the rule's grid: its median colour and whether it is plain. */
+export interface PlainBackdrop {
+  /** The backdrop's median colour (RGB) over the blocks below `backdropBelow`. */
+  ref: number[];
+  /** Shares of the backdrop's blocks near `ref` and smooth (undefined: too little backdrop or subject to tell). */
+  plain?: { colour: number; smooth: number };
+  /** Both shares reach the params' plainShare and smoothShare. */
+  isPlain: boolean;
+  /** The mask's and the image's block means on the grid. */
+  maskLow: Float32Array;
+  means: BlockMeans;
+  f: number;
+  lw: number;
+  lh: number;
+}
+
 /**
- * Adds to `mask` the regions the colour evidence above says are subject. `image`: interleaved,
- * 3 or 4 channels, width*height.
+ * The backdrop's colour and plainness: the median colour of the blocks `mask` calls backdrop, and
+ * whether most of them are near it (lightness included: a textured backdrop's light and dark parts
+ * share a hue but are not one colour) and smooth (little step to the next block). Shared by the
+ * colour rule below and the frame pad (frame-pad.ts).
  */
-export function addByBackdropColour(
+export function plainBackdrop(
   mask: Uint8Array,
   image: { data: Uint8Array; channels: number },
   w: number,
   h: number,
   p: BackdropColourParams = DEFAULT_BACKDROP_COLOUR,
-): BackdropColourResult {
+): PlainBackdrop {
   const { f, lw, lh } = analysisGrid(w, h, p.side);
   const n = lw * lh;
   const rgb = blockMeans(image, w, h, f, lw, lh);
   const means = { side: p.side, rgb };
   const maskLow = blockMean1(mask, w, h, f, lw, lh);
-  // The backdrop's colour: the median of the blocks the model calls backdrop.
   const back: number[] = [];
   let subject = 0;
   for (let k = 0; k < n; k++) {
     if (maskLow[k]! < p.backdropBelow) back.push(k);
     else if (maskLow[k]! >= 128) subject++;
   }
-  const none = { mask, added: 0, means };
-  if (back.length < 0.05 * n || subject < 0.01 * n) return none;
+  const grid = { maskLow, means, f, lw, lh };
+  if (back.length < 0.05 * n || subject < 0.01 * n) return { ref: [0, 0, 0], isPlain: false, ...grid };
   const ref = [0, 1, 2].map((c) => channelMedian(rgb, back, c));
-  // Plain: most of the backdrop is its median colour, lightness included (a textured backdrop's
-  // light and dark parts share a hue but are not one colour).
+  // Plain: most of the backdrop is its median colour, lightness included.
   let near = 0;
   for (const k of back) {
     const dr = rgb[k * 3]! - ref[0]!,
@@ -181,7 +197,24 @@ export function addByBackdropColour(
     if (g < p.smoothStep) smooth++;
   }
   const plain = { colour: near / back.length, smooth: smooth / back.length };
-  if (plain.colour < p.plainShare || plain.smooth < p.smoothShare) return { mask, added: 0, plain, means };
+  return { ref, plain, isPlain: plain.colour >= p.plainShare && plain.smooth >= p.smoothShare, ...grid };
+}
+
+/**
+ * Adds to `mask` the regions the colour evidence above says are subject. `image`: interleaved,
+ * 3 or 4 channels, width*height.
+ */
+export function addByBackdropColour(
+  mask: Uint8Array,
+  image: { data: Uint8Array; channels: number },
+  w: number,
+  h: number,
+  p: BackdropColourParams = DEFAULT_BACKDROP_COLOUR,
+): BackdropColourResult {
+  const { plain, isPlain, ref, maskLow, means, f, lw, lh } = plainBackdrop(mask, image, w, h, p);
+  if (!isPlain) return { mask, added: 0, plain, means };
+  const rgb = means.rgb;
+  const n = lw * lh;
   const dist = new Float32Array(n);
   for (let k = 0; k < n; k++) dist[k] = backdropDistance(rgb[k * 3]!, rgb[k * 3 + 1]!, rgb[k * 3 + 2]!, ref, p.shadowFloor);
 

@@ -9,6 +9,7 @@ import { fuseMasks, partsOf, primaryDecisive, type Fused, type Keep, type MaskPa
 import { addPeople } from './person.js';
 import { addByBackdropColour } from './backdrop-colour.js';
 import { DEFAULT_HOLE_COLOUR, fillHolesByColour } from './hole-colour.js';
+import { DEFAULT_FRAME_PAD, framePadColour, paddedMask, usePadded } from './frame-pad.js';
 
 export type CutoutModel = 'isnet' | 'u2netp';
 
@@ -50,6 +51,8 @@ let alwaysSecond = false;
 let backdropColour = true;
 /** Whether the default mode fills holes whose colour the backdrop around the subject does not hold (hole-colour.ts); a bench hook. */
 let holeColour = true;
+/** Whether the default mode looks again at a subject cut by the frame on a plain backdrop, on a wider canvas (frame-pad.ts); a bench hook. */
+let framePad = true;
 
 /**
  * The plain model, for the bench's do-no-harm gate (bench/remove-background.mjs): ISNet's soft
@@ -70,7 +73,9 @@ export function configureCutout(o: {
   backdropColour?: boolean;
   holeColour?: boolean;
   alwaysSecond?: boolean;
+  framePad?: boolean;
 }): void {
+  if (o.framePad !== undefined) framePad = o.framePad;
   if (o.holeColour !== undefined) holeColour = o.holeColour;
   if (o.alwaysSecond !== undefined) alwaysSecond = o.alwaysSecond;
   if (o.plain !== undefined) plainMode = o.plain;
@@ -184,12 +189,28 @@ export async function cutoutSubject(img: RawImage, opts: CutoutOptions = {}): Pr
             .then((mM) => mirror(mM, w, h, 1)),
         ]).then(([a, b]) => ({ mask: average(a, b) }))
       : { mask: await seg(input) };
-    primary = own;
     throwIfAborted(opts.signal);
     // ISNet first: when its mask settles the cut-out (fusion.ts primaryDecisive) U2-Net-p is not
     // run and the fusion sees ISNet's mask as both models'.
     // Only for `auto`: `all` keeps every region either model is confident about.
-    const decisive = !alwaysSecond && (opts.keep ?? 'auto') === 'auto' && primaryDecisive(own.mask, w, h);
+    const auto = (opts.keep ?? 'auto') === 'auto';
+    const settles = (mask: Uint8Array) => auto && primaryDecisive(mask, w, h);
+    let settled = settles(own.mask);
+    // Unsettled, over a plain backdrop, with something else reaching the frame: ISNet looks again
+    // with the backdrop extended past the frame (frame-pad.ts); that look is the primary's where it
+    // saw more than the first and did not take the whole photo for an object (usePadded).
+    const padColour = framePad && auto && !settled ? framePadColour(own.mask, input, w, h) : undefined;
+    if (padColour) {
+      const padSeg = (img: SegmentInput) => segment(img, m, { signal: opts.signal, size: DEFAULT_FRAME_PAD.side, keepAspect: isnetAspect }).then((r) => r.mask);
+      const padded = await paddedMask(input, padColour, padSeg);
+      throwIfAborted(opts.signal);
+      if (usePadded(own.mask, padded, rgb, w, h, padColour)) {
+        own.mask = padded;
+        settled = settles(padded);
+      }
+    }
+    const decisive = !alwaysSecond && settled;
+    primary = own;
     second = decisive ? own : await u2(MODEL_INPUT_SIDE.u2netp, 1);
   } else {
     second = await u2(u2netpSide);
