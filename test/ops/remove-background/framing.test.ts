@@ -57,7 +57,7 @@ describe('remove-background: the subject is kept however it is framed (issue 32)
     // U2-Net-p's parts, with the rule 0.992), and the tail of a cartoon fish on white (0.980 -> 0.998).
     ['border3', 'crown', 2, 0.95],
     ['illustration', 'fish', 3, 0.99],
-    // Round 15, the frame pad (frame-pad.ts): a basketball cut by three borders on a plain backdrop,
+    // Round 16, the frame pad (frame-pad.ts): a basketball cut by three borders on a plain backdrop,
     // which ISNet sees whole only on a canvas of the backdrop's colour (plain model 0.402, round 14
     // 0.801, with the pad 0.999); and chopsticks on a studio sweep, on which a padded look took the
     // whole photo for an object (0.062): the sweep's dark corners must not start the look (they are
