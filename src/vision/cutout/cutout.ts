@@ -180,7 +180,7 @@ export async function cutoutSubject(img: RawImage, opts: CutoutOptions = {}): Pr
   if (model === 'isnet') {
     isnetModel ??= int8Preferred() ? 'isnet-int8' : 'isnet';
     const m = isnetModel;
-    const seg = (img: SegmentInput) => segment(img, m, { signal: opts.signal, size: isnetSide, keepAspect: isnetAspect }).then((r) => r.mask);
+    const seg = (img: SegmentInput, size = isnetSide) => segment(img, m, { signal: opts.signal, size, keepAspect: isnetAspect }).then((r) => r.mask);
     const own = isnetFlip
       ? await Promise.all([
           seg(input),
@@ -201,8 +201,7 @@ export async function cutoutSubject(img: RawImage, opts: CutoutOptions = {}): Pr
     // saw more than the first and did not take the whole photo for an object (usePadded).
     const padColour = framePad && auto && !settled ? framePadColour(own.mask, input, w, h) : undefined;
     if (padColour) {
-      const padSeg = (img: SegmentInput) => segment(img, m, { signal: opts.signal, size: DEFAULT_FRAME_PAD.side, keepAspect: isnetAspect }).then((r) => r.mask);
-      const padded = await paddedMask(input, padColour, padSeg);
+      const padded = await paddedMask(input, padColour, (img) => seg(img, DEFAULT_FRAME_PAD.side));
       throwIfAborted(opts.signal);
       if (usePadded(own.mask, padded, rgb, w, h, padColour)) {
         own.mask = padded;

@@ -51,15 +51,10 @@ export function framePadColour(
   const rgb = b.means.rgb;
   let ring = 0,
     off = 0;
-  for (let y = 0; y < lh; y++) {
-    for (let x = 0; x < lw; x++) {
-      if (y > 0 && y < lh - 1 && x > 0 && x < lw - 1) continue;
-      const k = (y * lw + x) * 3;
-      const d = backdropDistance(rgb[k]!, rgb[k + 1]!, rgb[k + 2]!, ref, DEFAULT_BACKDROP_COLOUR.shadowFloor);
-      ring++;
-      if (d > p.ringFar) off++;
-    }
-  }
+  onFrame(lw, lh, (k) => {
+    ring++;
+    if (backdropDistance(rgb[k * 3]!, rgb[k * 3 + 1]!, rgb[k * 3 + 2]!, ref, DEFAULT_BACKDROP_COLOUR.shadowFloor) > p.ringFar) off++;
+  });
   if (off < p.ringShare * ring) return undefined;
   return [Math.round(ref[0]!), Math.round(ref[1]!), Math.round(ref[2]!)];
 }
@@ -120,18 +115,22 @@ export function usePadded(
 function canvasSeen(mask: Uint8Array, rgb: Uint8Array, w: number, h: number, colour: readonly number[], p: FramePadParams): boolean {
   let back = 0,
     taken = 0;
-  const look = (i: number) => {
+  onFrame(w, h, (i) => {
     if (backdropDistance(rgb[i * 3]!, rgb[i * 3 + 1]!, rgb[i * 3 + 2]!, colour, DEFAULT_BACKDROP_COLOUR.shadowFloor) > p.ringFar) return;
     back++;
     if (mask[i]! >= 128) taken++;
-  };
+  });
+  return taken > p.seenCanvas * back;
+}
+
+/** Calls `visit` with the index of each cell on the border of a w x h grid, once each. */
+function onFrame(w: number, h: number, visit: (i: number) => void): void {
   for (let x = 0; x < w; x++) {
-    look(x);
-    look((h - 1) * w + x);
+    visit(x);
+    if (h > 1) visit((h - 1) * w + x);
   }
   for (let y = 1; y < h - 1; y++) {
-    look(y * w);
-    look(y * w + w - 1);
+    visit(y * w);
+    if (w > 1) visit(y * w + w - 1);
   }
-  return taken > p.seenCanvas * back;
 }
