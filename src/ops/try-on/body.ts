@@ -58,6 +58,8 @@ export interface BodyGeometry {
   skin: Plane;
   /** 0/1: hands located by landmarks, which stay in front of sleeves too (absent without landmarks). */
   hands?: Plane;
+  /** 0/1: the forearm and hand capsules the landmarks put in front of the torso (absent without landmarks); a sleeve covers them, hands excepted. */
+  limbs?: Plane;
 }
 
 /** Working-scale RGB image (3 channels) and its person alpha (0..255). */

@@ -2,7 +2,7 @@ import { type Person, torsoTurn, type TorsoTurn } from '../../engine/people.js';
 import type { Fit } from './fit.js';
 import { fitGarmentToPose } from './fit-pose.js';
 import type { Garment } from './garment.js';
-import { type ArmSleeve, warpSleevesOnArms } from './sleeves.js';
+import { type ArmSleeve, type OldSleeveEnd, warpSleevesOnArms } from './sleeves.js';
 import { type TurnedLayer, turnLayer } from './turn.js';
 import { type WarpedLayer, warpGarment } from './warp.js';
 
@@ -25,10 +25,11 @@ export function layOnPose(
   width: number,
   height: number,
   signal?: AbortSignal,
+  oldSleeve?: OldSleeveEnd,
 ): { fit: Fit; flat: WarpedLayer | null; armSleeves: ArmSleeve[]; turn: TorsoTurn; turned: TurnedLayer | null } {
   const fit = fitGarmentToPose(garment, subject, width, height);
   const flat = warpGarment(garment, fit, width, height, signal);
-  const armSleeves = warpSleevesOnArms(garment, subject, fit.scale, width, height, signal);
+  const armSleeves = warpSleevesOnArms(garment, subject, fit.scale, width, height, signal, oldSleeve);
   const turn = torsoTurn(subject, width, height);
   const turned = flat
     ? turnLayer(

@@ -19,6 +19,7 @@ import { inHead } from './head.js';
 import { keepLargePieces } from './fragments.js';
 import { layOnPose } from './layout.js';
 import { neckThrough } from './neckline.js';
+import { oldSleeveEnd } from './old-sleeve.js';
 import { skirtClip } from './skirt.js';
 import { isSideView } from './turn.js';
 import { type WarpedLayer, warpGarment } from './warp.js';
@@ -129,7 +130,11 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
   const shouldersSeen = subject.landmarks[11]!.visibility > 0.5 && subject.landmarks[12]!.visibility > 0.5;
   // layout.ts: fitted to the landmarks, sleeves along the arms, turned with the torso. Bottoms
   // and the silhouette fit stay face-on.
-  const posed = garment.kind !== 'bottom' && shouldersSeen ? layOnPose(garment, subject, person.width, person.height, signal) : null;
+  // A short sleeve reaches the end of a longer one in the photo (old-sleeve.ts).
+  const posed =
+    garment.kind !== 'bottom' && shouldersSeen
+      ? layOnPose(garment, subject, person.width, person.height, signal, (_side, segs, own) => oldSleeveEnd(body, k, segs, own))
+      : null;
   const flat = posed ? posed.flat : warpGarment(garment, fitGarment(garment, body, k), person.width, person.height, signal);
   const armSleeves = posed ? posed.armSleeves : [];
   const turn = posed ? posed.turn : torsoTurn(subject, person.width, person.height);
@@ -541,14 +546,25 @@ function forearmsAt(p: Person, k: number, w: number, h: number, minVisibility = 
   return plane(w, h, out);
 }
 
-/** Sleeves cover bare arms: below the neck only head and hair stay in front of them. */
+/**
+ * Sleeves cover the arms: only head, hair and hands stay in front of them. Skin is exempt below
+ * the neck row and, above it, beside the head's columns (the face box and half its width either
+ * side): an arm raised above the neck row (messi5.jpg's, mid-kick) is still an arm. The forearm
+ * capsules go whole, not only their skin: a long sleeve laid along a bare forearm had a hole
+ * where the capsule held the photo's shadow in the elbow's crease (messi5.jpg's coat).
+ */
 function sleeveOccluder(body: BodyGeometry): Plane {
   const { width: w, height: h } = body;
   const out = new Uint8Array(w * h);
   const neckRow = Math.round(body.neckY);
+  const f = body.face;
+  const fw = f ? f.x1 - f.x0 : 0;
+  const aside = (x: number) => !f || x < f.x0 - 0.5 * fw || x > f.x1 + 0.5 * fw;
   for (let i = 0; i < w * h; i++) {
-    const y = (i / w) | 0;
-    out[i] = (body.occluder.data[i] && !(y >= neckRow && body.skin.data[i])) || body.hands?.data[i] ? 1 : 0;
+    const x = i % w,
+      y = (i - x) / w;
+    const arm = body.limbs?.data[i] || (body.skin.data[i] && (y >= neckRow || aside(x)));
+    out[i] = (body.occluder.data[i] && !arm) || body.hands?.data[i] ? 1 : 0;
   }
   return plane(w, h, out);
 }

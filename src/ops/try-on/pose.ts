@@ -129,6 +129,7 @@ export function applyLandmarks(body: BodyGeometry, person: Person, k: number, rg
     occluder,
     skin,
     hands: withLimbs(plane(body.width, body.height), body.silhouette, skin, L, sw, false),
+    limbs: withLimbs(plane(body.width, body.height), body.silhouette, skin, L, sw, true),
   };
 }
 

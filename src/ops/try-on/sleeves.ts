@@ -28,6 +28,12 @@ export interface Seg {
   s0: number;
 }
 
+/**
+ * Where the photo's own sleeve ends along an arm (arc length along `segs`, person pixels), when
+ * it is longer than the new sleeve's own length `own`; null to keep that length.
+ */
+export type OldSleeveEnd = (side: 'L' | 'R', segs: readonly Seg[], own: number) => number | null;
+
 /** The sleeve end's fade along the arm, in shoulder-joint widths. */
 const FEATHER = 0.06;
 
@@ -131,7 +137,15 @@ export function project(segs: Seg[], x: number, y: number, blend = 0, reach = In
  * torso fit's). Returns only the sleeves whose arm BlazePose saw (shoulder and elbow visible);
  * the caller keeps the torso warp's sleeve for the others.
  */
-export function warpSleevesOnArms(g: Garment, p: Person, scale: number, width: number, height: number, signal?: AbortSignal): ArmSleeve[] {
+export function warpSleevesOnArms(
+  g: Garment,
+  p: Person,
+  scale: number,
+  width: number,
+  height: number,
+  signal?: AbortSignal,
+  oldEnd?: OldSleeveEnd,
+): ArmSleeve[] {
   const lm = g.landmarks;
   const L = p.landmarks;
   const [a, b] = [L[POSE.leftShoulder]!, L[POSE.rightShoulder]!];
@@ -168,9 +182,13 @@ export function warpSleevesOnArms(g: Garment, p: Person, scale: number, width: n
       acc += len;
     }
     if (!segs.length) continue;
-    const sleeveLen = Math.min(gLen * scale, acc);
     // The sleeve's end fades out along the arm over this length (never a square cut).
     const feather = Math.max(1.5, FEATHER * Math.hypot(a.x - b.x, a.y - b.y));
+    // A short sleeve over a longer one in the photo reaches the old one's end and fades out
+    // past it, so the old sleeve does not show beyond the new (old-sleeve.ts).
+    const own = Math.min(gLen * scale, acc);
+    const old = own < acc && oldEnd ? oldEnd(side, segs, own) : null;
+    const sleeveLen = old !== null && old > own ? Math.min(acc, old + feather) : own;
     // The sleeve/body cut's fade, in garment pixels (half the box side).
     const seamR = Math.max(1, Math.round((SEAM_SPAN * Math.hypot(a.x - b.x, a.y - b.y)) / scale / 2));
     // Fabric half-width at the person's scale, for the bounding box.
