@@ -17,7 +17,9 @@ import { type WarpedLayer, warpGarment } from './warp.js';
  * narrower than the person it fills the side between torso and arm (cut to the person's
  * outline), which otherwise showed the old clothing. A torso turned from the camera
  * (BlazePose's depth) turns the garment with it: the front's centre line moves to the far side,
- * the far half is compressed and the far sleeve goes behind the body (turn.ts).
+ * the far half is compressed and the far sleeve goes behind the body (turn.ts). `oldSleeve`
+ * stretches a short sleeve to the end of a longer one in the photo (the pipeline passes
+ * old-sleeve.ts's; the bench's neckline figures do without, as sleeves do not move the opening).
  */
 export function layOnPose(
   garment: Garment,

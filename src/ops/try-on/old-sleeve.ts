@@ -18,8 +18,8 @@ const BARE = 0.5;
  * new sleeve keeps its own length then.
  *
  * A short sleeve laid over a longer one left the old sleeve's end showing past it (messi5.jpg:
- * the jersey's red sleeve and yellow cuff beyond the t-shirt's sleeve at the bent elbow, 0.17
- * shoulder widths longer), and the fill band stops at the forearm in front.
+ * the jersey's red sleeve and yellow cuff beyond the t-shirt's sleeve at the bent elbow, a
+ * quarter of a shoulder width longer), and the fill band stops at the forearm in front.
  */
 export function oldSleeveEnd(body: BodyGeometry, k: number, segs: readonly Seg[], from: number): number | null {
   const { width: w, height: h, skin, silhouette } = body;
