@@ -4,11 +4,9 @@
 // garment about half as bright, and a well-exposed photo must leave it at its own level.
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { getOperation } from '../../../src/ops/registry.js';
-import { renderTryOn, type TryOnLight } from '../../../src/ops/try-on/pipeline.js';
-import type { TryOnOptions } from '../../../src/ops/try-on/index.js';
-import { parseOptions } from '../../../src/ops/validate.js';
+import type { TryOnLight } from '../../../src/ops/try-on/pipeline.js';
 import { bufferInput, fixture } from '../../helpers.js';
+import { renderPair } from './render.js';
 
 const SLOW = 600_000;
 
@@ -18,13 +16,7 @@ async function rgbOf(src: string | Buffer) {
 }
 
 async function render(person: Buffer, garment: Buffer, light: TryOnLight) {
-  const options = parseOptions(getOperation('try-on')!, {}, 'field') as TryOnOptions;
-  const ctx = { signal: new AbortController().signal, onProgress() {}, warn() {}, tempPath: (e: string) => `/tmp/imgtool-exposure.${e}` };
-  const res = await renderTryOn(
-    { operation: 'try-on', inputs: { person: bufferInput('person.png', person), garment: bufferInput('garment.png', garment) }, options },
-    ctx as never,
-    light,
-  );
+  const res = await renderPair(bufferInput('person.png', person), bufferInput('garment.png', garment), light);
   return { img: await rgbOf(res.data as Buffer), meta: res.meta as { exposure: { white: number; gain: number } } };
 }
 

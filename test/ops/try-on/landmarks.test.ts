@@ -7,11 +7,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM bench helper without type declarations
 import { faceRegion, tryOnMeasures } from '../../../bench/lib/try-on-metrics.mjs';
 import { detectPeople, type Person } from '../../../src/engine/people.js';
-import { getOperation } from '../../../src/ops/registry.js';
-import { renderTryOn } from '../../../src/ops/try-on/pipeline.js';
-import type { TryOnOptions } from '../../../src/ops/try-on/index.js';
-import { parseOptions } from '../../../src/ops/validate.js';
 import { bufferInput, fileInput, fixture, runOp } from '../../helpers.js';
+import { renderPair, rgb } from './render.js';
 
 const PEOPLE = [
   'images/astronaut.png',
@@ -29,11 +26,6 @@ const SLOW = 900_000;
  * That measure is still reported and bounded here; quadOriginalFront, which leaves those
  * forearms and hands out, is held to the issue's 5% on every case. */
 const QUAD_ORIGINAL_EXCEPTIONS: Record<string, number> = { 'images/basketball1.png': 0.17 };
-
-async function rgb(src: string | Buffer) {
-  const { data, info } = await sharp(src).flatten({ background: '#ffffff' }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-  return { data, width: info.width, height: info.height };
-}
 
 /**
  * Share of the face's own pixels changed by more than 24 levels, judged from the landmarks alone
@@ -118,13 +110,7 @@ beforeAll(async () => {
       const meta = result.meta as Record<string, unknown> & { face: unknown; dressed_person: number };
       const subject = found[meta.dressed_person]!;
       const lms = subject.landmarks.map((l) => [l.x, l.y, l.visibility] as [number, number, number]);
-      const options = parseOptions(getOperation('try-on')!, {}, 'field') as TryOnOptions;
-      const ctx = { signal: new AbortController().signal, onProgress() {}, warn() {}, tempPath: (e: string) => `/tmp/imgtool-landmarks.${e}` };
-      const flatRes = await renderTryOn(
-        { operation: 'try-on', inputs: { person: fileInput(fixture(person)), garment: fileInput(fixture(garment)) }, options },
-        ctx as never,
-        'flat',
-      );
+      const flatRes = await renderPair(fileInput(fixture(person)), fileInput(fixture(garment)), 'flat');
       const flat = await rgb(flatRes.data as Buffer);
       cases.push({
         person,

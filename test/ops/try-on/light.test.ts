@@ -7,11 +7,9 @@ import { describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM bench helper without type declarations
 import { corr, lightMeasures, slope1 as slopeOf } from '../../../bench/lib/try-on-light.mjs';
 import { detectPeople, type Person } from '../../../src/engine/people.js';
-import { getOperation } from '../../../src/ops/registry.js';
-import { renderTryOn, type TryOnLight } from '../../../src/ops/try-on/pipeline.js';
-import type { TryOnOptions } from '../../../src/ops/try-on/index.js';
-import { parseOptions } from '../../../src/ops/validate.js';
+import type { TryOnLight } from '../../../src/ops/try-on/pipeline.js';
 import { bufferInput, fixture } from '../../helpers.js';
+import { renderPair } from './render.js';
 
 const SLOW = 600_000;
 
@@ -36,13 +34,7 @@ async function render(
   garment: Buffer,
   light: TryOnLight,
 ): Promise<{ img: Rgb; meta: Record<string, unknown> & { dressed_person: number; region: unknown } }> {
-  const options = parseOptions(getOperation('try-on')!, {}, 'field') as TryOnOptions;
-  const ctx = { signal: new AbortController().signal, onProgress() {}, warn() {}, tempPath: (e: string) => `/tmp/imgtool-light.${e}` };
-  const res = await renderTryOn(
-    { operation: 'try-on', inputs: { person: bufferInput('person.png', person), garment: bufferInput('garment.png', garment) }, options },
-    ctx as never,
-    light,
-  );
+  const res = await renderPair(bufferInput('person.png', person), bufferInput('garment.png', garment), light);
   return { img: await rgbOf(res.data as Buffer), meta: res.meta as Record<string, unknown> & { dressed_person: number; region: unknown } };
 }
 

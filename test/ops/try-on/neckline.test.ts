@@ -3,26 +3,18 @@
 // under the chin. grace_hopper.jpg's neck reaches down into the warped opening; there the photo
 // shows through, and only there (the rest of the opening, her white shirt collar and jacket,
 // stays covered by the inner back).
-import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM bench helper without type declarations
 import { neckShownIn } from '../../../bench/lib/try-on-neckline.mjs';
 import { detectPeople, type Person } from '../../../src/engine/people.js';
 import { decodeImage } from '../../../src/media/image.js';
-import { getOperation } from '../../../src/ops/registry.js';
 import { prepareGarment } from '../../../src/ops/try-on/garment.js';
-import { type TryOnOptions, tryOn } from '../../../src/ops/try-on/index.js';
+import { tryOn } from '../../../src/ops/try-on/index.js';
 import { layOnPose } from '../../../src/ops/try-on/layout.js';
-import { renderTryOn } from '../../../src/ops/try-on/pipeline.js';
-import { parseOptions } from '../../../src/ops/validate.js';
 import { fileInput, fixture } from '../../helpers.js';
+import { renderPair, rgb } from './render.js';
 
 const SLOW = 300_000;
-
-async function rgb(src: string | Buffer) {
-  const { data, info } = await sharp(src).flatten({ background: '#ffffff' }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-  return { data, width: info.width, height: info.height };
-}
 
 /**
  * 0/1 over the person image: the garment's opening warped and turned as try-on draws it, or with
@@ -53,13 +45,7 @@ describe('neckline opening, worn', () => {
       garment = 'cutouts/tshirt.png';
     const ref = await rgb(fixture(person));
     const found = (await detectPeople({ data: new Uint8Array(ref.data), width: ref.width, height: ref.height, channels: 3 })) as Person[];
-    const options = parseOptions(getOperation('try-on')!, {}, 'field') as TryOnOptions;
-    const ctx = { signal: new AbortController().signal, onProgress() {}, warn() {}, tempPath: (e: string) => `/tmp/imgtool-neckline.${e}` };
-    const res = await renderTryOn(
-      { operation: 'try-on', inputs: { person: fileInput(fixture(person)), garment: fileInput(fixture(garment)) }, options },
-      ctx as never,
-      'flat',
-    );
+    const res = await renderPair(fileInput(fixture(person)), fileInput(fixture(garment)), 'flat');
     const out = await rgb(res.data as Buffer);
     const subject = found[(res.meta as { dressed_person: number }).dressed_person]!;
     const opening = await warpedOpening(garment, subject, ref.width, ref.height);

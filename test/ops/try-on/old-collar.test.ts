@@ -3,20 +3,11 @@
 // the colour skin rule passes the collar's yellow-orange trim: both stayed in front of the new
 // garment, red and yellow round the chin. head.ts trims the old clothing out of the head shape
 // (clothing-colour.ts), skin.ts keeps only the face's own skin colour beside it.
-import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { getOperation } from '../../../src/ops/registry.js';
-import type { TryOnOptions } from '../../../src/ops/try-on/index.js';
-import { renderTryOn } from '../../../src/ops/try-on/pipeline.js';
-import { parseOptions } from '../../../src/ops/validate.js';
 import { fileInput, fixture } from '../../helpers.js';
+import { renderPair, rgb } from './render.js';
 
 const SLOW = 300_000;
-
-async function rgb(src: string | Buffer) {
-  const { data, info } = await sharp(src).flatten({ background: '#ffffff' }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-  return { data, width: info.width, height: info.height };
-}
 
 /**
  * Around the head (from the eyes' row to 1.2 eye-mouth distances below the mouth, the face
@@ -57,14 +48,8 @@ describe('old collar beside a bent head', () => {
   it('covers messi5.jpg jersey collar and shoulder tops beside his jaw with the t-shirt and the coat', { timeout: SLOW }, async () => {
     const person = 'images/messi5.jpg';
     const ref = await rgb(fixture(person));
-    const options = parseOptions(getOperation('try-on')!, {}, 'field') as TryOnOptions;
-    const ctx = { signal: new AbortController().signal, onProgress() {}, warn() {}, tempPath: (e: string) => `/tmp/imgtool-old-collar.${e}` };
     for (const garment of ['cutouts/tshirt.png', 'cutouts/coat.png']) {
-      const res = await renderTryOn(
-        { operation: 'try-on', inputs: { person: fileInput(fixture(person)), garment: fileInput(fixture(garment)) }, options },
-        ctx as never,
-        'flat',
-      );
+      const res = await renderPair(fileInput(fixture(person)), fileInput(fixture(garment)), 'flat');
       const out = await rgb(res.data as Buffer);
       const { n, left } = jerseyLeft(ref, out, (res.meta as { landmarks: Array<[number, number, number]> }).landmarks);
       // Measured (626 jersey pixels): the t-shirt 0.29 before (the red collar, its yellow trim and

@@ -4,31 +4,16 @@
 // along the arm and the new sleeve reaches it. And a long sleeve laid along his bare forearm had
 // a hole at the elbow's crease: the forearm capsule held the photo's shadow there and stayed in
 // front of the sleeve (pipeline.ts sleeveOccluder).
-import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { getOperation } from '../../../src/ops/registry.js';
-import type { TryOnOptions } from '../../../src/ops/try-on/index.js';
-import { renderTryOn } from '../../../src/ops/try-on/pipeline.js';
-import { parseOptions } from '../../../src/ops/validate.js';
 import { fileInput, fixture } from '../../helpers.js';
+import { renderPair, rgb } from './render.js';
 
 const SLOW = 300_000;
-
-async function rgb(src: string | Buffer) {
-  const { data, info } = await sharp(src).flatten({ background: '#ffffff' }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-  return { data, width: info.width, height: info.height };
-}
 
 type Landmarks = Array<[number, number, number]>;
 
 async function render(garment: string) {
-  const options = parseOptions(getOperation('try-on')!, {}, 'field') as TryOnOptions;
-  const ctx = { signal: new AbortController().signal, onProgress() {}, warn() {}, tempPath: (e: string) => `/tmp/imgtool-old-sleeve.${e}` };
-  const res = await renderTryOn(
-    { operation: 'try-on', inputs: { person: fileInput(fixture('images/messi5.jpg')), garment: fileInput(fixture(garment)) }, options },
-    ctx as never,
-    'flat',
-  );
+  const res = await renderPair(fileInput(fixture('images/messi5.jpg')), fileInput(fixture(garment)), 'flat');
   return { out: await rgb(res.data as Buffer), L: (res.meta as { landmarks: Landmarks }).landmarks };
 }
 
