@@ -202,6 +202,25 @@ export function coverage(ref, out, inv, width, height) {
  * is the partial share of them (1: anti-aliased all round, 0: stair-stepped). Pixels with no
  * reading (coverage NaN) are left out. Also `edgePx`, the number of edge pixels.
  */
+/**
+ * The garment outside the person mask: of the pixels where the unlit render of the garment and
+ * that of its colour complement differ by more than 24 levels (the garment shows there, whatever
+ * else the render changed), the share outside the mask (< 128). Unlike outsideMask (every changed
+ * pixel) it does not count the backdrop put back where the photo's old clothing lay outside the
+ * mask (sleeve-remnants.ts, edge-backdrop.ts), which is the same in both renders.
+ */
+export function garmentOutside(out, inv, mask, width, height) {
+  let shown = 0,
+    outside = 0;
+  for (let p = 0; p < width * height; p++) {
+    const d = Math.max(Math.abs(out[p * 3] - inv[p * 3]), Math.abs(out[p * 3 + 1] - inv[p * 3 + 1]), Math.abs(out[p * 3 + 2] - inv[p * 3 + 2]));
+    if (d <= 24) continue;
+    shown++;
+    if (mask[p] < 128) outside++;
+  }
+  return shown ? outside / shown : 0;
+}
+
 export function outlineSoftness(ref, out, inv, width, height) {
   const a = coverage(ref, out, inv, width, height);
   let partial = 0,

@@ -4,6 +4,10 @@ import { detectPeople, POSE, type Person, torsoTurn } from '../../engine/people.
 import { decodeImage, encodeImage, encodeOptionsFor, type DecodedImage } from '../../media/image.js';
 import type { LoadedInput, Pipeline } from '../define.js';
 import { cutoutSubject } from '../../vision/cutout/cutout.js';
+import { bareArms, paintBareArms } from './bare-arms.js';
+import { backdropAtEdge } from './edge-backdrop.js';
+import { shortSleeves } from './short-sleeves.js';
+import { fillRemnants, sleeveRemnants } from './sleeve-remnants.js';
 import { analyseBody, type BodyGeometry } from './body.js';
 import { fitGarment } from './fit.js';
 import { applyLandmarks, armsInFront, upperArms } from './pose.js';
@@ -167,6 +171,7 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
   const outlineMask = outlineMatte(plane(person.width, person.height, subject.mask), guide, maskR);
   const outline = personEdge(outlineMask.data, person.width, person.height);
   const inPerson = garment.kind === 'full' ? skirtClip(outline, subject, person.width, person.height) : outline;
+  const sleeveless = garment.kind === 'full' && !garment.landmarks.sleeveL && !garment.landmarks.sleeveR && shouldersSeen;
   const [shade, occCapsule, occSleeveCapsule] = await Promise.all([
     light === 'scene'
       ? sceneShading(workRgb, body, shadeExclude(body, forearms)).then((p) => shadingAt(p, person.width, person.height))
@@ -174,7 +179,7 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
     // A dress without sleeves leaves the arms bare, in front of it where they hang down. (Tops
     // are not judged by their sleeve landmarks: the coat fixture's sleeves hang against its
     // body and are not found as sleeves.)
-    garment.kind === 'full' && !garment.landmarks.sleeveL && !garment.landmarks.sleeveR && shouldersSeen
+    sleeveless
       ? Promise.all([softMask(body.occluder, person.width, person.height), featherFull(armsInFront(subject, person.width, person.height))]).then(([a, b]) =>
           plane(
             a.width,
@@ -213,6 +218,15 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
 
   progress(0.9, 'composite');
   const out = baseImage(person, cut);
+  // The photo's short sleeves: what of them lies outside the person's outline is covered by the
+  // background beside it (sleeve-remnants.ts); under a sleeveless dress the sleeves become the
+  // arms' bare skin (bare-arms.ts).
+  const short = shortSleeves(person.data, person.channels, body, subject, k, inPerson, person.width, person.height);
+  const remnants = sleeveRemnants(person.data, person.channels, body, short, k, inPerson, person.width, person.height);
+  if (remnants) fillRemnants(out, remnants, inPerson, body.shoulderW * k, person.width, person.height);
+  if (sleeveless) paintBareArms(out, bareArms(person.data, person.channels, body, short, k, shade, inPerson, person.width, person.height), shade);
+  // What the garment is drawn over, for its outer edge (edge-backdrop.ts).
+  const under = out.slice();
   // The garment's drawn alpha, for the band it does not reach (fill-band.ts).
   const cover = new Float32Array(person.width * person.height);
   // The neck shown through the opening (0..1), kept free of the band fill below.
@@ -314,6 +328,8 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
         y0 = Math.min(ry0, band.y0);
       region = { x: x0, y: y0, width: Math.max(rx1, band.x1) - x0 + 1, height: Math.max(ry1, band.y1) - y0 + 1 };
     }
+    // The garment's outer edge over the backdrop, not over the old clothing's edge.
+    backdropAtEdge(out, under, cover, inPerson, body.shoulderW * k, person.width, person.height, region);
   }
   if (!region) ctx.warn(`${garmentIn.name}: the fitted garment falls outside the person image; the output shows the person unchanged`);
 

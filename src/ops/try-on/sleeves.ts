@@ -29,6 +29,25 @@ export interface Seg {
 }
 
 /**
+ * A person's arm as a polyline, full-size pixels: shoulder -> elbow, then -> wrist where the wrist
+ * is seen (visibility above 0.3) and in the frame; segments under a pixel are skipped. `total` is
+ * its arc length.
+ */
+export function armPolyline(S: Point, E: Point, W: Point & { visibility: number }, width: number, height: number): { segs: Seg[]; total: number } {
+  const pts: Point[] = [S, E];
+  if (W.visibility > 0.3 && W.x >= 0 && W.y >= 0 && W.x < width && W.y < height) pts.push(W);
+  const segs: Seg[] = [];
+  let total = 0;
+  for (let k = 0; k + 1 < pts.length; k++) {
+    const len = Math.hypot(pts[k + 1]!.x - pts[k]!.x, pts[k + 1]!.y - pts[k]!.y);
+    if (len < 1) continue;
+    segs.push({ a: pts[k]!, b: pts[k + 1]!, len, s0: total });
+    total += len;
+  }
+  return { segs, total };
+}
+
+/**
  * Where the photo's own sleeve ends along an arm (arc length along `segs`, person pixels), when
  * it is longer than the new sleeve's own length `own`; null to keep that length.
  */
@@ -170,17 +189,8 @@ export function warpSleevesOnArms(
     if (gLen < 2) continue;
     const gDir = { x: (gEnd.x - gRoot.x) / gLen, y: (gEnd.y - gRoot.y) / gLen };
     const gNorm = { x: -gDir.y, y: gDir.x };
-    // Person arm polyline, cut at the sleeve's length; the wrist only counts when seen.
-    const pts: Point[] = [S!, E!];
-    if (W!.visibility > 0.3 && W!.x >= 0 && W!.y >= 0 && W!.x < width && W!.y < height) pts.push(W!);
-    const segs: Seg[] = [];
-    let acc = 0;
-    for (let k = 0; k + 1 < pts.length; k++) {
-      const len = Math.hypot(pts[k + 1]!.x - pts[k]!.x, pts[k + 1]!.y - pts[k]!.y);
-      if (len < 1) continue;
-      segs.push({ a: pts[k]!, b: pts[k + 1]!, len, s0: acc });
-      acc += len;
-    }
+    // Person arm polyline, cut at the sleeve's length below.
+    const { segs, total: acc } = armPolyline(S!, E!, W!, width, height);
     if (!segs.length) continue;
     // The sleeve's end fades out along the arm over this length (never a square cut).
     const feather = Math.max(1.5, FEATHER * Math.hypot(a.x - b.x, a.y - b.y));

@@ -6,7 +6,7 @@
 // front of the sleeve (pipeline.ts sleeveOccluder).
 import { describe, expect, it } from 'vitest';
 import { fileInput, fixture } from '../../helpers.js';
-import { renderPair, rgb } from './render.js';
+import { countNear, jersey, renderPair, rgb } from './render.js';
 
 const SLOW = 300_000;
 
@@ -15,30 +15,6 @@ type Landmarks = Array<[number, number, number]>;
 async function render(garment: string) {
   const res = await renderPair(fileInput(fixture('images/messi5.jpg')), fileInput(fixture(garment)), 'flat');
   return { out: await rgb(res.data as Buffer), L: (res.meta as { landmarks: Landmarks }).landmarks };
-}
-
-/** The Barcelona jersey's colours (red, yellow, blue), never his skin or hair, nor the t-shirt's green. */
-function jersey(r: number, g: number, b: number): boolean {
-  return (r > g + 80 && r > b + 40) || (r > 150 && g > 120 && b < Math.min(r, g) - 60) || (b > r + 30 && b > g + 30);
-}
-
-/** Pixels of `img` within `r` of (cx, cy) that pass `pick`. */
-function countNear(
-  img: { data: Buffer; width: number; height: number },
-  cx: number,
-  cy: number,
-  r: number,
-  pick: (r: number, g: number, b: number) => boolean,
-): number {
-  let n = 0;
-  for (let y = Math.max(0, Math.floor(cy - r)); y <= Math.min(img.height - 1, Math.ceil(cy + r)); y++) {
-    for (let x = Math.max(0, Math.floor(cx - r)); x <= Math.min(img.width - 1, Math.ceil(cx + r)); x++) {
-      if (Math.hypot(x - cx, y - cy) > r) continue;
-      const i = (y * img.width + x) * 3;
-      if (pick(img.data[i]!, img.data[i + 1]!, img.data[i + 2]!)) n++;
-    }
-  }
-  return n;
 }
 
 describe('old sleeves at the elbow', () => {

@@ -19,3 +19,27 @@ export async function rgb(src: string | Buffer) {
   const { data, info } = await sharp(src).flatten({ background: '#ffffff' }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
   return { data, width: info.width, height: info.height };
 }
+
+/** The Barcelona jersey's colours (red, yellow, blue), never his skin or hair, nor the t-shirt's green. */
+export function jersey(r: number, g: number, b: number): boolean {
+  return (r > g + 80 && r > b + 40) || (r > 150 && g > 120 && b < Math.min(r, g) - 60) || (b > r + 30 && b > g + 30);
+}
+
+/** Pixels of `img` within `r` of (cx, cy) that pass `pick` (given the RGB and the pixel's offset in `img.data`). */
+export function countNear(
+  img: { data: Buffer; width: number; height: number },
+  cx: number,
+  cy: number,
+  r: number,
+  pick: (r: number, g: number, b: number, i: number) => boolean,
+): number {
+  let n = 0;
+  for (let y = Math.max(0, Math.floor(cy - r)); y <= Math.min(img.height - 1, Math.ceil(cy + r)); y++) {
+    for (let x = Math.max(0, Math.floor(cx - r)); x <= Math.min(img.width - 1, Math.ceil(cx + r)); x++) {
+      if (Math.hypot(x - cx, y - cy) > r) continue;
+      const i = (y * img.width + x) * 3;
+      if (pick(img.data[i]!, img.data[i + 1]!, img.data[i + 2]!, i)) n++;
+    }
+  }
+  return n;
+}
