@@ -218,6 +218,8 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
 
   progress(0.9, 'composite');
   const out = baseImage(person, cut);
+  // The untouched base, for meta.region (every pixel written).
+  const untouched = out.slice();
   // The photo's short sleeves: what of them lies outside the person's outline is covered by the
   // background beside it (sleeve-remnants.ts); under a sleeveless dress the sleeves become the
   // arms' bare skin (bare-arms.ts).
@@ -330,6 +332,8 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
     }
     // The garment's outer edge over the backdrop, not over the old clothing's edge.
     backdropAtEdge(out, under, cover, inPerson, body.shoulderW * k, person.width, person.height, region);
+    // The backdrop put back outside the outline and the bare arms lie outside the garment's box.
+    region = changedBox(out, untouched, person.width, person.height, region);
   }
   if (!region) ctx.warn(`${garmentIn.name}: the fitted garment falls outside the person image; the output shows the person unchanged`);
 
@@ -608,6 +612,24 @@ async function softMask(p: Plane, width: number, height: number): Promise<Plane>
   for (let i = 0; i < bytes.length; i++) bytes[i] = p.data[i] ? 255 : 0;
   const up = await resizePlane(plane(p.width, p.height, bytes), width, height);
   return blurPlane(up, Math.max(0.5, width / 1500));
+}
+
+/** `box` grown to take in every pixel where `out` differs from `before` (RGB, full size). */
+function changedBox(out: Uint8Array, before: Uint8Array, width: number, height: number, box: { x: number; y: number; width: number; height: number }) {
+  let x0 = box.x,
+    y0 = box.y,
+    x1 = box.x + box.width - 1,
+    y1 = box.y + box.height - 1;
+  for (let i = 0; i < width * height; i++) {
+    if (out[i * 3] === before[i * 3] && out[i * 3 + 1] === before[i * 3 + 1] && out[i * 3 + 2] === before[i * 3 + 2]) continue;
+    const x = i % width,
+      y = (i - x) / width;
+    if (x < x0) x0 = x;
+    if (x > x1) x1 = x;
+    if (y < y0) y0 = y;
+    if (y > y1) y1 = y;
+  }
+  return { x: x0, y: y0, width: x1 - x0 + 1, height: y1 - y0 + 1 };
 }
 
 /** The untouched person (flattened on white if it had alpha), or the cut-out on white. */

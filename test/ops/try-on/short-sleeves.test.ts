@@ -15,7 +15,8 @@ type Landmarks = Array<[number, number, number]>;
 
 async function render(person: string, garment = 'cutouts/dress.png') {
   const res = await renderPair(fileInput(fixture(person)), fileInput(fixture(garment)), 'scene');
-  return { out: await rgb(res.data as Buffer), L: (res.meta as { landmarks: Landmarks }).landmarks };
+  const meta = res.meta as { landmarks: Landmarks; region: { x: number; y: number; width: number; height: number } };
+  return { out: await rgb(res.data as Buffer), L: meta.landmarks, region: meta.region };
 }
 
 /** Along each upper arm (shoulder -> elbow, 0.4 to 0.9 of the way), discs of 0.08 shoulder widths: pixels passing `pick` in `img`. */
@@ -73,7 +74,7 @@ describe('the old sleeve outside the person mask', () => {
   for (const garment of ['tshirt', 'dress']) {
     it(`messi5.jpg hanging cuff does not show below the ${garment}'s sleeve`, { timeout: SLOW }, async () => {
       const ref = await rgb(fixture('images/messi5.jpg'));
-      const { out, L } = await render('images/messi5.jpg', `cutouts/${garment}.png`);
+      const { out, L, region } = await render('images/messi5.jpg', `cutouts/${garment}.png`);
       const sw = Math.hypot(L[11]![0] - L[12]![0], L[11]![1] - L[12]![1]);
       // The image-left arm's elbow (his left, landmark 14): the cuff and the loop below it.
       const e = L[12]![0] < L[11]![0] ? L[14]! : L[13]!;
@@ -90,6 +91,16 @@ describe('the old sleeve outside the person mask', () => {
       // and 1 (dress) after.
       expect(inPhoto).toBeGreaterThan(30);
       expect(shown / inPhoto).toBeLessThan(0.1);
+      // meta.region takes in every pixel written, the backdrop put back over the cuff included.
+      const box = region;
+      const written = countNear(ref, e[0], e[1], 0.35 * sw, (r, g, b, i) => {
+        const p = i / 3,
+          x = p % ref.width,
+          y = (p - x) / ref.width;
+        const changed = Math.max(Math.abs(out.data[i]! - r), Math.abs(out.data[i + 1]! - g), Math.abs(out.data[i + 2]! - b)) > 40;
+        return changed && (x < box.x || y < box.y || x >= box.x + box.width || y >= box.y + box.height);
+      });
+      expect(written).toBe(0);
     });
   }
 });
