@@ -35,9 +35,16 @@ describe('backdropAtEdge', () => {
     // Shoulders 100 px apart: the edge reaches 2 px (the least).
     backdropAtEdge(s.out, s.base, s.cover, s.inPerson, 100, s.w, s.h, { x: 0, y: 0, width: 40, height: 60 });
     // Just outside: the backdrop, not the jersey.
-    for (const x of [40, 41]) expect(s.at(x).every((v, c) => Math.abs(v - BACKDROP[c]!) <= 4), `x=${x}: ${s.at(x)}`).toBe(true);
+    for (const x of [40, 41])
+      expect(
+        s.at(x).every((v, c) => Math.abs(v - BACKDROP[c]!) <= 4),
+        `x=${x}: ${s.at(x)}`,
+      ).toBe(true);
     // The half-covered edge: garment and backdrop, half each.
-    expect(s.at(39).every((v, c) => Math.abs(v - (GARMENT[c]! + BACKDROP[c]!) / 2) <= 4), `${s.at(39)}`).toBe(true);
+    expect(
+      s.at(39).every((v, c) => Math.abs(v - (GARMENT[c]! + BACKDROP[c]!) / 2) <= 4),
+      `${s.at(39)}`,
+    ).toBe(true);
     // Inside and further out: unchanged.
     expect(s.at(20)).toEqual([...GARMENT]);
     expect(s.at(60)).toEqual([...BACKDROP]);
@@ -51,6 +58,9 @@ describe('backdropAtEdge', () => {
     const s = scene(TWIG);
     backdropAtEdge(s.out, s.base, s.cover, s.inPerson, 100, s.w, s.h, { x: 0, y: 0, width: 40, height: 60 });
     expect(s.at(41)).toEqual([...TWIG]);
-    expect(s.at(40).every((v, c) => Math.abs(v - BACKDROP[c]!) <= 12), `${s.at(40)}`).toBe(true);
+    expect(
+      s.at(40).every((v, c) => Math.abs(v - BACKDROP[c]!) <= 12),
+      `${s.at(40)}`,
+    ).toBe(true);
   });
 });
