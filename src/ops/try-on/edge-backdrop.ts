@@ -1,4 +1,4 @@
-import { maskedGaussianBlur } from '../../media/filters.js';
+import { maskedBlurRgb, morph, plane } from './raster.js';
 
 /** The garment's outer edge reaches this far (shoulder widths, at least 2 px) into the pixels that mix the old clothing with the backdrop: about one pixel of BlazePose's 256-pixel mask, whose edge lies that far off the photo's (at 0.025 the correction laid patches over grace_hopper.jpg's flag, where the mask takes in backdrop). */
 const EDGE_REACH = 0.01;
@@ -52,31 +52,10 @@ export function backdropAtEdge(
     h = y1 - y0 + 1;
   if (w < 2 || h < 2) return;
   const at = (j: number) => (Math.floor(j / w) + y0) * width + (j % w) + x0;
-  // Distance to the drawn garment (chessboard), up to reach + 1: two passes of a running minimum.
-  const near = new Uint8Array(w * h);
-  const far = reach + 1;
-  const d = new Uint8Array(w * h).fill(far);
-  for (let j = 0; j < w * h; j++) if (cover[at(j)]! >= 0.5) d[j] = 0;
-  for (let pass = 0; pass < reach; pass++) {
-    const prev = d.slice();
-    for (let y = 0; y < h; y++) {
-      for (let x = 0; x < w; x++) {
-        const j = y * w + x;
-        if (prev[j] === 0) continue;
-        let m = prev[j]!;
-        for (let dy = -1; dy <= 1; dy++) {
-          const yy = y + dy;
-          if (yy < 0 || yy >= h) continue;
-          for (let dx = -1; dx <= 1; dx++) {
-            const xx = x + dx;
-            if (xx >= 0 && xx < w) m = Math.min(m, prev[yy * w + xx]! + 1);
-          }
-        }
-        d[j] = m;
-      }
-    }
-  }
-  for (let j = 0; j < w * h; j++) near[j] = d[j]! <= reach ? 1 : 0;
+  // Within `reach` of the drawn garment (chessboard distance).
+  const drawn = new Uint8Array(w * h);
+  for (let j = 0; j < w * h; j++) if (cover[at(j)]! >= 0.5) drawn[j] = 1;
+  const near = morph(plane(w, h, drawn), reach).data;
   // The backdrop: outside the outline, beyond the reach. The old clothing: inside the outline
   // under the garment, near the edge.
   const bgWeight = new Float32Array(w * h),
@@ -89,14 +68,8 @@ export function backdropAtEdge(
     if (near[j] && inPerson[i]! < 1 && cover[i]! < 1) any = true;
   }
   if (!any) return;
-  const blurred = (weight: Float32Array, sig: number, minWeight: number) =>
-    [0, 1, 2].map((c) => {
-      const v = new Float32Array(w * h);
-      for (let j = 0; j < w * h; j++) v[j] = base[at(j) * 3 + c]!;
-      return maskedGaussianBlur(v, weight, w, h, sig, minWeight);
-    });
-  const bg = blurred(bgWeight, sigma, 1e-3);
-  const fg = blurred(fgWeight, reach, CLOTHING_NEAR);
+  const bg = maskedBlurRgb(base, width, x0, y0, w, h, bgWeight, sigma);
+  const fg = maskedBlurRgb(base, width, x0, y0, w, h, fgWeight, reach, CLOTHING_NEAR);
   for (let j = 0; j < w * h; j++) {
     if (!near[j]) continue;
     const i = at(j);

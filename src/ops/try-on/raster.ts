@@ -1,3 +1,4 @@
+import { maskedGaussianBlur } from '../../media/filters.js';
 import sharp from 'sharp';
 
 /** A single-channel 8-bit plane (masks, luminance), row-major. */
@@ -270,4 +271,27 @@ export function bbox(mask: Plane): { x0: number; y0: number; x1: number; y1: num
     }
   }
   return x1 < 0 ? null : { x0, y0, x1, y1 };
+}
+
+/**
+ * The normalised Gaussian (media/filters.ts maskedGaussianBlur) of each channel of an RGB image's
+ * box (x0, y0, w by h, inside an image `width` wide), weighted by `weight` (w * h, 0..1); NaN where
+ * no weight lies near enough.
+ */
+export function maskedBlurRgb(
+  rgb: Uint8Array,
+  width: number,
+  x0: number,
+  y0: number,
+  w: number,
+  h: number,
+  weight: Float32Array,
+  sigma: number,
+  minWeight = 1e-3,
+): Float32Array[] {
+  return [0, 1, 2].map((c) => {
+    const v = new Float32Array(w * h);
+    for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) v[y * w + x] = rgb[((y + y0) * width + x + x0) * 3 + c]!;
+    return maskedGaussianBlur(v, weight, w, h, sigma, minWeight);
+  });
 }

@@ -1,5 +1,5 @@
-import { maskedGaussianBlur } from '../../media/filters.js';
 import type { BodyGeometry } from './body.js';
+import { maskedBlurRgb, morph, plane } from './raster.js';
 import { ARM_HALF, along, armBox, chroma, type ShortSleeve } from './short-sleeves.js';
 
 /** The zone searched around the arm's bone line, in shoulder widths: out to here either side, */
@@ -157,38 +157,16 @@ export function fillRemnants(out: Uint8Array, found: Uint8Array, inPerson: Float
     h = by1 - by0 + 1;
   const at = (x: number, y: number) => (y + by0) * width + x + bx0;
   // The remnants grown by a pixel: the fill's reach, and what the background may not be taken from.
-  const grown = new Float32Array(w * h);
-  for (let y = 0; y < h; y++) {
-    for (let x = 0; x < w; x++) {
-      let hit = 0;
-      for (let dy = -1; dy <= 1 && !hit; dy++) {
-        for (let dx = -1; dx <= 1; dx++) {
-          const xx = x + dx,
-            yy = y + dy;
-          if (xx >= 0 && yy >= 0 && xx < w && yy < h && found[at(xx, yy)]) {
-            hit = 1;
-            break;
-          }
-        }
-      }
-      grown[y * w + x] = hit;
-    }
-  }
+  const inBox = new Uint8Array(w * h);
+  for (let i = 0; i < w * h; i++) inBox[i] = found[at(i % w, Math.floor(i / w))]!;
+  const grown = morph(plane(w, h, inBox), 1).data;
   const weight = new Float32Array(w * h);
   for (let i = 0; i < w * h; i++) {
     const x = i % w,
       y = (i - x) / w;
     weight[i] = !grown[i] && inPerson[at(x, y)]! <= 0.05 ? 1 : 0;
   }
-  const fills = [0, 1, 2].map((c) => {
-    const v = new Float32Array(w * h);
-    for (let i = 0; i < w * h; i++) {
-      const x = i % w,
-        y = (i - x) / w;
-      v[i] = out[at(x, y) * 3 + c]!;
-    }
-    return maskedGaussianBlur(v, weight, w, h, sigma);
-  });
+  const fills = maskedBlurRgb(out, width, bx0, by0, w, h, weight, sigma);
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
       // Softened: the grown remnants' 3x3 mean, outside the outline only.
