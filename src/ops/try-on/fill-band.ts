@@ -61,7 +61,7 @@ export function fillBand(
   const sigma = reach / 2;
   const den = gaussianBlur(m, w, h, sigma);
   const num = col.map((p) => gaussianBlur(p, w, h, sigma));
-  const gap = pocket >= 1 ? pocketGap(m, ok, cover, x0, y0, width, w, h, far) : null;
+  const gap = pocket >= 1 ? pocketGap(m, ok, cover, x0, y0, width, height, w, h, far) : null;
   // Each pixel's pocket strength, smoothed (sigma reach / 4): the rays' ends are ragged, and
   // the pocket's edge drew jagged tips up a suit's collar ring.
   let inPocket: Float32Array | null = null;
@@ -132,13 +132,28 @@ const FAN = [0, 25, -25].map((deg) => ({ c: Math.cos((deg * Math.PI) / 180), s: 
  * far on, straight away from the garment (along the gradient of that distance), the nearest
  * stop lies (an uncovered pixel the band may not fill, allow < 0.5). Infinity where no stop
  * lies within `far` of the garment that way: a stop beside the pixel does not close a pocket
- * (the strip of a hand between a forearm kept in front and the background is not one).
+ * (the strip of a hand between a forearm kept in front and the background is not one). The
+ * picture's border is a stop.
  */
-function pocketGap(m: Float32Array, ok: Float32Array, cover: Float32Array, x0: number, y0: number, width: number, w: number, h: number, far: number) {
+function pocketGap(
+  m: Float32Array,
+  ok: Float32Array,
+  cover: Float32Array,
+  x0: number,
+  y0: number,
+  width: number,
+  height: number,
+  w: number,
+  h: number,
+  far: number,
+) {
   const stopAt = (xi: number, yi: number) => ok[yi * w + xi]! < 0.5 && cover[(yi + y0) * width + xi + x0]! < 0.5;
   const stop = (x: number, y: number) => {
     const xi = Math.round(x),
       yi = Math.round(y);
+    // The picture's own border stops the band as the outline does: the person goes on beyond
+    // it (a jersey's dark sleeve left between a coat and the frame was faded, not filled).
+    if (xi + x0 < 0 || yi + y0 < 0 || xi + x0 >= width || yi + y0 >= height) return true;
     return xi >= 0 && yi >= 0 && xi < w && yi < h && stopAt(xi, yi);
   };
   // Measured around the stops, not through them: a speck the occluder leaves open inside the
@@ -155,8 +170,8 @@ function pocketGap(m: Float32Array, ok: Float32Array, cover: Float32Array, x0: n
   chamfer(dg, w, h, barrier);
   chamfer(dg, w, h, barrier);
   const gap = new Float32Array(w * h).fill(Infinity);
-  for (let y = 1; y < h - 1; y++) {
-    for (let x = 1; x < w - 1; x++) {
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
       const j = y * w + x;
       const d = dg[j]!;
       if (!(d > 0 && d <= far)) continue;
@@ -164,10 +179,11 @@ function pocketGap(m: Float32Array, ok: Float32Array, cover: Float32Array, x0: n
         gap[j] = d;
         continue;
       }
-      // A stop beside the pixel counts as further from the garment (its distance is not measured).
+      // A stop beside the pixel counts as further from the garment (its distance is not
+      // measured); at the window's edge the difference is one-sided.
       const at = (k: number) => (Number.isFinite(dg[k]!) ? dg[k]! : d + 1);
-      const gx = at(j + 1) - at(j - 1),
-        gy = at(j + w) - at(j - w);
+      const gx = (x < w - 1 ? at(j + 1) : d) - (x > 0 ? at(j - 1) : d),
+        gy = (y < h - 1 ? at(j + w) : d) - (y > 0 ? at(j - w) : d);
       const len = Math.hypot(gx, gy);
       if (!Number.isFinite(len) || len < 1e-6) continue;
       // Three rays (the gradient and 25 degrees either side of it): a chamfer gradient is coarse.

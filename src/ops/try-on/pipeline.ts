@@ -237,6 +237,11 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
     ry0 = Infinity,
     rx1 = -1,
     ry1 = -1;
+  // The row (person space) above which the garment's top lies behind the neck wherever the
+  // neck shows: the deepest start of the neckline opening. Columns beside the opening and the
+  // sleeves' shoulder caps reach the neck too (a coat's shoulders and sleeve caps crossed
+  // grace_hopper.jpg's neck under the chin as thin lines of coat colour).
+  const neckBack = layer && neck ? backOfNeck(layer) : -1;
   const draw = (l: WarpedLayer, behind = false) => {
     // Each pixel's drawn alpha first, so the pieces the outline and occluders cut off can be
     // dropped before anything is drawn (fragments.ts).
@@ -257,6 +262,12 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
         const t = l.opening && neck ? (behindNeck && y < behindNeck[x]! ? 1 : l.opening[li]! / 255) : 0;
         // No opening: the neck's skin stays in front of the garment's top.
         if (neckSkin) o = Math.max(o, neckSkin.data[pi]!);
+        if (neck && py < neckBack && !(behindNeck && behindNeck[x]! >= 0)) {
+          // Beside the opening or on a sleeve, above its start: behind the neck that shows.
+          const shown = neck.through.data[pi]!;
+          o = Math.max(o, shown);
+          neckShown[pi] = Math.max(neckShown[pi]!, shown / 255);
+        }
         if (t > 0 && neck) {
           const shown = neck.through.data[pi]!;
           o = (1 - t) * o + t * Math.max(shown, Math.min(o, neck.keep.data[pi]!));
@@ -305,7 +316,10 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
       const x = i % person.width,
         y = (i - x) / person.width;
       const j = Math.min(body.height - 1, Math.floor(y / k)) * W + Math.min(W - 1, Math.floor(x / k));
-      return inPerson[i]! * (block.data[j] ? 1 - occ.data[i]! / 255 : 1) * (1 - neckShown[i]!) * (neckSkin ? 1 - neckSkin.data[i]! / 255 : 1);
+      // Above the opening's start the band stops at the neck too, where no garment pixel lies
+      // (it ran a line of coat colour across grace_hopper.jpg's neck under the chin).
+      const shown = neck && y < neckBack ? Math.max(neckShown[i]!, neck.through.data[i]! / 255) : neckShown[i]!;
+      return inPerson[i]! * (block.data[j] ? 1 - occ.data[i]! / 255 : 1) * (1 - shown) * (neckSkin ? 1 - neckSkin.data[i]! / 255 : 1);
     };
     // Pockets stay off the neck's column (fill-blocked.ts): the neckline is the garment's own.
     const offNeck = outsideNeckColumn(body);
@@ -488,6 +502,13 @@ async function neckPlanes(body: BodyGeometry, forearms: Plane, width: number, he
   }
   const [t, k] = await Promise.all([softMask(through, width, height), softMask(plane(w, h, keep), width, height)]);
   return { through: t, keep: k };
+}
+
+/** The deepest row (person space) at which a column of `l`'s neckline opening starts, or -1. */
+function backOfNeck(l: WarpedLayer): number {
+  let deepest = -1;
+  for (const y of aboveOpening(l)) if (y >= 0) deepest = Math.max(deepest, y + l.y0);
+  return deepest;
 }
 
 /**

@@ -80,6 +80,22 @@ describe('fillBand pockets', () => {
     expect(dist(open.out, 30, 19, GARMENT)).toBeLessThanOrEqual(12);
   });
 
+  it("ends a pocket at the picture's border as at the outline (the person goes on beyond it)", () => {
+    // Round 13: garment to column 20 of a picture 31 columns wide, old clothing to its edge: an
+    // 11 px gap with no outline in it. Measured from the garment out, no stop closed it, so only
+    // the fading band ran (a dark sleeve left between a coat and the frame on grace_hopper.jpg).
+    const NW = 31;
+    const out = new Uint8Array(NW * H * 3);
+    const cover = new Float32Array(NW * H);
+    for (let i = 0; i < NW * H; i++) {
+      const g = i % NW < 20;
+      cover[i] = g ? 1 : 0;
+      out.set(g ? GARMENT : OLD, i * 3);
+    }
+    fillBand(out, cover, () => 1, NW, H, box, reach, pocket);
+    for (let x = 20; x < NW; x++) expect(Math.max(...GARMENT.map((v, k) => Math.abs(out[(20 * NW + x) * 3 + k]! - v)))).toBeLessThanOrEqual(12);
+  });
+
   it('weights the pockets by pocketWeight (none in the neck column)', () => {
     const s = scene(20, 31);
     fillBand(s.out, s.cover, s.allow, W, H, box, reach, pocket, () => 0);
