@@ -237,10 +237,8 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
     ry0 = Infinity,
     rx1 = -1,
     ry1 = -1;
-  // The row (person space) above which the garment's top lies behind the neck wherever the
-  // neck shows: the deepest start of the neckline opening. Columns beside the opening and the
-  // sleeves' shoulder caps reach the neck too (a coat's shoulders and sleeve caps crossed
-  // grace_hopper.jpg's neck under the chin as thin lines of coat colour).
+  // The row (person space) above which the garment's top lies behind the neck: the deepest
+  // start of the neckline opening. The fill band stops at the neck above it (below).
   const neckBack = layer && neck ? backOfNeck(layer) : -1;
   const draw = (l: WarpedLayer, behind = false) => {
     // Each pixel's drawn alpha first, so the pieces the outline and occluders cut off can be
@@ -262,12 +260,6 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
         const t = l.opening && neck ? (behindNeck && y < behindNeck[x]! ? 1 : l.opening[li]! / 255) : 0;
         // No opening: the neck's skin stays in front of the garment's top.
         if (neckSkin) o = Math.max(o, neckSkin.data[pi]!);
-        if (neck && py < neckBack && !(behindNeck && behindNeck[x]! >= 0)) {
-          // Beside the opening or on a sleeve, above its start: behind the neck that shows.
-          const shown = neck.through.data[pi]!;
-          o = Math.max(o, shown);
-          neckShown[pi] = Math.max(neckShown[pi]!, shown / 255);
-        }
         if (t > 0 && neck) {
           const shown = neck.through.data[pi]!;
           o = (1 - t) * o + t * Math.max(shown, Math.min(o, neck.keep.data[pi]!));
