@@ -9,24 +9,29 @@ const SLEEVE = [200, 30, 40] as const;
 const SKIN = [220, 170, 140] as const;
 const CUFF = [230, 200, 40] as const;
 
-// A horizontal arm 13 px thick along y = 50, from the shoulder joint at x = 20 through the elbow
-// at x = 100 to the wrist at x = 180, on a body with shoulders 100 px apart (the other arm unseen):
-// `paint(x)` gives each column's colour and whether the skin rule passes it.
-function arm(paint: (x: number) => { c: readonly number[]; skin: boolean }) {
+const BG = [60, 90, 140] as const;
+
+// A horizontal arm along y = 50, from the shoulder joint at x = 20 through the elbow at x = 100 to
+// the wrist at x = 180, on a body with shoulders 100 px apart (the other arm unseen), over a
+// background of BG: `paint(x, y)` gives each person pixel's colour and whether the skin rule
+// passes it, or null for the background (by default the arm is rows 44..56, 13 px thick).
+type Paint = (x: number, y: number) => { c: readonly number[]; skin: boolean } | null;
+function arm(paint: Paint) {
   const w = 200,
     h = 100;
   const sil = plane(w, h),
     skin = plane(w, h);
-  const rgb = new Uint8Array(w * h * 3).fill(20);
+  const rgb = new Uint8Array(w * h * 3);
   const inPerson = new Float32Array(w * h);
-  for (let y = 44; y <= 56; y++) {
-    for (let x = 20; x <= 180; x++) {
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
       const i = y * w + x;
-      const p = paint(x);
+      const p = x >= 20 && x <= 180 ? paint(x, y) : null;
+      rgb.set(p ? p.c : BG, i * 3);
+      if (!p) continue;
       sil.data[i] = 1;
       skin.data[i] = p.skin ? 1 : 0;
       inPerson[i] = 1;
-      rgb.set(p.c, i * 3);
     }
   }
   const body = { width: w, height: h, silhouette: sil, skin, shoulderW: 100 } as unknown as BodyGeometry;
@@ -35,22 +40,23 @@ function arm(paint: (x: number) => { c: readonly number[]; skin: boolean }) {
   landmarks[13] = { x: 100, y: 50, z: 0, visibility: 1 };
   landmarks[15] = { x: 180, y: 50, z: 0, visibility: 1 };
   const person = { landmarks } as unknown as Person;
-  const shade = new Float32Array(w * h).fill(1);
   const run = () => {
-    const arms = bareArms(rgb, 3, body, shortSleeves(rgb, 3, body, person, 1, inPerson, w, h), 1, shade, inPerson, w, h);
+    const arms = bareArms(rgb, 3, body, shortSleeves(rgb, 3, body, person, 1, inPerson, w, h), 1, inPerson, w, h);
     const out = new Uint8Array(rgb);
-    paintBareArms(out, arms, shade);
+    paintBareArms(out, arms, inPerson, 100, w);
     const at = (x: number, y = 50) => [...out.subarray((y * w + x) * 3, (y * w + x) * 3 + 3)];
     return { arms, at };
   };
   return { run };
 }
+/** The arm's rows 44..56 painted by `paint(x)`, background elsewhere. */
+const rows = (paint: (x: number) => { c: readonly number[]; skin: boolean }): Paint => (x, y) => (y >= 44 && y <= 56 ? paint(x) : null);
 
 const near = (a: number[], b: readonly number[], tol = 3) => a.every((v, i) => Math.abs(v - b[i]!) <= tol);
 
 describe('bareArms', () => {
   it('paints a short sleeve as the arm skin seen past its end, and leaves the bare arm as it is', () => {
-    const { run } = arm((x) => (x <= 70 ? { c: SLEEVE, skin: false } : { c: SKIN, skin: true }));
+    const { run } = arm(rows((x) => (x <= 70 ? { c: SLEEVE, skin: false } : { c: SKIN, skin: true })));
     const { arms, at } = run();
     expect(arms).toHaveLength(1);
     for (const x of [25, 45, 65]) expect(near(at(x), SKIN), `x=${x}: ${at(x)}`).toBe(true);
@@ -60,21 +66,45 @@ describe('bareArms', () => {
   });
 
   it('paints the cuff past the end, which the colour rule took for skin, but not the skin beyond it', () => {
-    const { run } = arm((x) => (x <= 70 ? { c: SLEEVE, skin: false } : x <= 76 ? { c: CUFF, skin: true } : { c: SKIN, skin: true }));
+    const { run } = arm(rows((x) => (x <= 70 ? { c: SLEEVE, skin: false } : x <= 76 ? { c: CUFF, skin: true } : { c: SKIN, skin: true })));
     const { arms, at } = run();
     expect(arms).toHaveLength(1);
     for (const x of [72, 75]) expect(near(at(x), SKIN, 12), `x=${x}: ${at(x)}`).toBe(true);
     expect(at(130)).toEqual([...SKIN]);
   });
 
+  it('keeps the arm its own width in a sleeve wider than it; beside it, the background', () => {
+    // Round 13: the sleeve (x <= 70) is rows 38..62, the arm past it rows 44..56. The whole
+    // sleeve was painted skin before: a flat beige block wider than the arm (messi5.jpg's dress).
+    const { run, } = arm((x, y) => (x <= 70 ? (y >= 38 && y <= 62 ? { c: SLEEVE, skin: false } : null) : y >= 44 && y <= 56 ? { c: SKIN, skin: true } : null));
+    const { arms, at } = run();
+    expect(arms).toHaveLength(1);
+    for (const x of [50, 65]) {
+      expect(near(at(x, 50), SKIN), `x=${x} arm: ${at(x, 50)}`).toBe(true);
+      expect(near(at(x, 40), BG, 12), `x=${x} above: ${at(x, 40)}`).toBe(true);
+      expect(near(at(x, 60), BG, 12), `x=${x} below: ${at(x, 60)}`).toBe(true);
+    }
+  });
+
+  it("copies the bare arm's light across its width, not one flat colour", () => {
+    // The bare arm darker along its upper rows (44..49: 0.6 of SKIN), as a lit cylinder is.
+    const dim = SKIN.map((v) => Math.round(0.6 * v));
+    const { run } = arm(rows((x) => (x <= 70 ? { c: SLEEVE, skin: false } : { c: SKIN, skin: true })));
+    const lit = arm((x, y) => (y < 44 || y > 56 ? null : x <= 70 ? { c: SLEEVE, skin: false } : { c: y <= 49 ? dim : SKIN, skin: true }));
+    expect(run().arms).toHaveLength(1);
+    const { at } = lit.run();
+    expect(near(at(60, 46), dim, 6), `upper: ${at(60, 46)}`).toBe(true);
+    expect(near(at(60, 54), SKIN, 6), `lower: ${at(60, 54)}`).toBe(true);
+  });
+
   it('leaves a long sleeve with a skin-toned patch on it as it is', () => {
     // A patch 8 px long (0.08 shoulder widths) at the elbow, sleeve again past it.
-    const { run } = arm((x) => (x >= 100 && x < 108 ? { c: SKIN, skin: true } : { c: SLEEVE, skin: false }));
+    const { run } = arm(rows((x) => (x >= 100 && x < 108 ? { c: SKIN, skin: true } : { c: SLEEVE, skin: false })));
     expect(run().arms).toHaveLength(0);
   });
 
   it('leaves an arm bare from the shoulder as it is', () => {
-    const { run } = arm(() => ({ c: SKIN, skin: true }));
+    const { run } = arm(rows(() => ({ c: SKIN, skin: true })));
     expect(run().arms).toHaveLength(0);
   });
 });
