@@ -161,7 +161,8 @@ function bareEdges(
     const p = project(segs as Seg[], (i % width) + 0.5, Math.floor(i / width) + 0.5);
     const b = Math.floor(p.s - end);
     if (b < 0) continue;
-    (slices[b] ??= []).push(p.d);
+    slices[b] ??= [];
+    slices[b].push(p.d);
     off[b] = (off[b] ?? 0) + (offColour(i) ? 1 : 0);
   }
   const n = slices.length;
