@@ -226,7 +226,14 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
   const short = shortSleeves(person.data, person.channels, body, subject, k, inPerson, person.width, person.height);
   const remnants = sleeveRemnants(person.data, person.channels, body, short, k, inPerson, person.width, person.height);
   if (remnants) fillRemnants(out, remnants, inPerson, body.shoulderW * k, person.width, person.height);
-  if (sleeveless) paintBareArms(out, bareArms(person.data, person.channels, body, short, k, inPerson, person.width, person.height), inPerson, body.shoulderW * k, person.width);
+  if (sleeveless)
+    paintBareArms(
+      out,
+      bareArms(person.data, person.channels, body, short, k, inPerson, person.width, person.height),
+      inPerson,
+      body.shoulderW * k,
+      person.width,
+    );
   // What the garment is drawn over, for its outer edge (edge-backdrop.ts).
   const under = out.slice();
   // The garment's drawn alpha, for the band it does not reach (fill-band.ts).

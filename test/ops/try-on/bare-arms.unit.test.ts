@@ -50,7 +50,10 @@ function arm(paint: Paint) {
   return { run };
 }
 /** The arm's rows 44..56 painted by `paint(x)`, background elsewhere. */
-const rows = (paint: (x: number) => { c: readonly number[]; skin: boolean }): Paint => (x, y) => (y >= 44 && y <= 56 ? paint(x) : null);
+const rows =
+  (paint: (x: number) => { c: readonly number[]; skin: boolean }): Paint =>
+  (x, y) =>
+    y >= 44 && y <= 56 ? paint(x) : null;
 
 const near = (a: number[], b: readonly number[], tol = 3) => a.every((v, i) => Math.abs(v - b[i]!) <= tol);
 
@@ -76,7 +79,7 @@ describe('bareArms', () => {
   it('keeps the arm its own width in a sleeve wider than it; beside it, the background', () => {
     // Round 13: the sleeve (x <= 70) is rows 38..62, the arm past it rows 44..56. The whole
     // sleeve was painted skin before: a flat beige block wider than the arm (messi5.jpg's dress).
-    const { run, } = arm((x, y) => (x <= 70 ? (y >= 38 && y <= 62 ? { c: SLEEVE, skin: false } : null) : y >= 44 && y <= 56 ? { c: SKIN, skin: true } : null));
+    const { run } = arm((x, y) => (x <= 70 ? (y >= 38 && y <= 62 ? { c: SLEEVE, skin: false } : null) : y >= 44 && y <= 56 ? { c: SKIN, skin: true } : null));
     const { arms, at } = run();
     expect(arms).toHaveLength(1);
     for (const x of [50, 65]) {
