@@ -326,6 +326,14 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
       const x = i % person.width;
       return offNeck(x / k, (i - x) / person.width / k);
     };
+    // A top whose sleeves hang down against its body (garment.ts `inner`: the coat laid flat)
+    // covers the arms beside the torso as well: a wider strip of old clothing between it and the
+    // outline is still its pocket (grace_hopper's far arm, 0.17 shoulder widths of dark uniform
+    // beside the coat, was left fading as a smudge). Not for sleeveless or short-sleeved
+    // garments: there the arms beside the torso stay as they are (a dress spread over the
+    // astronaut's orange arms).
+    const lmG = garment.landmarks;
+    const hangingSleeves = garment.kind === 'top' && (lmG.sleeveL?.inner !== undefined || lmG.sleeveR?.inner !== undefined);
     const band = fillBand(
       out,
       cover,
@@ -334,7 +342,7 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
       person.height,
       region,
       FILL_REACH * body.shoulderW * k,
-      FILL_POCKET * body.shoulderW * k,
+      (hangingSleeves ? FILL_POCKET_HANGING : FILL_POCKET) * body.shoulderW * k,
       pocketWeight,
     );
     // meta.region covers every pixel written, the band's included.
@@ -540,6 +548,8 @@ const MIN_PIECE = 0.02;
 const FILL_REACH = 0.1;
 /** A gap this wide (shoulder widths) between the garment and the person's outline or what is in front is filled whole. */
 const FILL_POCKET = 0.15;
+/** The same for a top whose sleeves hang against its body (they cover the arms beside the torso). */
+const FILL_POCKET_HANGING = 0.2;
 /** A torso this much covered by what stays in front of the garment is warned about. */
 const HEAVY_OCCLUSION = 0.3;
 
