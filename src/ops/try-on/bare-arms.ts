@@ -13,6 +13,10 @@ const LOOSE_FROM = 0.5;
 
 /** The arm's skin is copied from the bare arm past the end starting this far past it (its edge, a cuff's shadow), in shoulder widths. */
 const COPY_FROM = 0.04;
+/** The bare arm's length copied from, past COPY_FROM, in shoulder widths. */
+const SAMPLE_SPAN = 0.25;
+/** A slice of the bare arm with more than this share of pixels off the skin's colour is not copied from. */
+const OFF_COLOUR = 0.2;
 /** The arm thickens towards the shoulder: at LOOSE_FROM of the upper arm it is this much wider than past the end. */
 const TAPER = 0.15;
 /** The arm's edges at the sample: these quantiles of its skin pixels' signed distance from the bone line. */
@@ -55,8 +59,7 @@ export interface BareArm {
  * An arm with too little skin to sample is left as it is, as are long sleeves (the render then
  * shows the old sleeve).
  *
- * `inPerson` is the full-size 0..1 outline; `out` the image being composited (RGB, full size),
- * whose pixels outside the person give the background. Returns the arms, for paintBareArms.
+ * `inPerson` is the full-size 0..1 outline. Returns the arms, for paintBareArms.
  */
 export function bareArms(
   rgb: Uint8Array,
@@ -196,33 +199,28 @@ function bareEdges(
   };
 }
 
-/** A slice of the bare arm with more than this share of pixels off the skin's colour is not copied from. */
-const OFF_COLOUR = 0.2;
-
 /** CbCr of pixel i less (cb0, cr0). */
 function chromaAt(rgb: Uint8Array, channels: number, i: number, cb0: number, cr0: number): [number, number] {
   const [cb, cr] = chroma(rgb[i * channels]!, rgb[i * channels + 1]!, rgb[i * channels + 2]!);
   return [cb - cb0, cr - cr0];
 }
 
-/** The bare arm's length copied from, past COPY_FROM, in shoulder widths. */
-const SAMPLE_SPAN = 0.25;
-
 /**
- * Paints the arms into `out` (RGB, full size): the old sleeve beside each arm as the background
- * next to it, then the arm's skin. `inPerson`: the full-size 0..1 outline.
+ * Paints the arms into `out` (RGB, full size, the image being composited: its pixels outside the
+ * person give the background): the old sleeve beside each arm as the background next to it, then
+ * the arm's skin. `inPerson`: the full-size 0..1 outline.
  */
 export function paintBareArms(out: Uint8Array, arms: readonly BareArm[], inPerson: Float32Array, shoulderW: number, width: number): void {
   const sigma = Math.max(1, BACKDROP_SIGMA * shoulderW);
   for (const { box, skin, rgb, backdrop } of arms) {
     const bw = box.x1 - box.x0 + 1,
       bh = box.y1 - box.y0 + 1;
-    const from = new Float32Array(bw * bh);
+    const source = new Float32Array(bw * bh);
     for (let j = 0; j < bw * bh; j++) {
       const i = (box.y0 + Math.floor(j / bw)) * width + box.x0 + (j % bw);
-      from[j] = inPerson[i]! <= 0.05 && !skin[j] && !backdrop[j] ? 1 : 0;
+      source[j] = inPerson[i]! <= 0.05 && !skin[j] && !backdrop[j] ? 1 : 0;
     }
-    const fills = maskedBlurRgb(out, width, box.x0, box.y0, bw, bh, from, sigma);
+    const fills = maskedBlurRgb(out, width, box.x0, box.y0, bw, bh, source, sigma);
     for (let j = 0; j < bw * bh; j++) {
       let b = backdrop[j]!,
         a = skin[j]!;
