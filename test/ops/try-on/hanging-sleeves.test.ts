@@ -17,7 +17,7 @@ describe('a coat with hanging sleeves, worn', () => {
     const { width: W, height: H } = ref;
     const lum = (d: Buffer, i: number) => 0.299 * d[i * 3]! + 0.587 * d[i * 3 + 1]! + 0.114 * d[i * 3 + 2]!;
     // The uniform's dark pixels in the lower left of the picture (below the flag), and those of
-    // them still dark in the render: the tan coat is above 150 there.
+    // them still dark in the render (the coat is far lighter).
     let uniform = 0,
       dark = 0;
     for (let y = Math.round(0.72 * H); y < H; y++) {
