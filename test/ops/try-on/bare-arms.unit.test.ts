@@ -1,9 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { Person } from '../../../src/engine/people.js';
 import { bareArms, paintBareArms } from '../../../src/ops/try-on/bare-arms.js';
-import type { BodyGeometry } from '../../../src/ops/try-on/body.js';
-import { plane } from '../../../src/ops/try-on/raster.js';
 import { shortSleeves } from '../../../src/ops/try-on/short-sleeves.js';
+import { type ArmPixel, armScene } from './arm-scene.js';
 
 const SLEEVE = [200, 30, 40] as const;
 const SKIN = [220, 170, 140] as const;
@@ -11,47 +9,24 @@ const CUFF = [230, 200, 40] as const;
 
 const BG = [60, 90, 140] as const;
 
-// A horizontal arm along y = 50, from the shoulder joint at x = 20 through the elbow at x = 100 to
-// the wrist at x = 180, on a body with shoulders 100 px apart (the other arm unseen), over a
-// background of BG: `paint(x, y)` gives each person pixel's colour and whether the skin rule
-// passes it, or null for the background (by default the arm is rows 44..56, 13 px thick).
-type Paint = (x: number, y: number) => { c: readonly number[]; skin: boolean } | null;
+// The arm of arm-scene.ts over a background of BG: `paint(x, y)` gives each person pixel's
+// colour and whether the skin rule passes it, or null for the background (by default the arm is
+// rows 44..56, 13 px thick).
+type Paint = (x: number, y: number) => ArmPixel | null;
 function arm(paint: Paint) {
-  const w = 200,
-    h = 100;
-  const sil = plane(w, h),
-    skin = plane(w, h);
-  const rgb = new Uint8Array(w * h * 3);
-  const inPerson = new Float32Array(w * h);
-  for (let y = 0; y < h; y++) {
-    for (let x = 0; x < w; x++) {
-      const i = y * w + x;
-      const p = x >= 20 && x <= 180 ? paint(x, y) : null;
-      rgb.set(p ? p.c : BG, i * 3);
-      if (!p) continue;
-      sil.data[i] = 1;
-      skin.data[i] = p.skin ? 1 : 0;
-      inPerson[i] = 1;
-    }
-  }
-  const body = { width: w, height: h, silhouette: sil, skin, shoulderW: 100 } as unknown as BodyGeometry;
-  const landmarks = Array.from({ length: 33 }, () => ({ x: 0, y: 0, z: 0, visibility: 0 }));
-  landmarks[11] = { x: 20, y: 50, z: 0, visibility: 1 };
-  landmarks[13] = { x: 100, y: 50, z: 0, visibility: 1 };
-  landmarks[15] = { x: 180, y: 50, z: 0, visibility: 1 };
-  const person = { landmarks } as unknown as Person;
+  const { w, h, rgb, inPerson, body, subject, at: rgbAt } = armScene(paint, () => BG);
   const run = () => {
-    const arms = bareArms(rgb, 3, body, shortSleeves(rgb, 3, body, person, 1, inPerson, w, h), 1, inPerson, w, h);
+    const arms = bareArms(rgb, 3, body, shortSleeves(rgb, 3, body, subject, 1, inPerson, w, h), 1, inPerson, w, h);
     const out = new Uint8Array(rgb);
     paintBareArms(out, arms, inPerson, 100, w);
-    const at = (x: number, y = 50) => [...out.subarray((y * w + x) * 3, (y * w + x) * 3 + 3)];
+    const at = (x: number, y = 50) => rgbAt(out, x, y);
     return { arms, at };
   };
   return { run };
 }
 /** The arm's rows 44..56 painted by `paint(x)`, background elsewhere. */
 const rows =
-  (paint: (x: number) => { c: readonly number[]; skin: boolean }): Paint =>
+  (paint: (x: number) => ArmPixel): Paint =>
   (x, y) =>
     y >= 44 && y <= 56 ? paint(x) : null;
 

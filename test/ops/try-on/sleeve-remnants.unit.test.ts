@@ -1,47 +1,32 @@
 import { describe, expect, it } from 'vitest';
-import type { Person } from '../../../src/engine/people.js';
-import type { BodyGeometry } from '../../../src/ops/try-on/body.js';
-import { plane } from '../../../src/ops/try-on/raster.js';
 import { shortSleeves } from '../../../src/ops/try-on/short-sleeves.js';
 import { fillRemnants, sleeveRemnants } from '../../../src/ops/try-on/sleeve-remnants.js';
+import { armScene } from './arm-scene.js';
 
 const SLEEVE = [200, 30, 40] as const;
 const SKIN = [220, 170, 140] as const;
 const BACKDROP = [60, 70, 80] as const;
 
-// A horizontal arm 13 px thick along y = 50, shoulder joint at x = 20, elbow at 100, wrist at
-// 180, shoulders 100 px apart: a red sleeve up to x = 70, bare skin beyond, on a grey-blue
-// backdrop. The person's outline is the arm; `extra` paints the backdrop.
+// The arm of arm-scene.ts, 13 px thick (rows 44..56): a red sleeve up to x = 70, bare skin
+// beyond, on a grey-blue backdrop. The person's outline is the arm; `extra` paints the backdrop.
 function scene(extra: (x: number, y: number) => readonly number[] | null) {
-  const w = 200,
-    h = 100;
-  const sil = plane(w, h),
-    skin = plane(w, h);
-  const rgb = new Uint8Array(w * h * 3);
-  const inPerson = new Float32Array(w * h);
-  for (let y = 0; y < h; y++) {
-    for (let x = 0; x < w; x++) {
-      const i = y * w + x;
-      if (y >= 44 && y <= 56 && x >= 20 && x <= 180) {
-        sil.data[i] = 1;
-        inPerson[i] = 1;
-        skin.data[i] = x > 70 ? 1 : 0;
-        rgb.set(x > 70 ? SKIN : SLEEVE, i * 3);
-      } else {
-        rgb.set(extra(x, y) ?? BACKDROP, i * 3);
-      }
-    }
-  }
-  const body = { width: w, height: h, silhouette: sil, skin, shoulderW: 100 } as unknown as BodyGeometry;
-  const landmarks = Array.from({ length: 33 }, () => ({ x: 0, y: 0, z: 0, visibility: 0 }));
-  landmarks[11] = { x: 20, y: 50, z: 0, visibility: 1 };
-  landmarks[13] = { x: 100, y: 50, z: 0, visibility: 1 };
-  landmarks[15] = { x: 180, y: 50, z: 0, visibility: 1 };
-  const sleeves = shortSleeves(rgb, 3, body, { landmarks } as unknown as Person, 1, inPerson, w, h);
+  const {
+    w,
+    h,
+    rgb,
+    inPerson,
+    body,
+    subject,
+    at: rgbAt,
+  } = armScene(
+    (x, y) => (y >= 44 && y <= 56 ? (x > 70 ? { c: SKIN, skin: true } : { c: SLEEVE, skin: false }) : null),
+    (x, y) => extra(x, y) ?? BACKDROP,
+  );
+  const sleeves = shortSleeves(rgb, 3, body, subject, 1, inPerson, w, h);
   const found = sleeveRemnants(rgb, 3, body, sleeves, 1, inPerson, w, h);
   const out = new Uint8Array(rgb);
   if (found) fillRemnants(out, found, inPerson, 100, w, h);
-  const at = (x: number, y: number) => [...out.subarray((y * w + x) * 3, (y * w + x) * 3 + 3)];
+  const at = (x: number, y: number) => rgbAt(out, x, y);
   return { sleeves, found, at, w };
 }
 
