@@ -1,6 +1,7 @@
 import type { BodyGeometry } from './body.js';
 import { maskedBlurRgb } from './raster.js';
-import { ARM_HALF, along, armBox, chroma, median, type ShortSleeve } from './short-sleeves.js';
+import { ARM_HALF, along, armBox, median, type ShortSleeve } from './short-sleeves.js';
+import { chroma } from './skin.js';
 import { project, type Seg } from './sleeves.js';
 
 /** Past the old sleeve's end, its cuff and hanging opening are looked for this far along the arm and this far either side of the bone line, in shoulder widths. */

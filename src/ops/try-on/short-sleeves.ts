@@ -109,11 +109,6 @@ function armSkin(
   return { rgb: [median(rs), median(gs), median(bs)], at };
 }
 
-/** BT.601 chroma (Cb, Cr) of an RGB colour. */
-export function chroma(r: number, g: number, b: number): [number, number] {
-  return [128 - 0.168736 * r - 0.331264 * g + 0.5 * b, 128 + 0.5 * r - 0.418688 * g - 0.081312 * b];
-}
-
 export function median(v: readonly number[]): number {
   const s = [...v].sort((a, b) => a - b);
   return s[s.length >> 1]!;

@@ -15,6 +15,11 @@ function isSkin(r: number, g: number, b: number): boolean {
   return cb >= 77 && cb <= 127 && cr >= 135 && cr <= 173;
 }
 
+/** BT.601 chroma (Cb, Cr, offset 128) of an RGB colour, for the skin-colour distances (isSkin computes the same inline, per pixel of every skin map). */
+export function chroma(r: number, g: number, b: number): [number, number] {
+  return [128 - 0.168736 * r - 0.331264 * g + 0.5 * b, 128 + 0.5 * r - 0.418688 * g - 0.081312 * b];
+}
+
 /** 0/1 skin plane, restricted to `within` (0/1) when given. */
 export function skinMask(data: Uint8Array, width: number, height: number, channels: number, within?: Plane): Plane {
   const out = new Uint8Array(width * height);
@@ -40,15 +45,10 @@ export function faceSkinOnly(rgb: Uint8Array, skin: Plane, sample: (i: number) =
   const { width: w, height: h } = skin;
   const cbs: number[] = [],
     crs: number[] = [];
-  const chroma = (i: number) => {
-    const r = rgb[i * 3]!,
-      g = rgb[i * 3 + 1]!,
-      b = rgb[i * 3 + 2]!;
-    return [128 - 0.168736 * r - 0.331264 * g + 0.5 * b, 128 + 0.5 * r - 0.418688 * g - 0.081312 * b] as const;
-  };
+  const chromaAt = (i: number) => chroma(rgb[i * 3]!, rgb[i * 3 + 1]!, rgb[i * 3 + 2]!);
   for (let i = 0; i < w * h; i++) {
     if (!skin.data[i] || !sample(i)) continue;
-    const [cb, cr] = chroma(i);
+    const [cb, cr] = chromaAt(i);
     cbs.push(cb);
     crs.push(cr);
   }
@@ -61,7 +61,7 @@ export function faceSkinOnly(rgb: Uint8Array, skin: Plane, sample: (i: number) =
     if (!out[i]) continue;
     const x = i % w;
     if (!zone(x, (i - x) / w)) continue;
-    const [cb, cr] = chroma(i);
+    const [cb, cr] = chromaAt(i);
     if (Math.hypot(cb - cb0, cr - cr0) > FACE_SKIN_TOL) out[i] = 0;
   }
   return plane(w, h, out);

@@ -1,6 +1,7 @@
 import type { BodyGeometry } from './body.js';
 import { maskedBlurRgb, morph, plane } from './raster.js';
-import { ARM_HALF, along, armBox, chroma, type ShortSleeve } from './short-sleeves.js';
+import { ARM_HALF, along, armBox, type ShortSleeve } from './short-sleeves.js';
+import { chroma } from './skin.js';
 
 /** The zone searched around the arm's bone line, in shoulder widths: out to here either side, */
 const ZONE_HALF = 0.32;
