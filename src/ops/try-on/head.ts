@@ -17,6 +17,8 @@ export interface HeadShape {
   y0: number;
   /** The mouth row: full width above it, the chin's half-ellipse below. */
   mouthY: number;
+  /** The mouth's middle (the chin lies below it; the shape's middle is off it on a turned head). */
+  mouthX: number;
   chinY: number;
   /**
    * The nape: the lowest row of the back of the head and hair beside the face (the ears' row +
@@ -59,6 +61,7 @@ export function headShape(L: ReadonlyArray<{ x: number; y: number; v: number }>,
     x1: clamp(x1 + 0.15 * (x1 - x0), 0, w - 1),
     y0: clamp(Math.min(...ys, eyeY - 1.6 * d), 0, h - 1),
     mouthY: clamp(mouthY, 0, h - 1),
+    mouthX: clamp((L[POSE.mouthLeft]!.x + L[POSE.mouthRight]!.x) / 2, 0, w - 1),
     chinY: clamp(mouthY + CHIN_BELOW_MOUTH * d, 0, h - 1),
     napeY: clamp(Math.min(mouthY + CHIN_BELOW_MOUTH * d, earY + NAPE_BELOW_EARS * d), 0, h - 1),
     eyeY: clamp(eyeY, 0, h - 1),

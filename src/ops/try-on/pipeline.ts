@@ -5,6 +5,7 @@ import { decodeImage, encodeImage, encodeOptionsFor, type DecodedImage } from '.
 import type { LoadedInput, Pipeline } from '../define.js';
 import { cutoutSubject } from '../../vision/cutout/cutout.js';
 import { bareArms, paintBareArms } from './bare-arms.js';
+import { type NeckColumn, neckColumn, neckColumnAlpha, paintBareNeck } from './bare-neck.js';
 import { backdropAtEdge } from './edge-backdrop.js';
 import { shortSleeves } from './short-sleeves.js';
 import { fillRemnants, sleeveRemnants } from './sleeve-remnants.js';
@@ -206,7 +207,7 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
   // Inside the garment's neckline opening (neckline.ts) the photo's neck shows through and the
   // inner back covers the rest (old collar, background): there the occluder is the neck's skin,
   // the head shape, forearms and hands only.
-  const neck = layer?.opening ? await neckPlanes(body, forearms, person.width, person.height) : null;
+  const neck = layer?.opening ? await neckPlanes(body, forearms, k, person.width, person.height) : null;
   // A dress without a neckline opening (the strapped dress) leaves the neck bare: the neck's
   // skin joined to the head stays in front of its top, and the band stops at it, as at the neck
   // shown through an opening (the dress's bodice and the band covered grace_hopper's neck up to
@@ -234,6 +235,7 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
       body.shoulderW * k,
       person.width,
     );
+  if (neck?.column) paintBareNeck(out, person.data, person.channels, neck.column, body, k, neck.photo, neck.keep, person.width, person.height);
   // What the garment is drawn over, for its outer edge (edge-backdrop.ts).
   const under = out.slice();
   // The garment's drawn alpha, for the band it does not reach (fill-band.ts).
@@ -496,9 +498,15 @@ async function limbZone(forearms: Plane, hands: Plane | undefined, grow: number,
  * show through it (neckline.ts), and `keep`, what else stays in front inside it (the head
  * shape, forearms, hands). Null without a landmark head.
  */
-async function neckPlanes(body: BodyGeometry, forearms: Plane, width: number, height: number): Promise<{ through: Plane; keep: Plane } | null> {
-  const through = neckThrough(body);
-  if (!through || !body.head) return null;
+async function neckPlanes(
+  body: BodyGeometry,
+  forearms: Plane,
+  k: number,
+  width: number,
+  height: number,
+): Promise<{ through: Plane; keep: Plane; photo: Plane; column: NeckColumn | null } | null> {
+  const photoNeck = neckThrough(body);
+  if (!photoNeck || !body.head) return null;
   const { width: w, height: h } = body;
   const keep = new Uint8Array(w * h);
   for (let y = 0; y < h; y++) {
@@ -507,8 +515,18 @@ async function neckPlanes(body: BodyGeometry, forearms: Plane, width: number, he
       keep[i] = forearms.data[i] || body.hands?.data[i] || inHead(body.head, x, y) ? 1 : 0;
     }
   }
-  const [t, k] = await Promise.all([softMask(through, width, height), softMask(plane(w, h, keep), width, height)]);
-  return { through: t, keep: k };
+  const [photo, kept] = await Promise.all([softMask(photoNeck, width, height), softMask(plane(w, h, keep), width, height)]);
+  // Where old clothing covers the neck up to the chin, a painted neck (bare-neck.ts) shows
+  // through the opening as well.
+  const column = neckColumn(body, photoNeck);
+  if (!column) return { through: photo, keep: kept, photo, column };
+  const painted = neckColumnAlpha(column, body, k, width, height);
+  const through = plane(
+    width,
+    height,
+    photo.data.map((v, i) => Math.max(v, painted.data[i]!)),
+  );
+  return { through, keep: kept, photo, column };
 }
 
 /** The deepest row (person space) at which a column of `l`'s neckline opening starts, or -1. */

@@ -140,7 +140,7 @@ describe('neck shown through the opening', () => {
       width: w,
       height: h,
       skin: plane(w, h, skin),
-      head: { x0: 40, x1: 59, y0: 10, mouthY: 30, chinY: 38, napeY: 30 },
+      head: { x0: 40, x1: 59, y0: 10, mouthY: 30, mouthX: 49.5, chinY: 38, napeY: 30 },
       shoulderY: 60,
       shoulderW: 60,
     } as unknown as BodyGeometry;

@@ -1,0 +1,219 @@
+import type { BodyGeometry } from './body.js';
+import { inHead } from './head.js';
+import { clamp, median, plane, type Plane } from './raster.js';
+
+/** The neck is not painted when the chin lies less than this far above the shoulder line (shoulder widths): a head bent to the shoulders shows none. */
+const MIN_NECK = 0.15;
+/** The neck's half-width: this share of the face landmarks' span (ears, eyes, nose, mouth), at most NECK_HALF_MAX shoulder widths. */
+const NECK_HALF = 0.33;
+const NECK_HALF_MAX = 0.18;
+/** The photo's neck is measured over this many shoulder widths of rows under the chin, and used when at least MIN_MEASURED rows show it, within MEASURED_RANGE of the width the face gives. */
+const MEASURE_ROWS = 0.08;
+const MIN_MEASURED = 3;
+const MEASURED_RANGE = 0.35;
+/** The neck's centre line leans towards the shoulders' middle by at most this (dx per dy, about 20 degrees). */
+const MAX_LEAN = 0.36;
+/** It widens by this share towards the shoulders (the trapezius), from the chin down to the shoulder line. */
+const NECK_FLARE = 0.12;
+/** It reaches this far below the shoulder line (shoulder widths), fading over NECK_FADE: only the neckline opening shows it. */
+const NECK_BELOW = 0.2;
+const NECK_FADE = 0.12;
+/** Where the photo's skin covers this share of the column's middle from the chin to the shoulder line, its own neck shows and none is painted. */
+const SHOWN = 0.5;
+/** The shadow under the jaw: the face's skin times this at the chin, rising to NECK_LIT over NECK_SHADOW shoulder widths. */
+const NECK_DARK = 0.72;
+const NECK_LIT = 0.92;
+const NECK_SHADOW = 0.2;
+/** The neck's sides darken by this share (a cylinder lit from the front). */
+const SIDE_DARK = 0.3;
+/** The sides fade over this many shoulder widths (at least a pixel). */
+const SIDE_SOFT = 0.015;
+/** The face's skin must cover this share of the head shape below the eyes. */
+const MIN_FACE_SKIN = 0.2;
+
+/** The neck's column, working-scale pixels: centre line, half-width, rows. */
+export interface NeckColumn {
+  /** The rows it spans (the chin's, down to NECK_BELOW under the shoulder line). */
+  y0: number;
+  y1: number;
+  /** Its centre x on row y and its half-width there. */
+  cx: (y: number) => number;
+  half: (y: number) => number;
+  /** Where it fades out: from fadeY to y1. */
+  fadeY: number;
+  /** The chin's row, where the shadow is darkest. */
+  chinY: number;
+}
+
+/**
+ * A neck where the photo shows none: the person's neck is covered by old clothing up to the
+ * chin (a spacesuit's neck ring, a turtleneck), so inside the new garment's neckline opening the
+ * garment's inner back was drawn from the collar to the chin, a thick band of it under the face
+ * (apollo11_crew.jpg, astronaut.png with the t-shirt). Returned only when the chin lies at least
+ * MIN_NECK above the shoulder line, the skin rule finds the face (MIN_FACE_SKIN of the head shape
+ * below the eyes) and the photo's skin (`through`, neckline.ts neckThrough)
+ * covers less than SHOWN of the column's middle from the chin to the shoulder line; null otherwise (the photo's own
+ * neck, or none to see). The column runs down from under the mouth's middle, leaning towards the
+ * shoulders' middle, NECK_HALF of the face's span wide, flaring towards the shoulders; where the
+ * photo's own neck shows just under the chin, as wide as it and from its middle.
+ */
+export function neckColumn(body: BodyGeometry, through: Plane): NeckColumn | null {
+  const head = body.head;
+  if (!head) return null;
+  const sw = body.shoulderW;
+  const chinY = head.chinY;
+  if (body.shoulderY - chinY < MIN_NECK * sw) return null;
+  const { width: w, height: h } = through;
+  const span = (head.x1 - head.x0) / 1.3;
+  let h0 = Math.min(NECK_HALF_MAX * sw, NECK_HALF * span);
+  let top = head.mouthX;
+  // The photo's own neck where it shows under the chin sets the width and the middle: the
+  // painted one continues it (astronaut.png's neck is wider than the face's span gives).
+  const halves: number[] = [],
+    mids: number[] = [];
+  for (let y = Math.ceil(chinY) + 1; y <= Math.min(h - 1, chinY + MEASURE_ROWS * sw); y++) {
+    const x = Math.round(top);
+    if (x < 0 || x >= w || !through.data[y * w + x]) continue;
+    let l = x,
+      r = x;
+    while (l > 0 && through.data[y * w + l - 1]) l--;
+    while (r < w - 1 && through.data[y * w + r + 1]) r++;
+    halves.push((r - l + 1) / 2);
+    mids.push((l + r) / 2);
+  }
+  if (halves.length >= MIN_MEASURED) {
+    h0 = clamp(median(halves), (1 - MEASURED_RANGE) * h0, (1 + MEASURED_RANGE) * h0);
+    top = clamp(median(mids), top - h0, top + h0);
+  }
+  const bottom = (body.shoulderL.x + body.shoulderR.x) / 2;
+  const down = Math.max(1, body.shoulderY - chinY);
+  // Leaning towards the shoulders' middle, at most MAX_LEAN from the vertical (a bulky suit's
+  // shoulder landmarks lie far off the neck), straight on past the shoulder line.
+  const lean = clamp((bottom - top) / down, -MAX_LEAN, MAX_LEAN);
+  const cx = (y: number) => top + lean * Math.max(0, y - chinY);
+  const half = (y: number) => h0 * (1 + NECK_FLARE * clamp((y - chinY) / down, 0, 1));
+  // Without the face's skin (a greyscale photo: the skin rule finds none) nothing tells a bare
+  // neck from a collar, so the photo's stays (basketball1.png's neck got a second one beside it).
+  let face = 0,
+    faceSkin = 0;
+  for (let y = Math.max(0, Math.ceil(head.eyeY)); y <= Math.min(h - 1, Math.floor(chinY)); y++) {
+    for (let x = Math.max(0, Math.ceil(head.x0)); x <= Math.min(w - 1, Math.floor(head.x1)); x++) {
+      if (!inHead(head, x, y)) continue;
+      face++;
+      faceSkin += body.skin.data[y * w + x]!;
+    }
+  }
+  if (faceSkin < MIN_FACE_SKIN * face) return null;
+  let seen = 0,
+    skin = 0;
+  for (let y = Math.ceil(chinY); y <= Math.min(h - 1, body.shoulderY); y++) {
+    const c = cx(y),
+      r = 0.7 * half(y);
+    for (let x = Math.max(0, Math.ceil(c - r)); x <= Math.min(w - 1, Math.floor(c + r)); x++) {
+      if (inHead(head, x, y)) continue;
+      seen++;
+      skin += through.data[y * w + x]!;
+    }
+  }
+  if (!seen || skin >= SHOWN * seen) return null;
+  const y1 = Math.min(h - 1, body.shoulderY + NECK_BELOW * sw);
+  return { y0: head.mouthY, y1, cx, half, fadeY: y1 - NECK_FADE * sw, chinY };
+}
+
+/**
+ * Full-size 0..255: how much of each pixel the column's neck covers, anti-aliased along its
+ * sides over SIDE_SOFT and fading out over NECK_FADE at its foot, outside the head shape (which
+ * stays in front as the photo's). Inside the neckline opening the garment shows this much of the
+ * painted neck and its inner back over the rest. `k`: full-size pixels per working pixel.
+ */
+export function neckColumnAlpha(col: NeckColumn, body: BodyGeometry, k: number, width: number, height: number): Plane {
+  const out = new Uint8Array(width * height);
+  forColumn(col, body.shoulderW, k, width, height, (i, wx, wy, edge, fade) => {
+    if (body.head && inHead(body.head, Math.floor(wx), Math.floor(wy))) return;
+    out[i] = Math.round(255 * edge * fade);
+  });
+  return plane(width, height, out);
+}
+
+/**
+ * Paints the column's neck into `out` (full-size RGB) across its whole width (the opening's
+ * plane, neckColumnAlpha, blends it with the garment): the face's skin colour (the median of the
+ * face skin between the eyes' and the chin's rows), in the jaw's shadow under the chin (NECK_DARK rising to NECK_LIT) and darker
+ * towards its sides. Not over the photo's own skin (`photo`: its neck and head) or what stays in
+ * front (`keep`: the head shape, forearms, hands), both full-size 0..255.
+ */
+export function paintBareNeck(
+  out: Uint8Array,
+  rgb: Uint8Array,
+  channels: number,
+  col: NeckColumn,
+  body: BodyGeometry,
+  k: number,
+  photo: Plane,
+  keep: Plane,
+  width: number,
+  height: number,
+): void {
+  const face = faceSkin(rgb, channels, body, k, width, height);
+  if (!face) return;
+  const faceY = 0.299 * face[0] + 0.587 * face[1] + 0.114 * face[2];
+  const sw = body.shoulderW;
+  forColumn(col, sw, k, width, height, (i, _wx, wy, edge, _fade, u) => {
+    if (edge <= 0) return;
+    const a = (1 - photo.data[i]! / 255) * (1 - keep.data[i]! / 255);
+    if (a <= 0) return;
+    const v = clamp((wy - col.chinY) / (NECK_SHADOW * sw), 0, 1);
+    const f = (NECK_DARK + (NECK_LIT - NECK_DARK) * v * v * (3 - 2 * v)) * (1 - SIDE_DARK * Math.min(1, u * u));
+    // Skin in shadow keeps more of its colour than a grey multiply leaves it: the chroma falls by
+    // the square root of the light only.
+    const g = Math.sqrt(f);
+    for (let ch = 0; ch < 3; ch++) {
+      const v = faceY * f + (face[ch]! - faceY) * g;
+      out[i * 3 + ch] = Math.round(out[i * 3 + ch]! * (1 - a) + clamp(v, 0, 255) * a);
+    }
+  });
+}
+
+/**
+ * Visits the full-size pixels of the column: index, working-scale position, the side's coverage
+ * (anti-aliased over SIDE_SOFT), the foot's fade and the position across (-1..1, side to side).
+ */
+function forColumn(
+  col: NeckColumn,
+  sw: number,
+  k: number,
+  width: number,
+  height: number,
+  visit: (i: number, wx: number, wy: number, edge: number, fade: number, u: number) => void,
+): void {
+  const soft = Math.max(1, SIDE_SOFT * sw * k);
+  for (let py = Math.max(0, Math.floor(col.y0 * k)); py <= Math.min(height - 1, Math.ceil((col.y1 + 1) * k)); py++) {
+    const wy = (py + 0.5) / k;
+    if (wy > col.y1) break;
+    const c = col.cx(wy) * k,
+      r = col.half(wy) * k;
+    const fade = wy > col.fadeY ? clamp((col.y1 - wy) / Math.max(1e-3, col.y1 - col.fadeY), 0, 1) : 1;
+    for (let px = Math.max(0, Math.floor(c - r - soft)); px <= Math.min(width - 1, Math.ceil(c + r + soft)); px++) {
+      const d = px + 0.5 - c;
+      visit(py * width + px, (px + 0.5) / k, wy, clamp((r - Math.abs(d)) / soft + 0.5, 0, 1), fade, d / r);
+    }
+  }
+}
+
+/** Median RGB of the face's skin below the eyes (full-size pixels). */
+function faceSkin(rgb: Uint8Array, channels: number, body: BodyGeometry, k: number, width: number, height: number): [number, number, number] | null {
+  const head = body.head;
+  if (!head) return null;
+  const ch: number[][] = [[], [], []];
+  for (let py = Math.max(0, Math.floor(head.eyeY * k)); py <= Math.min(height - 1, Math.floor(head.chinY * k)); py++) {
+    const wy = Math.floor((py + 0.5) / k);
+    for (let px = Math.max(0, Math.floor(head.x0 * k)); px <= Math.min(width - 1, Math.ceil(head.x1 * k)); px++) {
+      const wx = Math.floor((px + 0.5) / k);
+      if (!inHead(head, wx, wy) || !body.skin.data[wy * body.width + wx]) continue;
+      const i = (py * width + px) * channels;
+      for (let c = 0; c < 3; c++) ch[c]!.push(rgb[i + c]!);
+    }
+  }
+  if (!ch[0]!.length) return null;
+  return [median(ch[0]!), median(ch[1]!), median(ch[2]!)];
+}

@@ -1,0 +1,103 @@
+// Issue 35, round 14: where old clothing covers the neck up to the chin (a spacesuit's neck ring,
+// a turtleneck), the new top's neckline opening showed its inner back as a thick band under the
+// face. bare-neck.ts paints a neck there, in the face's skin and the jaw's shadow, and only
+// there: a photo that shows its own neck, or a head bent down to the shoulders, gets none.
+import { describe, expect, it } from 'vitest';
+import { POSE } from '../../../src/engine/people.js';
+import { neckColumn, neckColumnAlpha, paintBareNeck } from '../../../src/ops/try-on/bare-neck.js';
+import type { BodyGeometry } from '../../../src/ops/try-on/body.js';
+import { headShape, inHead } from '../../../src/ops/try-on/head.js';
+import { plane } from '../../../src/ops/try-on/raster.js';
+
+const W = 100,
+  H = 160;
+const SKIN = [205, 150, 125],
+  SUIT = [40, 45, 70];
+
+/**
+ * A frontal face (eyes y 40, mouth y 60, chin y 72, ears x 30 / 70) over a suit up to the chin;
+ * shoulders at `shoulderY`, 60 px apart; `neckSkin`: the photo shows its neck; `skinMap`: the
+ * skin rule finds the skin (not on a greyscale photo).
+ */
+function scene(shoulderY: number, neckSkin = false, skinMap = true) {
+  const L = Array.from({ length: 33 }, () => ({ x: 50, y: 50, v: 0 }));
+  const set = (i: number, x: number, y: number) => {
+    L[i] = { x, y, v: 1 };
+  };
+  set(POSE.nose, 50, 50);
+  set(POSE.leftEye, 58, 40);
+  set(POSE.rightEye, 42, 40);
+  set(POSE.leftEar, 70, 45);
+  set(POSE.rightEar, 30, 45);
+  set(POSE.mouthLeft, 55, 60);
+  set(POSE.mouthRight, 45, 60);
+  const head = headShape(L, W, H)!;
+  const rgb = new Uint8Array(W * H * 3);
+  const skin = new Uint8Array(W * H);
+  for (let y = 0; y < H; y++) {
+    for (let x = 0; x < W; x++) {
+      const i = y * W + x;
+      // The photo's own neck, when it shows one: skin from the chin down, 24 px wide.
+      const isSkin = inHead(head, x, y) || (neckSkin && y > 60 && y < shoulderY && Math.abs(x - 50) < 12);
+      rgb.set(isSkin ? SKIN : SUIT, i * 3);
+      skin[i] = isSkin && skinMap ? 1 : 0;
+    }
+  }
+  const body = {
+    width: W,
+    height: H,
+    head,
+    skin: plane(W, H, skin),
+    shoulderW: 60,
+    shoulderY,
+    shoulderL: { x: 20, y: shoulderY },
+    shoulderR: { x: 80, y: shoulderY },
+  } as unknown as BodyGeometry;
+  const keep = new Uint8Array(W * H);
+  for (let i = 0; i < W * H; i++) keep[i] = inHead(head, i % W, Math.floor(i / W)) ? 255 : 0;
+  return { body, rgb, skin: plane(W, H, skin), keep: plane(W, H, keep) };
+}
+
+const at = (rgb: Uint8Array, x: number, y: number) => [...rgb.subarray((y * W + x) * 3, (y * W + x) * 3 + 3)];
+const lum = (c: number[]) => 0.299 * c[0]! + 0.587 * c[1]! + 0.114 * c[2]!;
+
+describe('bare neck', () => {
+  it('paints a neck in the face skin under a suit that covers it up to the chin', () => {
+    const s = scene(110);
+    const col = neckColumn(s.body, s.skin);
+    expect(col).not.toBeNull();
+    // The opening shows the column, not beside it, and not over the head.
+    const alpha = neckColumnAlpha(col!, s.body, 1, W, H);
+    expect(alpha.data[95 * W + 50]).toBe(255);
+    expect(alpha.data[95 * W + 20]).toBe(0);
+    expect(alpha.data[50 * W + 50]).toBe(0);
+    const out = s.rgb.slice();
+    paintBareNeck(out, s.rgb, 3, col!, s.body, 1, plane(W, H), s.keep, W, H);
+    // The suit under the chin is now the face's skin colour, in shadow: same hue, darker.
+    const mid = at(out, 50, 100);
+    expect(mid[0]! / mid[2]!).toBeCloseTo(SKIN[0]! / SKIN[2]!, 1);
+    expect(lum(mid)).toBeLessThan(lum(SKIN));
+    expect(lum(mid)).toBeGreaterThan(0.75 * lum(SKIN));
+    // Darkest right under the jaw, and towards its sides (a cylinder).
+    expect(lum(at(out, 50, 74))).toBeLessThan(lum(mid) - 10);
+    expect(lum(at(out, 40, 100))).toBeLessThan(lum(mid) - 5);
+    // The face is untouched, as is the suit beside the neck.
+    expect(at(out, 50, 50)).toEqual(SKIN);
+    expect(at(out, 15, 100)).toEqual(SUIT);
+  });
+
+  it('leaves a photo that shows its own neck', () => {
+    const s = scene(110, true);
+    expect(neckColumn(s.body, s.skin)).toBeNull();
+  });
+
+  it('leaves a photo whose face the skin rule does not find (greyscale: its neck cannot be told from a collar)', () => {
+    const s = scene(110, true, false);
+    expect(neckColumn(s.body, s.skin)).toBeNull();
+  });
+
+  it('paints none when the chin is down at the shoulders (a bent head shows no neck)', () => {
+    const s = scene(79);
+    expect(neckColumn(s.body, s.skin)).toBeNull();
+  });
+});
