@@ -28,6 +28,8 @@ const NECK_SHADOW = 0.2;
 const SIDE_DARK = 0.3;
 /** The sides fade over this many shoulder widths (at least a pixel). */
 const SIDE_SOFT = 0.015;
+/** The photo's own neck gives the painted one its colour when this many working-scale pixels of it show in the column. */
+const MIN_NECK_PIXELS = 20;
 /** The face's skin must cover this share of the head shape below the eyes. */
 const MIN_FACE_SKIN = 0.2;
 
@@ -137,10 +139,14 @@ export function neckColumnAlpha(col: NeckColumn, body: BodyGeometry, k: number, 
 
 /**
  * Paints the column's neck into `out` (full-size RGB) across its whole width (the opening's
- * plane, neckColumnAlpha, blends it with the garment): the face's skin colour (the median of the
- * face skin between the eyes' and the chin's rows), in the jaw's shadow under the chin (NECK_DARK rising to NECK_LIT) and darker
- * towards its sides. Not over the photo's own skin (`photo`: its neck and head) or what stays in
- * front (`keep`: the head shape, forearms, hands), both full-size 0..255.
+ * plane, neckColumnAlpha, blends it with the garment), lit as a neck: in the jaw's shadow under
+ * the chin (NECK_DARK rising to NECK_LIT over NECK_SHADOW) and darker towards its sides
+ * (SIDE_DARK, a cylinder lit from the front). Its colour under that light is the photo's own
+ * neck's where at least MIN_NECK_PIXELS of it show in the column below the chin (each pixel's
+ * colour over its light, the median: the painted neck continues it), else the face's skin (the
+ * median of the face's skin between the eyes' and the chin's rows). Not over the photo's own
+ * skin (`photo`: its neck and head) or what stays in front (`keep`: the head shape, forearms,
+ * hands), both full-size 0..255.
  */
 export function paintBareNeck(
   out: Uint8Array,
@@ -154,23 +160,27 @@ export function paintBareNeck(
   width: number,
   height: number,
 ): void {
-  const face = faceSkin(rgb, channels, body, k, width, height);
-  if (!face) return;
-  const faceY = 0.299 * face[0] + 0.587 * face[1] + 0.114 * face[2];
   const sw = body.shoulderW;
+  const light = (wy: number, u: number) => {
+    const v = clamp((wy - col.chinY) / (NECK_SHADOW * sw), 0, 1);
+    return (NECK_DARK + (NECK_LIT - NECK_DARK) * v * v * (3 - 2 * v)) * (1 - SIDE_DARK * Math.min(1, u * u));
+  };
+  // The photo's own neck in the column, below the chin and off the head shape.
+  const own: number[][] = [[], [], []];
+  forColumn(col, sw, k, width, height, (i, _wx, wy, edge, _fade, u) => {
+    if (edge < 1 || wy <= col.chinY || photo.data[i]! < 250 || keep.data[i]! > 0) return;
+    const f = light(wy, u);
+    for (let c = 0; c < 3; c++) own[c]!.push(rgb[i * channels + c]! / f);
+  });
+  const colour =
+    own[0]!.length >= MIN_NECK_PIXELS * k * k ? own.map((v) => median(v)) : faceSkin(rgb, channels, body, k, width, height)?.map((v) => v / NECK_LIT);
+  if (!colour) return;
   forColumn(col, sw, k, width, height, (i, _wx, wy, edge, _fade, u) => {
     if (edge <= 0) return;
     const a = (1 - photo.data[i]! / 255) * (1 - keep.data[i]! / 255);
     if (a <= 0) return;
-    const v = clamp((wy - col.chinY) / (NECK_SHADOW * sw), 0, 1);
-    const f = (NECK_DARK + (NECK_LIT - NECK_DARK) * v * v * (3 - 2 * v)) * (1 - SIDE_DARK * Math.min(1, u * u));
-    // Skin in shadow keeps more of its colour than a grey multiply leaves it: the chroma falls by
-    // the square root of the light only.
-    const g = Math.sqrt(f);
-    for (let ch = 0; ch < 3; ch++) {
-      const v = faceY * f + (face[ch]! - faceY) * g;
-      out[i * 3 + ch] = Math.round(out[i * 3 + ch]! * (1 - a) + clamp(v, 0, 255) * a);
-    }
+    const f = light(wy, u);
+    for (let c = 0; c < 3; c++) out[i * 3 + c] = Math.round(out[i * 3 + c]! * (1 - a) + Math.min(255, colour[c]! * f) * a);
   });
 }
 

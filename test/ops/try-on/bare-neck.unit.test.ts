@@ -19,7 +19,7 @@ const SKIN = [205, 150, 125],
  * shoulders at `shoulderY`, 60 px apart; `neckSkin`: the photo shows its neck; `skinMap`: the
  * skin rule finds the skin (not on a greyscale photo).
  */
-function scene(shoulderY: number, neckSkin = false, skinMap = true) {
+function scene(shoulderY: number, neckSkin = false, skinMap = true, strip: number[] | null = null) {
   const L = Array.from({ length: 33 }, () => ({ x: 50, y: 50, v: 0 }));
   const set = (i: number, x: number, y: number) => {
     L[i] = { x, y, v: 1 };
@@ -39,8 +39,10 @@ function scene(shoulderY: number, neckSkin = false, skinMap = true) {
       const i = y * W + x;
       // The photo's own neck, when it shows one: skin from the chin down, 24 px wide.
       const isSkin = inHead(head, x, y) || (neckSkin && y > 60 && y < shoulderY && Math.abs(x - 50) < 12);
-      rgb.set(isSkin ? SKIN : SUIT, i * 3);
-      skin[i] = isSkin && skinMap ? 1 : 0;
+      // A strip of the photo's own neck just under the chin, in its own colour, before the suit.
+      const inStrip = strip !== null && !inHead(head, x, y) && y > 72 && y <= 78 && Math.abs(x - 50) < 14;
+      rgb.set(inStrip ? strip : isSkin ? SKIN : SUIT, i * 3);
+      skin[i] = (isSkin || inStrip) && skinMap ? 1 : 0;
     }
   }
   const body = {
@@ -73,17 +75,36 @@ describe('bare neck', () => {
     expect(alpha.data[50 * W + 50]).toBe(0);
     const out = s.rgb.slice();
     paintBareNeck(out, s.rgb, 3, col!, s.body, 1, plane(W, H), s.keep, W, H);
-    // The suit under the chin is now the face's skin colour, in shadow: same hue, darker.
+    // The suit under the chin is now the face's skin colour (no neck of its own shows): the
+    // lower neck as lit as the face, the same hue.
     const mid = at(out, 50, 100);
     expect(mid[0]! / mid[2]!).toBeCloseTo(SKIN[0]! / SKIN[2]!, 1);
-    expect(lum(mid)).toBeLessThan(lum(SKIN));
-    expect(lum(mid)).toBeGreaterThan(0.75 * lum(SKIN));
+    expect(Math.abs(lum(mid) - lum(SKIN))).toBeLessThan(2);
     // Darkest right under the jaw, and towards its sides (a cylinder).
     expect(lum(at(out, 50, 74))).toBeLessThan(lum(mid) - 10);
     expect(lum(at(out, 40, 100))).toBeLessThan(lum(mid) - 5);
     // The face is untouched, as is the suit beside the neck.
     expect(at(out, 50, 50)).toEqual(SKIN);
     expect(at(out, 15, 100)).toEqual(SUIT);
+  });
+
+  it("continues the photo's own neck where a strip of it shows under the chin: its width and colour", () => {
+    const NECK = [150, 100, 90];
+    const s = scene(110, false, true, NECK);
+    const col = neckColumn(s.body, s.skin)!;
+    expect(col).not.toBeNull();
+    // As wide as the strip (27 px), not the face's figure (0.18 shoulder widths: 10.8 px).
+    expect(col.half(col.chinY)).toBe(13.5);
+    const out = s.rgb.slice();
+    // The photo's skin as the pipeline passes it, full size 0..255.
+    const photo = plane(W, H, s.skin.data.map((v) => v * 255));
+    paintBareNeck(out, s.rgb, 3, col, s.body, 1, photo, s.keep, W, H);
+    // Below the strip the painted neck has the strip's colour (its hue, not the face's) ...
+    const below = at(out, 50, 84);
+    expect(below[0]! / below[1]!).toBeCloseTo(NECK[0]! / NECK[1]!, 1);
+    expect(Math.abs(below[0]! / below[1]! - SKIN[0]! / SKIN[1]!)).toBeGreaterThan(0.1);
+    // ... and the strip itself is the photo's, untouched.
+    expect(at(out, 50, 75)).toEqual(NECK);
   });
 
   it('leaves a photo that shows its own neck', () => {
