@@ -97,7 +97,11 @@ describe('bare neck', () => {
     expect(col.half(col.chinY)).toBe(13.5);
     const out = s.rgb.slice();
     // The photo's skin as the pipeline passes it, full size 0..255.
-    const photo = plane(W, H, s.skin.data.map((v) => v * 255));
+    const photo = plane(
+      W,
+      H,
+      s.skin.data.map((v) => v * 255),
+    );
     paintBareNeck(out, s.rgb, 3, col, s.body, 1, photo, s.keep, W, H);
     // Below the strip the painted neck has the strip's colour (its hue, not the face's) ...
     const below = at(out, 50, 84);
