@@ -18,8 +18,8 @@ const NECK_FLARE = 0.12;
 /** It reaches this far below the shoulder line (shoulder widths), fading over NECK_FADE: only the neckline opening shows it. */
 const NECK_BELOW = 0.2;
 const NECK_FADE = 0.12;
-/** Where the photo's skin covers this share of the column's middle from the chin to the shoulder line, its own neck shows and none is painted. */
-const SHOWN = 0.5;
+/** Where the photo's neck covers this share of the column's middle from the chin to the shoulder line, its own neck shows and none is painted. */
+const SHOWN = 0.4;
 /** The shadow under the jaw: the face's skin times this at the chin, rising to NECK_LIT over NECK_SHADOW shoulder widths. */
 const NECK_DARK = 0.72;
 const NECK_LIT = 0.92;
@@ -30,6 +30,9 @@ const SIDE_DARK = 0.3;
 const SIDE_SOFT = 0.015;
 /** The photo's own neck gives the painted one its colour when this many working-scale pixels of it show in the column. */
 const MIN_NECK_PIXELS = 20;
+/** A pixel the colour rule does not take for skin is still the photo's neck within this of the face's chromaticity (r and g over r + g + b) and at least this light (luma). */
+const NECK_NEAR = 0.07;
+const NECK_MIN_Y = 30;
 /** The face's skin must cover this share of the head shape below the eyes. */
 const MIN_FACE_SKIN = 0.2;
 
@@ -53,13 +56,14 @@ export interface NeckColumn {
  * garment's inner back was drawn from the collar to the chin, a thick band of it under the face
  * (apollo11_crew.jpg, astronaut.png with the t-shirt). Returned only when the chin lies at least
  * MIN_NECK above the shoulder line, the skin rule finds the face (MIN_FACE_SKIN of the head shape
- * below the eyes) and the photo's skin (`through`, neckline.ts neckThrough)
- * covers less than SHOWN of the column's middle from the chin to the shoulder line; null otherwise (the photo's own
- * neck, or none to see). The column runs down from under the mouth's middle, leaning towards the
+ * below the eyes) and the photo's neck covers less than SHOWN of the column's middle from the
+ * chin to the shoulder line; null otherwise (the photo's own neck, or none to see). The photo's
+ * neck is its skin (`through`, neckline.ts neckThrough) or what has the face skin's
+ * chromaticity and some light (`colourAt`: working-scale pixel to RGB). The column runs down from under the mouth's middle, leaning towards the
  * shoulders' middle, NECK_HALF of the face's span wide, flaring towards the shoulders; where the
  * photo's own neck shows just under the chin, as wide as it and from its middle.
  */
-export function neckColumn(body: BodyGeometry, through: Plane): NeckColumn | null {
+export function neckColumn(body: BodyGeometry, through: Plane, colourAt: (x: number, y: number) => readonly [number, number, number]): NeckColumn | null {
   const head = body.head;
   if (!head) return null;
   const sw = body.shoulderW;
@@ -96,16 +100,29 @@ export function neckColumn(body: BodyGeometry, through: Plane): NeckColumn | nul
   const half = (y: number) => h0 * (1 + NECK_FLARE * clamp((y - chinY) / down, 0, 1));
   // Without the face's skin (a greyscale photo: the skin rule finds none) nothing tells a bare
   // neck from a collar, so the photo's stays (basketball1.png's neck got a second one beside it).
-  let face = 0,
-    faceSkin = 0;
+  let face = 0;
+  const faceR: number[] = [],
+    faceG: number[] = [];
   for (let y = Math.max(0, Math.ceil(head.eyeY)); y <= Math.min(h - 1, Math.floor(chinY)); y++) {
     for (let x = Math.max(0, Math.ceil(head.x0)); x <= Math.min(w - 1, Math.floor(head.x1)); x++) {
       if (!inHead(head, x, y)) continue;
       face++;
-      faceSkin += body.skin.data[y * w + x]!;
+      if (!body.skin.data[y * w + x]) continue;
+      const [r, g] = chromaticity(colourAt(x, y));
+      faceR.push(r);
+      faceG.push(g);
     }
   }
-  if (faceSkin < MIN_FACE_SKIN * face) return null;
+  if (faceR.length < MIN_FACE_SKIN * face) return null;
+  // The photo's neck is its skin or, where the colour rule misses it (a neck in shadow, a dim
+  // photo: grace_hopper.jpg at half exposure), what has the face's chromaticity and some light.
+  const [fr, fg] = [median(faceR), median(faceG)];
+  const neckLike = (x: number, y: number) => {
+    const rgb = colourAt(x, y);
+    if (0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] < NECK_MIN_Y) return false;
+    const [r, g] = chromaticity(rgb);
+    return Math.hypot(r - fr, g - fg) <= NECK_NEAR;
+  };
   let seen = 0,
     skin = 0;
   for (let y = Math.ceil(chinY); y <= Math.min(h - 1, body.shoulderY); y++) {
@@ -114,7 +131,7 @@ export function neckColumn(body: BodyGeometry, through: Plane): NeckColumn | nul
     for (let x = Math.max(0, Math.ceil(c - r)); x <= Math.min(w - 1, Math.floor(c + r)); x++) {
       if (inHead(head, x, y)) continue;
       seen++;
-      skin += through.data[y * w + x]!;
+      if (through.data[y * w + x] || neckLike(x, y)) skin++;
     }
   }
   if (!seen || skin >= SHOWN * seen) return null;
@@ -226,4 +243,10 @@ function faceSkin(rgb: Uint8Array, channels: number, body: BodyGeometry, k: numb
   }
   if (!ch[0]!.length) return null;
   return [median(ch[0]!), median(ch[1]!), median(ch[2]!)];
+}
+
+/** r and g over r + g + b: the colour without its light. */
+function chromaticity(rgb: readonly [number, number, number]): [number, number] {
+  const sum = rgb[0] + rgb[1] + rgb[2] || 1;
+  return [rgb[0] / sum, rgb[1] / sum];
 }

@@ -207,7 +207,7 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
   // Inside the garment's neckline opening (neckline.ts) the photo's neck shows through and the
   // inner back covers the rest (old collar, background): there the occluder is the neck's skin,
   // the head shape, forearms and hands only.
-  const neck = layer?.opening ? await neckPlanes(body, forearms, k, person.width, person.height) : null;
+  const neck = layer?.opening ? await neckPlanes(body, forearms, person, k) : null;
   // A dress without a neckline opening (the strapped dress) leaves the neck bare: the neck's
   // skin joined to the head stays in front of its top, and the band stops at it, as at the neck
   // shown through an opening (the dress's bodice and the band covered grace_hopper's neck up to
@@ -501,12 +501,12 @@ async function limbZone(forearms: Plane, hands: Plane | undefined, grow: number,
 async function neckPlanes(
   body: BodyGeometry,
   forearms: Plane,
+  person: DecodedImage,
   k: number,
-  width: number,
-  height: number,
 ): Promise<{ through: Plane; keep: Plane; photo: Plane; column: NeckColumn | null } | null> {
   const photoNeck = neckThrough(body);
   if (!photoNeck || !body.head) return null;
+  const { width, height, channels, data } = person;
   const { width: w, height: h } = body;
   const keep = new Uint8Array(w * h);
   for (let y = 0; y < h; y++) {
@@ -518,7 +518,10 @@ async function neckPlanes(
   const [photo, kept] = await Promise.all([softMask(photoNeck, width, height), softMask(plane(w, h, keep), width, height)]);
   // Where old clothing covers the neck up to the chin, a painted neck (bare-neck.ts) shows
   // through the opening as well.
-  const column = neckColumn(body, photoNeck);
+  const column = neckColumn(body, photoNeck, (x, y) => {
+    const i = (Math.min(height - 1, Math.floor((y + 0.5) * k)) * width + Math.min(width - 1, Math.floor((x + 0.5) * k))) * channels;
+    return [data[i]!, data[i + 1]!, data[i + 2]!];
+  });
   if (!column) return { through: photo, keep: kept, photo, column };
   const painted = neckColumnAlpha(column, body, k, width, height);
   const through = plane(

@@ -19,7 +19,7 @@ const SKIN = [205, 150, 125],
  * shoulders at `shoulderY`, 60 px apart; `neckSkin`: the photo shows its neck; `skinMap`: the
  * skin rule finds the skin (not on a greyscale photo).
  */
-function scene(shoulderY: number, neckSkin = false, skinMap = true, strip: number[] | null = null) {
+function scene(shoulderY: number, neckSkin = false, skinMap = true, strip: number[] | null = null, neckRule = true) {
   const L = Array.from({ length: 33 }, () => ({ x: 50, y: 50, v: 0 }));
   const set = (i: number, x: number, y: number) => {
     L[i] = { x, y, v: 1 };
@@ -37,12 +37,15 @@ function scene(shoulderY: number, neckSkin = false, skinMap = true, strip: numbe
   for (let y = 0; y < H; y++) {
     for (let x = 0; x < W; x++) {
       const i = y * W + x;
-      // The photo's own neck, when it shows one: skin from the chin down, 24 px wide.
-      const isSkin = inHead(head, x, y) || (neckSkin && y > 60 && y < shoulderY && Math.abs(x - 50) < 12);
+      const inFace = inHead(head, x, y);
+      // The photo's own neck, when it shows one: skin from the chin down, 24 px wide; in shadow
+      // (`neckRule` false: 0.45 of the face's light) the colour rule misses it.
+      const inNeck = !inFace && neckSkin && y > 60 && y < shoulderY && Math.abs(x - 50) < 12;
       // A strip of the photo's own neck just under the chin, in its own colour, before the suit.
-      const inStrip = strip !== null && !inHead(head, x, y) && y > 72 && y <= 78 && Math.abs(x - 50) < 14;
-      rgb.set(inStrip ? strip : isSkin ? SKIN : SUIT, i * 3);
-      skin[i] = (isSkin || inStrip) && skinMap ? 1 : 0;
+      const inStrip = strip !== null && !inFace && y > 72 && y <= 78 && Math.abs(x - 50) < 14;
+      const colour = inStrip ? strip : inFace ? SKIN : inNeck ? (neckRule ? SKIN : SKIN.map((v) => Math.round(0.45 * v))) : SUIT;
+      rgb.set(colour, i * 3);
+      skin[i] = skinMap && (inFace || inStrip || (inNeck && neckRule)) ? 1 : 0;
     }
   }
   const body = {
@@ -57,7 +60,11 @@ function scene(shoulderY: number, neckSkin = false, skinMap = true, strip: numbe
   } as unknown as BodyGeometry;
   const keep = new Uint8Array(W * H);
   for (let i = 0; i < W * H; i++) keep[i] = inHead(head, i % W, Math.floor(i / W)) ? 255 : 0;
-  return { body, rgb, skin: plane(W, H, skin), keep: plane(W, H, keep) };
+  const colourAt = (x: number, y: number) => {
+    const i = (Math.floor(y) * W + Math.floor(x)) * 3;
+    return [rgb[i]!, rgb[i + 1]!, rgb[i + 2]!] as const;
+  };
+  return { body, rgb, skin: plane(W, H, skin), keep: plane(W, H, keep), colourAt };
 }
 
 const at = (rgb: Uint8Array, x: number, y: number) => [...rgb.subarray((y * W + x) * 3, (y * W + x) * 3 + 3)];
@@ -66,7 +73,7 @@ const lum = (c: number[]) => 0.299 * c[0]! + 0.587 * c[1]! + 0.114 * c[2]!;
 describe('bare neck', () => {
   it('paints a neck in the face skin under a suit that covers it up to the chin', () => {
     const s = scene(110);
-    const col = neckColumn(s.body, s.skin);
+    const col = neckColumn(s.body, s.skin, s.colourAt);
     expect(col).not.toBeNull();
     // The opening shows the column, not beside it, and not over the head.
     const alpha = neckColumnAlpha(col!, s.body, 1, W, H);
@@ -91,7 +98,7 @@ describe('bare neck', () => {
   it("continues the photo's own neck where a strip of it shows under the chin: its width and colour", () => {
     const NECK = [150, 100, 90];
     const s = scene(110, false, true, NECK);
-    const col = neckColumn(s.body, s.skin)!;
+    const col = neckColumn(s.body, s.skin, s.colourAt)!;
     expect(col).not.toBeNull();
     // As wide as the strip (27 px), not the face's figure (0.18 shoulder widths: 10.8 px).
     expect(col.half(col.chinY)).toBe(13.5);
@@ -113,16 +120,22 @@ describe('bare neck', () => {
 
   it('leaves a photo that shows its own neck', () => {
     const s = scene(110, true);
-    expect(neckColumn(s.body, s.skin)).toBeNull();
+    expect(neckColumn(s.body, s.skin, s.colourAt)).toBeNull();
+  });
+
+  it("leaves a neck in shadow the colour rule misses: it has the face skin's chromaticity", () => {
+    const s = scene(110, true, true, null, false);
+    expect(s.skin.data[95 * W + 50]).toBe(0);
+    expect(neckColumn(s.body, s.skin, s.colourAt)).toBeNull();
   });
 
   it('leaves a photo whose face the skin rule does not find (greyscale: its neck cannot be told from a collar)', () => {
     const s = scene(110, true, false);
-    expect(neckColumn(s.body, s.skin)).toBeNull();
+    expect(neckColumn(s.body, s.skin, s.colourAt)).toBeNull();
   });
 
   it('paints none when the chin is down at the shoulders (a bent head shows no neck)', () => {
     const s = scene(79);
-    expect(neckColumn(s.body, s.skin)).toBeNull();
+    expect(neckColumn(s.body, s.skin, s.colourAt)).toBeNull();
   });
 });
