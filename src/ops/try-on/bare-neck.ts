@@ -163,7 +163,7 @@ export function neckColumnAlpha(col: NeckColumn, body: BodyGeometry, k: number, 
  * colour over its light, the median: the painted neck continues it), else the face's skin (the
  * median of the face's skin between the eyes' and the chin's rows). Not over the photo's own
  * skin (`photo`: its neck and head) or what stays in front (`keep`: the head shape, forearms,
- * hands), both full-size 0..255.
+ * hands), both full-size 0..255, and only inside the person's outline (`inside`, 0..1).
  */
 export function paintBareNeck(
   out: Uint8Array,
@@ -174,6 +174,7 @@ export function paintBareNeck(
   k: number,
   photo: Plane,
   keep: Plane,
+  inside: ArrayLike<number>,
   width: number,
   height: number,
 ): void {
@@ -194,7 +195,7 @@ export function paintBareNeck(
   if (!colour) return;
   forColumn(col, sw, k, width, height, (i, _wx, wy, edge, _fade, u) => {
     if (edge <= 0) return;
-    const a = (1 - photo.data[i]! / 255) * (1 - keep.data[i]! / 255);
+    const a = (1 - photo.data[i]! / 255) * (1 - keep.data[i]! / 255) * inside[i]!;
     if (a <= 0) return;
     const f = light(wy, u);
     for (let c = 0; c < 3; c++) out[i * 3 + c] = Math.round(out[i * 3 + c]! * (1 - a) + Math.min(255, colour[c]! * f) * a);

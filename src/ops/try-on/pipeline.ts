@@ -235,7 +235,7 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
       body.shoulderW * k,
       person.width,
     );
-  if (neck?.column) paintBareNeck(out, person.data, person.channels, neck.column, body, k, neck.photo, neck.keep, person.width, person.height);
+  if (neck?.column) paintBareNeck(out, person.data, person.channels, neck.column, body, k, neck.photo, neck.keep, inPerson, person.width, person.height);
   // What the garment is drawn over, for its outer edge (edge-backdrop.ts).
   const under = out.slice();
   // The garment's drawn alpha, for the band it does not reach (fill-band.ts).

@@ -80,8 +80,10 @@ describe('bare neck', () => {
     expect(alpha.data[95 * W + 50]).toBe(255);
     expect(alpha.data[95 * W + 20]).toBe(0);
     expect(alpha.data[50 * W + 50]).toBe(0);
+    // The person's outline: the right edge of the neck (x >= 57) lies outside it.
+    const inside = new Float32Array(W * H).map((_, i) => (i % W < 57 ? 1 : 0));
     const out = s.rgb.slice();
-    paintBareNeck(out, s.rgb, 3, col!, s.body, 1, plane(W, H), s.keep, W, H);
+    paintBareNeck(out, s.rgb, 3, col!, s.body, 1, plane(W, H), s.keep, inside, W, H);
     // The suit under the chin is now the face's skin colour (no neck of its own shows): the
     // lower neck as lit as the face, the same hue.
     const mid = at(out, 50, 100);
@@ -93,6 +95,9 @@ describe('bare neck', () => {
     // The face is untouched, as is the suit beside the neck.
     expect(at(out, 50, 50)).toEqual(SKIN);
     expect(at(out, 15, 100)).toEqual(SUIT);
+    // Nothing is painted outside the person's outline.
+    expect(at(out, 58, 100)).toEqual(SUIT);
+    expect(at(out, 55, 100)).not.toEqual(SUIT);
   });
 
   it("continues the photo's own neck where a strip of it shows under the chin: its width and colour", () => {
@@ -109,7 +114,7 @@ describe('bare neck', () => {
       H,
       s.skin.data.map((v) => v * 255),
     );
-    paintBareNeck(out, s.rgb, 3, col, s.body, 1, photo, s.keep, W, H);
+    paintBareNeck(out, s.rgb, 3, col, s.body, 1, photo, s.keep, new Float32Array(W * H).fill(1), W, H);
     // Below the strip the painted neck has the strip's colour (its hue, not the face's) ...
     const below = at(out, 50, 84);
     expect(below[0]! / below[1]!).toBeCloseTo(NECK[0]! / NECK[1]!, 1);
