@@ -20,7 +20,7 @@ const NECK_BELOW = 0.2;
 const NECK_FADE = 0.12;
 /** Where the photo's neck covers this share of the column's middle from the chin to the shoulder line, its own neck shows and none is painted. */
 const SHOWN = 0.4;
-/** The shadow under the jaw: the face's skin times this at the chin, rising to NECK_LIT over NECK_SHADOW shoulder widths. */
+/** The light on the neck: the jaw's shadow, this share of the neck's colour at the chin, rising to NECK_LIT over NECK_SHADOW shoulder widths. */
 const NECK_DARK = 0.72;
 const NECK_LIT = 0.92;
 const NECK_SHADOW = 0.2;
@@ -59,9 +59,10 @@ export interface NeckColumn {
  * below the eyes) and the photo's neck covers less than SHOWN of the column's middle from the
  * chin to the shoulder line; null otherwise (the photo's own neck, or none to see). The photo's
  * neck is its skin (`through`, neckline.ts neckThrough) or what has the face skin's
- * chromaticity and some light (`colourAt`: working-scale pixel to RGB). The column runs down from under the mouth's middle, leaning towards the
- * shoulders' middle, NECK_HALF of the face's span wide, flaring towards the shoulders; where the
- * photo's own neck shows just under the chin, as wide as it and from its middle.
+ * chromaticity and some light (`colourAt`: working-scale pixel to RGB). The column runs down
+ * from under the mouth's middle, leaning towards the shoulders' middle, NECK_HALF of the face's
+ * span wide, flaring towards the shoulders; where the photo's own neck shows just under the
+ * chin, as wide as it and from its middle.
  */
 export function neckColumn(body: BodyGeometry, through: Plane, colourAt: (x: number, y: number) => readonly [number, number, number]): NeckColumn | null {
   const head = body.head;
@@ -161,7 +162,8 @@ export function neckColumnAlpha(col: NeckColumn, body: BodyGeometry, k: number, 
  * (SIDE_DARK, a cylinder lit from the front). Its colour under that light is the photo's own
  * neck's where at least MIN_NECK_PIXELS of it show in the column below the chin (each pixel's
  * colour over its light, the median: the painted neck continues it), else the face's skin (the
- * median of the face's skin between the eyes' and the chin's rows). Not over the photo's own
+ * median of the face's skin between the eyes' and the chin's rows), taken as lit as the lower
+ * neck (NECK_LIT). Not over the photo's own
  * skin (`photo`: its neck and head) or what stays in front (`keep`: the head shape, forearms,
  * hands), both full-size 0..255, and only inside the person's outline (`inside`, 0..1).
  */

@@ -495,8 +495,10 @@ async function limbZone(forearms: Plane, hands: Plane | undefined, grow: number,
 
 /**
  * Full-size 0..255 planes for the neckline opening: `through`, the photo's neck and head that
- * show through it (neckline.ts), and `keep`, what else stays in front inside it (the head
- * shape, forearms, hands). Null without a landmark head.
+ * show through it (neckline.ts) with the painted neck's column where old clothing covers the
+ * photo's (`column`, bare-neck.ts), `photo`, the photo's own neck and head alone, and `keep`,
+ * what else stays in front inside it (the head shape, forearms, hands). Null without a
+ * landmark head.
  */
 async function neckPlanes(
   body: BodyGeometry,
