@@ -3,11 +3,11 @@
 // face. bare-neck.ts paints a neck there, in the face's skin and the jaw's shadow, and only
 // there: a photo that shows its own neck, or a head bent down to the shoulders, gets none.
 import { describe, expect, it } from 'vitest';
-import { POSE } from '../../../src/engine/people.js';
 import { neckColumn, neckColumnAlpha, paintBareNeck } from '../../../src/ops/try-on/bare-neck.js';
 import type { BodyGeometry } from '../../../src/ops/try-on/body.js';
 import { headShape, inHead } from '../../../src/ops/try-on/head.js';
 import { plane } from '../../../src/ops/try-on/raster.js';
+import { frontalFace } from './face.js';
 
 const W = 100,
   H = 160;
@@ -20,18 +20,7 @@ const SKIN = [205, 150, 125],
  * skin rule finds the skin (not on a greyscale photo).
  */
 function scene(shoulderY: number, neckSkin = false, skinMap = true, strip: number[] | null = null, neckRule = true) {
-  const L = Array.from({ length: 33 }, () => ({ x: 50, y: 50, v: 0 }));
-  const set = (i: number, x: number, y: number) => {
-    L[i] = { x, y, v: 1 };
-  };
-  set(POSE.nose, 50, 50);
-  set(POSE.leftEye, 58, 40);
-  set(POSE.rightEye, 42, 40);
-  set(POSE.leftEar, 70, 45);
-  set(POSE.rightEar, 30, 45);
-  set(POSE.mouthLeft, 55, 60);
-  set(POSE.mouthRight, 45, 60);
-  const head = headShape(L, W, H)!;
+  const head = headShape(frontalFace(), W, H)!;
   const rgb = new Uint8Array(W * H * 3);
   const skin = new Uint8Array(W * H);
   for (let y = 0; y < H; y++) {

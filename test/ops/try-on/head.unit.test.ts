@@ -5,31 +5,15 @@
 // new garment. clothing-colour.ts tells the clothing's colours from the head's, skin.ts keeps
 // only the face's own skin colour beside it, head.ts trims the shape.
 import { describe, expect, it } from 'vitest';
-import { POSE } from '../../../src/engine/people.js';
 import { clothingColour } from '../../../src/ops/try-on/clothing-colour.js';
 import { headShape, inHead, trimHead } from '../../../src/ops/try-on/head.js';
 import { plane } from '../../../src/ops/try-on/raster.js';
 import { faceSkinOnly, skinMask } from '../../../src/ops/try-on/skin.js';
-
-/** A frontal face: eyes at y 40, mouth at y 60 (eye-mouth 20), ears at x 30 / 70 on y 45, nose (50, 50). */
-function face() {
-  const L = Array.from({ length: 33 }, () => ({ x: 50, y: 50, v: 0 }));
-  const set = (i: number, x: number, y: number) => {
-    L[i] = { x, y, v: 1 };
-  };
-  set(POSE.nose, 50, 50);
-  set(POSE.leftEye, 58, 40);
-  set(POSE.rightEye, 42, 40);
-  set(POSE.leftEar, 70, 45);
-  set(POSE.rightEar, 30, 45);
-  set(POSE.mouthLeft, 55, 60);
-  set(POSE.mouthRight, 45, 60);
-  return L;
-}
+import { frontalFace } from './face.js';
 
 describe('headShape', () => {
   it('is full width down to the mouth, then narrows to the chin at mouth + 0.6 x eye-mouth', () => {
-    const s = headShape(face(), 200, 200)!;
+    const s = headShape(frontalFace(), 200, 200)!;
     expect(s.mouthY).toBe(60);
     expect(s.chinY).toBeCloseTo(72, 5);
     // Full width at the ears' and mouth's rows (the landmarks' span 30..70, 15% wider each side).
@@ -47,7 +31,7 @@ describe('headShape', () => {
   });
 
   it('needs five face landmarks seen', () => {
-    const L = face().map((p, i) => (i < 11 && i > 3 ? { ...p, v: 0 } : p));
+    const L = frontalFace().map((p, i) => (i < 11 && i > 3 ? { ...p, v: 0 } : p));
     expect(headShape(L, 200, 200)).toBeNull();
   });
 });
@@ -92,7 +76,7 @@ function setup(opts: { grey?: boolean; hairLikeJersey?: boolean } = {}) {
   const rgb = photo(opts);
   if (opts.hairLikeJersey) for (let i = 0; i < W * 30; i++) for (let k = 0; k < 3; k++) rgb[i * 3 + k] = 70;
   const sil = plane(W, H, new Uint8Array(W * H).fill(1));
-  const shape = headShape(face(), W, H)!;
+  const shape = headShape(frontalFace(), W, H)!;
   const quad = [
     { x: 20, y: 75 },
     { x: 80, y: 75 },
@@ -146,7 +130,7 @@ describe('faceSkinOnly', () => {
   it("keeps beside the face only the face's own skin colour: a collar trim passing the skin rule is not skin", () => {
     const rgb = photo();
     const skin = skinMask(rgb, W, H, 3);
-    const shape = headShape(face(), W, H)!;
+    const shape = headShape(frontalFace(), W, H)!;
     expect(skin.data[64 * W + 35]).toBe(1); // the trim passes the colour rule
     const zone = (_x: number, y: number) => y >= 40 && y <= 80;
     const cheeks = (i: number) => {
