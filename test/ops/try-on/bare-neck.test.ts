@@ -26,27 +26,27 @@ describe('a neck covered by old clothing, worn', () => {
       return [out.data[i]! / s, out.data[i + 1]! / s];
     };
     // The face's own: the cheeks between the eyes' and the mouth's rows.
-    const cb: number[] = [],
-      cr: number[] = [];
+    const faceR: number[] = [],
+      faceG: number[] = [];
     for (let y = Math.round(eyeY + 3); y < mouthY; y++) {
       for (let x = Math.round(mouthX - 0.12 * sw); x <= mouthX + 0.12 * sw; x++) {
         const i = (y * W + x) * 3;
-        const [b, r] = chromaticity(i);
-        cb.push(b);
-        cr.push(r);
+        const [r, g] = chromaticity(i);
+        faceR.push(r!);
+        faceG.push(g!);
       }
     }
     const med = (v: number[]) => v.sort((a, b) => a - b)[v.length >> 1]!;
-    const [fb, fr] = [med(cb), med(cr)];
+    const [fr, fg] = [med(faceR), med(faceG)];
     // Under the chin, in the neck's middle: the share of pixels near the face's chromaticity.
     let n = 0,
       skin = 0;
     for (let y = Math.round(chinY + 0.04 * sw); y <= chinY + 0.2 * sw; y++) {
       for (let x = Math.round(mouthX - 0.05 * sw); x <= mouthX + 0.05 * sw; x++) {
         const i = (y * W + x) * 3;
-        const [b, r] = chromaticity(i);
+        const [r, g] = chromaticity(i);
         n++;
-        if (Math.hypot(b - fb!, r - fr!) <= 0.03) skin++;
+        if (Math.hypot(r! - fr, g! - fg) <= 0.03) skin++;
       }
     }
     expect(n).toBeGreaterThan(100);
