@@ -1,6 +1,6 @@
 import type { BodyGeometry } from './body.js';
-import { maskedBlurRgb } from './raster.js';
-import { ARM_HALF, along, armBox, median, type ShortSleeve } from './short-sleeves.js';
+import { maskedBlurRgb, median } from './raster.js';
+import { ARM_HALF, along, armBox, type ShortSleeve } from './short-sleeves.js';
 import { chroma } from './skin.js';
 import { project, type Seg } from './sleeves.js';
 

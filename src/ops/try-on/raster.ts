@@ -247,7 +247,7 @@ export function clamp(v: number, lo: number, hi: number): number {
   return v < lo ? lo : v > hi ? hi : v;
 }
 
-export function median(values: number[]): number {
+export function median(values: readonly number[]): number {
   if (!values.length) return NaN;
   const s = [...values].sort((a, b) => a - b);
   return s[s.length >> 1]!;

@@ -2,6 +2,7 @@ import type { Person } from '../../engine/people.js';
 import type { BodyGeometry } from './body.js';
 import { BARE, bareShare, oldSleeveEnd } from './old-sleeve.js';
 import { upperArms } from './pose.js';
+import { median } from './raster.js';
 import { armPolyline, type Seg } from './sleeves.js';
 
 /** Past the end the arm must stay bare over this length (shoulder widths), in this share of its cross-sections. */
@@ -107,11 +108,6 @@ function armSkin(
   }
   if (rs.length < MIN_SAMPLE * k * k) return null;
   return { rgb: [median(rs), median(gs), median(bs)], at };
-}
-
-export function median(v: readonly number[]): number {
-  const s = [...v].sort((a, b) => a - b);
-  return s[s.length >> 1]!;
 }
 
 /** Arc length along `segs` of the point's projection (clamped to the polyline's ends) and its distance from it. */
