@@ -1,6 +1,30 @@
 import { gaussianBlur } from '../../media/filters.js';
 import { clamp } from './raster.js';
 
+export interface BandOptions {
+  /** How far the band reaches from the garment (pixels). */
+  reach: number;
+  /** A gap this wide or narrower (pixels) is filled whole; 0: no pockets. */
+  pocket?: number;
+  /** Per pixel (image index), how strongly a pocket is filled there (0..1). */
+  pocketWeight?: (i: number) => number;
+  /** The garment's edge this deep (pixels) gives no colour and is blended into the band; 0: off. */
+  rim?: number;
+  /**
+   * The photo under the garment (RGB bytes, as `out`): the share of each pixel the garment
+   * leaves is replaced by the band. Without it that share is taken to be `out`'s (exact where
+   * the garment covers none of the pixel).
+   */
+  photo?: Uint8Array;
+  /**
+   * The scene's light the garment was drawn with (a factor per image pixel, shade.ts): the band
+   * averages the garment's colour without it and takes each pixel's own, so it goes on lit as
+   * the garment would be (a band coloured by the lit garment's average carried the light of the
+   * garment beside it, flattening the scene's light at the garment's sides).
+   */
+  light?: Float32Array;
+}
+
 /**
  * The band around the drawn garment that it does not reach but that the old clothing still
  * shows in (a collar above the new neckline, a jersey's shoulder beside a narrower shirt, the
@@ -8,7 +32,11 @@ import { clamp } from './raster.js';
  * the garment's drawn colour, averaged nearby (normalised Gaussian of colour x coverage,
  * sigma `reach` / 2), laid over the pixels the caller allows (inside the person's outline, not
  * head, hair, skin or what is in front), fading out from `reach` / 2 to `reach` from the
- * garment so the band does not end in a hard line. Pixels the garment covers keep their colour.
+ * garment so the band does not end in a hard line. Pixels the garment covers keep their colour
+ * (but for its rim, below). In a pixel the garment covers in part the band takes, in place of
+ * the photo there (`photo`), all the garment leaves of what it may fill where the band goes on
+ * beside it, and where a stop lies beside it only the share it blended over the pixel before
+ * (so that edge stays soft).
  *
  * A pocket (`pocket` pixels wide or less between the garment and where the band must stop: the
  * person's outline, the head, a forearm in front) is filled whole instead, fading out between
@@ -17,6 +45,11 @@ import { clamp } from './raster.js';
  * clothing's outer half showing (a bulky suit's arm beside a coat's sleeve, a jersey's edge
  * beside the t-shirt's body). Its colour comes from a wider average (sigma `reach`) where the
  * band's own has no garment near enough. `pocketWeight` (0..1) weights the pockets' fill per pixel.
+ *
+ * The garment's own edge, `rim` pixels deep, gives the band no colour (the garment photos are
+ * modelled up to their outline, a hem a shade darker), and where the band continues the garment
+ * that edge takes the band's colour: a dark hem line with the band's flat colour beyond it read
+ * as a seam.
  *
  * out: RGB bytes of the whole image, modified in place; cover: the garment's drawn alpha
  * (0..1), raised in place by the band's (so 1 - cover is what is left of the photo); allow:
@@ -30,9 +63,7 @@ export function fillBand(
   width: number,
   height: number,
   box: { x: number; y: number; width: number; height: number },
-  reach: number,
-  pocket = 0,
-  pocketWeight: (i: number) => number = () => 1,
+  { reach, pocket = 0, pocketWeight = () => 1, rim = 0, photo, light }: BandOptions,
 ): { x0: number; y0: number; x1: number; y1: number } | null {
   const far = Math.max(reach, (4 / 3) * pocket);
   const pad = Math.ceil(far);
@@ -47,6 +78,8 @@ export function fillBand(
   const m = new Float32Array(n);
   const col = [new Float32Array(n), new Float32Array(n), new Float32Array(n)];
   const ok = new Float32Array(n);
+  // The garment's drawn alpha before the band (`cover` is raised as the band is laid).
+  const drawn = new Float32Array(n);
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
       const j = y * w + x,
@@ -54,13 +87,38 @@ export function fillBand(
       // Only pixels the garment owns outright give colour (its anti-aliased rim is mixed).
       const c = cover[i]! >= 0.9 ? 1 : 0;
       m[j] = c;
-      if (c) for (let k = 0; k < 3; k++) col[k]![j] = out[i * 3 + k]!;
+      drawn[j] = cover[i]!;
+      if (c) for (let k = 0; k < 3; k++) col[k]![j] = out[i * 3 + k]! / (light ? Math.max(1e-3, light[i]!) : 1);
       ok[j] = cover[i]! >= 0.99 ? 1 : allow(i);
     }
   }
   const sigma = reach / 2;
-  const den = gaussianBlur(m, w, h, sigma);
-  const num = col.map((p) => gaussianBlur(p, w, h, sigma));
+  // The band's colour: the garment's, averaged, from its inside only (`rim` pixels in from its
+  // edge) where that lies near; its edge's own where it does not (a sleeve narrower than twice
+  // the rim).
+  const inside = rim >= 1 ? insideRim(m, w, h, rim) : null;
+  // `near`: the garment's own share nearby (its blurred coverage); colour c / d.
+  const colour = (s: number) => {
+    const near = gaussianBlur(m, w, h, s),
+      c = col.map((p) => gaussianBlur(p, w, h, s));
+    if (!inside) return { near, d: near, c };
+    const d = gaussianBlur(inside, w, h, s),
+      ci = col.map((p) =>
+        gaussianBlur(
+          p.map((v, j) => v * inside[j]!),
+          w,
+          h,
+          s,
+        ),
+      );
+    for (let j = 0; j < n; j++) {
+      d[j] = d[j]! + 1e-3 * near[j]!;
+      for (let k = 0; k < 3; k++) c[k]![j] = ci[k]![j]! + 1e-3 * c[k]![j]!;
+    }
+    return { near, d, c };
+  };
+  const own = colour(sigma);
+  const den = own.near;
   const gap = pocket >= 1 ? pocketGap(m, ok, cover, x0, y0, width, height, w, h, far) : null;
   // Each pixel's pocket strength, smoothed (sigma reach / 4): the rays' ends are ragged, and
   // the pocket's edge drew jagged tips up a suit's collar ring.
@@ -86,42 +144,124 @@ export function fillBand(
     inPocket = new Float32Array(n);
     for (let j = 0; j < n; j++) inPocket[j] = pDen[j]! > 1e-3 ? pNum[j]! / pDen[j]! : raw[j]!;
   }
-  const den2 = gap ? gaussianBlur(m, w, h, reach) : null;
-  const num2 = den2 ? col.map((p) => gaussianBlur(p, w, h, reach)) : null;
+  const wide = gap ? colour(reach) : null;
   // A Gaussian of a half-plane is 0.5 at its edge, ~0.16 at sigma, ~0.02 at 2 sigma (= reach).
   let bx0 = Infinity,
     by0 = Infinity,
     bx1 = -1,
     by1 = -1;
+  const grow = (x: number, y: number) => {
+    bx0 = Math.min(bx0, x + x0);
+    bx1 = Math.max(bx1, x + x0);
+    by0 = Math.min(by0, y + y0);
+    by1 = Math.max(by1, y + y0);
+  };
+  // Each pixel's band strength were the garment not in it (allow x the fade), for the pixels
+  // the garment covers in part (below).
+  const strength = new Float32Array(n);
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const j = y * w + x,
+        i = (y + y0) * width + x + x0;
+      if (cover[i]! >= 0.99) continue;
+      const near = clamp((den[j]! - 0.02) / (0.16 - 0.02), 0, 1);
+      let s = near * near * (3 - 2 * near);
+      if (inPocket) s = Math.max(s, inPocket[j]!);
+      if (s > 0) strength[j] = s * allow(i);
+    }
+  }
+  // The scene's light at image pixel i for a colour, no brighter than its brightest channel
+  // allows (as the garment is drawn: a clipped channel shifts hue).
+  const litBy = (c: number[], i: number) => (light ? Math.min(light[i]!, Math.max(1, 255 / Math.max(c[0]!, c[1]!, c[2]!, 1))) : 1);
+  const beside = (x: number, y: number) => {
+    let sum = 0,
+      count = 0;
+    for (let dy = -1; dy <= 1; dy++) {
+      for (let dx = -1; dx <= 1; dx++) {
+        const qx = x + dx,
+          qy = y + dy;
+        if ((!dx && !dy) || qx < 0 || qy < 0 || qx >= w || qy >= h || drawn[qy * w + qx]! >= 0.5) continue;
+        sum += strength[qy * w + qx]!;
+        count++;
+      }
+    }
+    return count ? sum / count : strength[y * w + x]!;
+  };
+  // The band's alpha per window pixel, for the rim below.
+  const band = inside ? new Float32Array(n) : null;
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
       const j = y * w + x,
         i = (y + y0) * width + x + x0;
       const cv = cover[i]!;
-      if (cv >= 0.99) continue;
-      const near = clamp((den[j]! - 0.02) / (0.16 - 0.02), 0, 1);
-      let s = near * near * (3 - 2 * near);
-      if (inPocket) s = Math.max(s, inPocket[j]!);
-      if (s <= 0) continue;
-      const a = (1 - cv) * allow(i) * s;
+      if (cv >= 0.99 || strength[j]! <= 0) continue;
+      // The share of the pixel the band takes. Where the garment covers the pixel in part and
+      // the band goes on past it, all that the garment leaves (as strong as the band beside it:
+      // the neighbours the garment covers less than half of), so the old clothing under the
+      // garment's anti-aliased edge is covered; it showed as a dark line. At least the share the
+      // band blended over the pixel, garment and photo alike, before (issue 35, round 15): where
+      // a stop lies beside the edge (the neck, a forearm, the outline) the edge stays soft, and
+      // at the outline that share hides the old clothing's edge the backdrop rule (edge-backdrop.ts)
+      // cannot tell from a striped jersey.
+      const blend = (1 - cv) * (1 - cv) * strength[j]!;
+      const a = cv > 0.01 ? Math.max(blend, Math.min(allow(i) - cv, (1 - cv) * beside(x, y))) : strength[j]!;
       if (a <= 0.01) continue;
       // The band's own average where a garment pixel is near enough, the wider one beyond.
-      const wide = num2 && den2 && den2[j]! > 1e-4;
-      const own = clamp(den[j]! / 0.02, 0, 1);
-      if (!wide && own <= 0) continue;
+      const useWide = wide !== null && wide.near[j]! > 1e-4;
+      const t = clamp(den[j]! / 0.02, 0, 1);
+      if (!useWide && t <= 0) continue;
+      const base = [0, 1, 2].map((k) => {
+        const c1 = t > 0 ? own.c[k]![j]! / own.d[j]! : 0;
+        return useWide ? t * c1 + (1 - t) * (wide.c[k]![j]! / wide.d[j]!) : c1;
+      });
+      const lit = litBy(base, i);
       for (let k = 0; k < 3; k++) {
-        const c1 = own > 0 ? num[k]![j]! / den[j]! : 0;
-        const c = wide ? own * c1 + (1 - own) * (num2[k]![j]! / den2[j]!) : c1;
-        out[i * 3 + k] = Math.round(out[i * 3 + k]! * (1 - a) + c * a);
+        const c = base[k]! * lit;
+        // The photo's share replaced by the band's colour (an edge pixel the garment covers
+        // half of keeps none of the old clothing under that half).
+        const p = photo ? photo[i * 3 + k]! : out[i * 3 + k]!;
+        out[i * 3 + k] = clamp(Math.round(out[i * 3 + k]! + (c - p) * a), 0, 255);
       }
-      cover[i] = 1 - (1 - cv) * (1 - a);
-      bx0 = Math.min(bx0, x + x0);
-      bx1 = Math.max(bx1, x + x0);
-      by0 = Math.min(by0, y + y0);
-      by1 = Math.max(by1, y + y0);
+      cover[i] = cv + a;
+      if (band) band[j] = a;
+      grow(x, y);
     }
   }
-  return bx1 >= 0 ? { x0: bx0, y0: by0, x1: bx1, y1: by1 } : null;
+  if (bx1 < 0) return null;
+  if (band && inside) {
+    // The garment's edge where the band continues it takes the band's colour (the garment's
+    // inside, averaged): fully out to `rim` pixels from the band, fading out by 2 `rim`. Where
+    // its edge is its outer edge (over the backdrop, at a bare arm, at the neck) no band lies
+    // beside it and it stays as drawn.
+    const d = new Float32Array(n);
+    for (let j = 0; j < n; j++) d[j] = band[j]! >= 0.5 ? 0 : Infinity;
+    chamfer(d, w, h);
+    for (let y = 0; y < h; y++) {
+      for (let x = 0; x < w; x++) {
+        const j = y * w + x,
+          i = (y + y0) * width + x + x0;
+        // The garment's own pixels only (its anti-aliased edge among them), not the band's fade.
+        if (!(drawn[j]! > 0) || !(own.d[j]! > 1e-4)) continue;
+        // Only where the garment and the band hold the whole pixel: where the photo keeps a share
+        // (a forearm's matte, the person's outline) it is left as drawn.
+        const t = clamp((2 * rim - d[j]!) / rim, 0, 1) * clamp((cover[i]! - 0.9) / 0.09, 0, 1);
+        if (t <= 0) continue;
+        const base = [0, 1, 2].map((k) => own.c[k]![j]! / own.d[j]!);
+        const lit = litBy(base, i);
+        for (let k = 0; k < 3; k++) out[i * 3 + k] = clamp(Math.round(out[i * 3 + k]! * (1 - t) + base[k]! * lit * t), 0, 255);
+        grow(x, y);
+      }
+    }
+  }
+  return { x0: bx0, y0: by0, x1: bx1, y1: by1 };
+}
+
+/** The garment pixels it owns outright (`m`) more than `rim` pixels (chamfer) from any it does not: 1, else 0. */
+function insideRim(m: Float32Array, w: number, h: number, rim: number): Float32Array {
+  const d = new Float32Array(w * h);
+  for (let j = 0; j < d.length; j++) d[j] = m[j] ? Infinity : 0;
+  chamfer(d, w, h);
+  return d.map((v) => (v > rim ? 1 : 0));
 }
 
 const FAN = [0, 25, -25].map((deg) => ({ c: Math.cos((deg * Math.PI) / 180), s: Math.sin((deg * Math.PI) / 180) }));

@@ -236,7 +236,8 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
       person.width,
     );
   if (neck?.column) paintBareNeck(out, person.data, person.channels, neck.column, body, k, neck.photo, neck.keep, inPerson, person.width, person.height);
-  // What the garment is drawn over, for its outer edge (edge-backdrop.ts).
+  // What the garment is drawn over, for its outer edge (edge-backdrop.ts) and the share of a
+  // pixel the band takes from it (fill-band.ts).
   const under = out.slice();
   // The garment's drawn alpha, for the band it does not reach (fill-band.ts).
   const cover = new Float32Array(person.width * person.height);
@@ -336,17 +337,14 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
     // astronaut's orange arms).
     const lmG = garment.landmarks;
     const hangingSleeves = garment.kind === 'top' && (lmG.sleeveL?.inner !== undefined || lmG.sleeveR?.inner !== undefined);
-    const band = fillBand(
-      out,
-      cover,
-      allow,
-      person.width,
-      person.height,
-      region,
-      FILL_REACH * body.shoulderW * k,
-      (hangingSleeves ? FILL_POCKET_HANGING : FILL_POCKET) * body.shoulderW * k,
+    const band = fillBand(out, cover, allow, person.width, person.height, region, {
+      reach: FILL_REACH * body.shoulderW * k,
+      pocket: (hangingSleeves ? FILL_POCKET_HANGING : FILL_POCKET) * body.shoulderW * k,
       pocketWeight,
-    );
+      rim: FILL_RIM * body.shoulderW * k,
+      photo: under,
+      light: shade,
+    });
     // meta.region covers every pixel written, the band's included.
     if (band) {
       const x0 = Math.min(rx0, band.x0),
@@ -569,6 +567,8 @@ function aboveOpening(l: WarpedLayer): Int32Array {
 const MIN_PIECE = 0.02;
 /** The band around the garment filled from it, in shoulder widths. */
 const FILL_REACH = 0.1;
+/** The garment's edge this deep (shoulder widths) gives the band no colour and is blended into it. */
+const FILL_RIM = 0.04;
 /** A gap this wide (shoulder widths) between the garment and the person's outline or what is in front is filled whole. */
 const FILL_POCKET = 0.15;
 /** The same for a top whose sleeves hang against its body (they cover the arms beside the torso). */

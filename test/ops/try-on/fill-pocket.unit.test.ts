@@ -45,7 +45,7 @@ describe('fillBand pockets', () => {
   it('fills a gap narrower than the pocket out to the outline (the band alone leaves its outer half)', () => {
     // Garment to column 20, outline at column 31: an 11 px gap.
     const s = scene(20, 31);
-    fillBand(s.out, s.cover, s.allow, W, H, box, reach, pocket);
+    fillBand(s.out, s.cover, s.allow, W, H, box, { reach, pocket });
     for (let x = 20; x < 31; x++) expect(dist(s.out, x, 20, GARMENT)).toBeLessThanOrEqual(12);
     // The band's cover reports what it drew, so the caller knows the photo's share left.
     expect(s.cover[20 * W + 30]).toBeGreaterThan(0.95);
@@ -53,14 +53,14 @@ describe('fillBand pockets', () => {
     expect(dist(s.out, 31, 20, OLD)).toBe(0);
 
     const alone = scene(20, 31);
-    fillBand(alone.out, alone.cover, alone.allow, W, H, box, reach);
+    fillBand(alone.out, alone.cover, alone.allow, W, H, box, { reach });
     expect(dist(alone.out, 29, 20, OLD)).toBeLessThanOrEqual(20);
   });
 
   it('keeps the fading band where the gap is wider than the pocket (a bare arm is not painted)', () => {
     // Garment to column 20, outline at column 60: a 40 px gap.
     const s = scene(20, 60);
-    fillBand(s.out, s.cover, s.allow, W, H, box, reach, pocket);
+    fillBand(s.out, s.cover, s.allow, W, H, box, { reach, pocket });
     // Near the garment the band fills, beyond its reach the old clothing stays as it was.
     expect(dist(s.out, 21, 20, GARMENT)).toBeLessThanOrEqual(12);
     for (let x = 20 + reach + 1; x < 60; x++) expect(dist(s.out, x, 20, OLD)).toBe(0);
@@ -71,12 +71,12 @@ describe('fillBand pockets', () => {
     // (rows 18..20): beyond the band's reach, within the pocket's, walled off from the garment.
     const wall = (x: number, y: number) => x >= 22 && !(x >= 29 && x < 32 && y >= 18 && y < 21);
     const s = scene(20, 40, wall);
-    fillBand(s.out, s.cover, s.allow, W, H, box, reach, pocket);
+    fillBand(s.out, s.cover, s.allow, W, H, box, { reach, pocket });
     for (let x = 29; x < 32; x++) expect(dist(s.out, x, 19, OLD)).toBe(0);
     // The same opening joined to the garment by a channel (rows 18..20 open from column 20) is
     // filled: it is the gap between the garment and the stops beyond it.
     const open = scene(20, 40, (x, y) => x >= 22 && !(x < 32 && y >= 18 && y < 21));
-    fillBand(open.out, open.cover, open.allow, W, H, box, reach, pocket);
+    fillBand(open.out, open.cover, open.allow, W, H, box, { reach, pocket });
     expect(dist(open.out, 30, 19, GARMENT)).toBeLessThanOrEqual(12);
   });
 
@@ -92,13 +92,13 @@ describe('fillBand pockets', () => {
       cover[i] = g ? 1 : 0;
       out.set(g ? GARMENT : OLD, i * 3);
     }
-    fillBand(out, cover, () => 1, NW, H, box, reach, pocket);
+    fillBand(out, cover, () => 1, NW, H, box, { reach, pocket });
     for (let x = 20; x < NW; x++) expect(Math.max(...GARMENT.map((v, k) => Math.abs(out[(20 * NW + x) * 3 + k]! - v)))).toBeLessThanOrEqual(12);
   });
 
   it('weights the pockets by pocketWeight (none in the neck column)', () => {
     const s = scene(20, 31);
-    fillBand(s.out, s.cover, s.allow, W, H, box, reach, pocket, () => 0);
+    fillBand(s.out, s.cover, s.allow, W, H, box, { reach, pocket, pocketWeight: () => 0 });
     // Without the pocket it is the band alone again: its outer half keeps the old clothing.
     expect(dist(s.out, 29, 20, OLD)).toBeLessThanOrEqual(20);
   });
