@@ -197,12 +197,6 @@ export function coverage(ref, out, inv, width, height) {
 }
 
 /**
- * outlineSoft: how the garment's outline is drawn. Edge pixels are partial ones (0.1 < a < 0.9)
- * and hard steps (an opaque pixel, a >= 0.9, with an empty 4-neighbour, a <= 0.1); outlineSoft
- * is the partial share of them (1: anti-aliased all round, 0: stair-stepped). Pixels with no
- * reading (coverage NaN) are left out. Also `edgePx`, the number of edge pixels.
- */
-/**
  * The garment outside the person mask: of the pixels where the unlit render of the garment and
  * that of its colour complement differ by more than 24 levels (the garment shows there, whatever
  * else the render changed), the share outside the mask (< 128). Unlike outsideMask (every changed
@@ -221,6 +215,16 @@ export function garmentOutside(out, inv, mask, width, height) {
   return shown ? outside / shown : 0;
 }
 
+/**
+ * outlineSoft: how the garment's outline is drawn. Edge pixels are partial ones (0.1 < a < 0.9)
+ * within 2 pixels (either way, diagonals included) of an empty one (a <= 0.1), and hard steps (an
+ * opaque pixel, a >= 0.9, with an empty 4-neighbour); outlineSoft is the partial share of them
+ * (1: anti-aliased all round, 0: stair-stepped). A partial pixel further inside is no outline:
+ * the garment's anti-aliased edge where the fill band continues it (round 15 fills what the
+ * garment leaves of such a pixel, and they were counted as soft outline before). Pixels with no
+ * reading (coverage NaN) are left out. Also `edgePx`, the number of edge pixels, and `partial`
+ * and `hard`.
+ */
 export function outlineSoftness(ref, out, inv, width, height) {
   const a = coverage(ref, out, inv, width, height);
   let partial = 0,
@@ -231,7 +235,7 @@ export function outlineSoftness(ref, out, inv, width, height) {
       const v = a[p];
       if (Number.isNaN(v) || v <= 0.1) continue;
       if (v < 0.9) {
-        partial++;
+        if (nearEmpty(a, x, y, width, height)) partial++;
         continue;
       }
       for (const q of [p - 1, p + 1, p - width, p + width]) {
@@ -242,7 +246,19 @@ export function outlineSoftness(ref, out, inv, width, height) {
       }
     }
   }
-  return { outlineSoft: partial + hard ? partial / (partial + hard) : NaN, edgePx: partial + hard };
+  return { outlineSoft: partial + hard ? partial / (partial + hard) : NaN, edgePx: partial + hard, partial, hard };
+}
+
+/** Whether a coverage plane has an empty pixel (<= 0.1) within 2 pixels of (x, y). */
+function nearEmpty(a, x, y, width, height) {
+  for (let dy = -2; dy <= 2; dy++) {
+    for (let dx = -2; dx <= 2; dx++) {
+      const qx = x + dx,
+        qy = y + dy;
+      if (qx >= 0 && qy >= 0 && qx < width && qy < height && a[qy * width + qx] <= 0.1) return true;
+    }
+  }
+  return false;
 }
 
 /** Dilation (grow = 1) or erosion (grow = 0) of a 0/1 plane by a disc of radius r (the image's edge pixels extended outwards). */
