@@ -20,9 +20,13 @@ export async function rgb(src: string | Buffer) {
   return { data, width: info.width, height: info.height };
 }
 
-/** The Barcelona jersey's colours (red, yellow, blue), never his skin or hair, nor the t-shirt's green. */
-export function jersey(r: number, g: number, b: number): boolean {
-  return (r > g + 80 && r > b + 40) || (r > 150 && g > 120 && b < Math.min(r, g) - 60) || (b > r + 30 && b > g + 30);
+/**
+ * The Barcelona jersey's colours (red, yellow, blue), never his skin or hair, nor the t-shirt's
+ * green. `blue`: how far blue must lie above red and green (at 30 the stadium's lavender
+ * backdrop beside his side, e.g. (172, 171, 205), passes).
+ */
+export function jersey(r: number, g: number, b: number, blue = 30): boolean {
+  return (r > g + 80 && r > b + 40) || (r > 150 && g > 120 && b < Math.min(r, g) - 60) || (b > r + blue && b > g + blue);
 }
 
 /** Pixels of `img` within `r` of (cx, cy) that pass `pick` (given the RGB and the pixel's offset in `img.data`). */
