@@ -337,6 +337,7 @@ for (const [pname, pbuf] of persons) {
         await sharp(notchOverlay(pr.data, pr.width, pr.height, sn), { raw: { width: pr.width, height: pr.height, channels: 3 } })
           .png()
           .toFile(join(OUT, `${slug(pname)}-${slug(gname)}-sleeve-notch.png`));
+      const soft = outlineSoftness(pr.data, flat.data, inv.data, pr.width, pr.height);
       light = {
         ...lm,
         ...seamMeasures(pr.data, flat.data, pr.width, pr.height, subject.mask, lms, res.meta.garment_kind),
@@ -346,7 +347,8 @@ for (const [pname, pbuf] of persons) {
         bareArm: clothedSleeve.bareArm,
         oldClothedOpen: clothedOpen,
         neckShown: neckShownIn(opening, pr.data, flat.data, inv.data),
-        ...(({ outlineSoft, hard }) => ({ outlineSoft, hardPx: hard }))(outlineSoftness(pr.data, flat.data, inv.data, pr.width, pr.height)),
+        outlineSoft: soft.outlineSoft,
+        hardPx: soft.hard,
         garmentOutside: garmentOutside(flat.data, inv.data, subject.mask, pr.width, pr.height),
         notch: nr.notch,
         notchPx: nr.notchPx,
@@ -410,6 +412,7 @@ for (const [pname, pbuf] of persons) {
         const bDim = await rgb(bDimRes.data);
         const bShown = oldClothingShown(pr.data, bFlat.data, bInv.data, pr.width, pr.height, subject.mask, lms, res.meta.face);
         const bNotch = outlineNotch(pr.data, bFlat.data, bInv.data, pr.width, pr.height, sw);
+        const bSoft = outlineSoftness(pr.data, bFlat.data, bInv.data, pr.width, pr.height);
         const bClothed = oldClothingClothed(pr.data, bFlat.data, bInv.data, pr.width, pr.height, subject.mask, lms, res.meta.face, band);
         const bSleeve = oldClothingClothed(pr.data, bFlat.data, bInv.data, pr.width, pr.height, subject.mask, lms, res.meta.face, sleeveBand);
         const bOpening = await openingNow(gname, gbuf, subject, pr.width, pr.height);
@@ -435,9 +438,8 @@ for (const [pname, pbuf] of persons) {
           neckShown: [neckShownIn(bOpening, pr.data, bFlat.data, bInv.data), light.neckShown],
           oldVisible: [bShown.shown, light.oldVisibleFlat],
           oldVisibleNaive: [bm.quadOriginalFront, light.oldVisibleNaive],
-          ...(({ outlineSoft, hard }) => ({ outlineSoft: [outlineSoft, light.outlineSoft], hardPx: [hard, light.hardPx] }))(
-            outlineSoftness(pr.data, bFlat.data, bInv.data, pr.width, pr.height),
-          ),
+          outlineSoft: [bSoft.outlineSoft, light.outlineSoft],
+          hardPx: [bSoft.hard, light.hardPx],
           notch: [bNotch.notch, light.notch],
           notches: [bNotch.notches, light.notches],
           notchAt: [bNotch.notchAt ? bNotch.notchAt.join(',') : undefined, light.notchAt],

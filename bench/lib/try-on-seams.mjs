@@ -227,6 +227,11 @@ export function garmentOutside(out, inv, mask, width, height) {
  */
 export function outlineSoftness(ref, out, inv, width, height) {
   const a = coverage(ref, out, inv, width, height);
+  // Within 2 px of an empty pixel, either way and diagonally: the empty ones grown by a disc of
+  // radius 2 sqrt 2 (the 5 x 5 square).
+  const empty = new Uint8Array(width * height);
+  for (let p = 0; p < a.length; p++) if (a[p] <= 0.1) empty[p] = 1;
+  const nearEmpty = morphDisc(empty, width, height, 2 * Math.SQRT2, 1);
   let partial = 0,
     hard = 0;
   for (let y = 1; y < height - 1; y++) {
@@ -235,7 +240,7 @@ export function outlineSoftness(ref, out, inv, width, height) {
       const v = a[p];
       if (Number.isNaN(v) || v <= 0.1) continue;
       if (v < 0.9) {
-        if (nearEmpty(a, x, y, width, height)) partial++;
+        if (nearEmpty[p]) partial++;
         continue;
       }
       for (const q of [p - 1, p + 1, p - width, p + width]) {
@@ -247,18 +252,6 @@ export function outlineSoftness(ref, out, inv, width, height) {
     }
   }
   return { outlineSoft: partial + hard ? partial / (partial + hard) : NaN, edgePx: partial + hard, partial, hard };
-}
-
-/** Whether a coverage plane has an empty pixel (<= 0.1) within 2 pixels of (x, y). */
-function nearEmpty(a, x, y, width, height) {
-  for (let dy = -2; dy <= 2; dy++) {
-    for (let dx = -2; dx <= 2; dx++) {
-      const qx = x + dx,
-        qy = y + dy;
-      if (qx >= 0 && qy >= 0 && qx < width && qy < height && a[qy * width + qx] <= 0.1) return true;
-    }
-  }
-  return false;
 }
 
 /** Dilation (grow = 1) or erosion (grow = 0) of a 0/1 plane by a disc of radius r (the image's edge pixels extended outwards). */
