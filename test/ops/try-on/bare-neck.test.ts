@@ -3,6 +3,7 @@
 // drawn from the collar up to the chin: a thick green band under the face. bare-neck.ts paints
 // the neck there (bare-neck.unit.test.ts holds the rules).
 import { describe, expect, it } from 'vitest';
+import { median } from '../../../src/ops/try-on/raster.js';
 import { fileInput, fixture } from '../../helpers.js';
 import { renderPair, rgb } from './render.js';
 
@@ -36,8 +37,7 @@ describe('a neck covered by old clothing, worn', () => {
         faceG.push(g!);
       }
     }
-    const med = (v: number[]) => v.sort((a, b) => a - b)[v.length >> 1]!;
-    const [fr, fg] = [med(faceR), med(faceG)];
+    const [fr, fg] = [median(faceR), median(faceG)];
     // Under the chin, in the neck's middle: the share of pixels near the face's chromaticity.
     let n = 0,
       skin = 0;
