@@ -1,5 +1,5 @@
 import { POSE } from '../../engine/people.js';
-import { clamp, components, plane, type Plane } from './raster.js';
+import { clamp, components, growFrom, plane, type Plane } from './raster.js';
 
 /**
  * The head that stays in front of the garment, shaped by the face landmarks instead of a box:
@@ -87,6 +87,13 @@ export function headBox(s: HeadShape): { x0: number; y0: number; x1: number; y1:
 
 /** Face skin must cover this share of the shape below the eye row for the shape to be trimmed. */
 const MIN_FACE_SKIN = 0.2;
+/**
+ * The old clothing's edge: the pixels that mix it with what lies beyond, this many 8-connected
+ * working-scale steps from it. Further out a colour the head does not show may be the backdrop's
+ * inside the person's mask: walked without a limit, the edge took the gold fringe of the flag
+ * behind grace_hopper.jpg's neck (at 2 to 4 steps it takes none of it).
+ */
+export const EDGE_STEPS = 2;
 
 /**
  * The head shape less the old clothing inside it. Its box is the face landmarks' extent, so a
@@ -96,7 +103,11 @@ const MIN_FACE_SKIN = 0.2;
  * pixel of margin; rows below the chin have none) is cut out when it is not skin and its colour
  * is the clothing's (`colours.clothing`, clothing-colour.ts) or, below the mouth row, one the
  * head itself does not show (`colours.foreign`: the collar's yellow trim beside the chin). Lips,
- * eyes and a beard lie inside the span; hair beside the face keeps the head's colours. Only when face skin covers
+ * eyes and a beard lie inside the span; hair beside the face keeps the head's colours. Above
+ * the mouth row the clothing's edge goes with it: within EDGE_STEPS of a pixel cut, off the span
+ * (and its margin, for a colour the head does not show), what is not skin and has the
+ * clothing's colour or one the head does not show (the red jersey mixed with the backdrop, pink,
+ * beside a cheek: no colour of the clothing's). Only when face skin covers
  * MIN_FACE_SKIN of the shape below the eye row (not on a greyscale photo, where the skin rule
  * finds nothing): otherwise the shape is returned as it is.
  */
@@ -121,23 +132,37 @@ export function trimHead(s: HeadShape, skin: Plane, colours: { clothing: (i: num
   const face = comps.reduce((a, b) => (b.area > a.area ? b : a));
   if (face.area < MIN_FACE_SKIN * area) return s;
   const cut = new Uint8Array(w * h);
-  let n = 0;
+  const seeds: number[] = [];
+  // Each row's span of face skin.
+  const lo = new Float64Array(h).fill(Infinity),
+    hi = new Float64Array(h).fill(-Infinity);
   for (let y = y0; y <= y1; y++) {
-    let lo = Infinity,
-      hi = -Infinity;
     for (let x = x0; x <= x1; x++) {
       if (labels[y * w + x] === face.label) {
-        lo = Math.min(lo, x);
-        hi = Math.max(hi, x);
+        lo[y] = Math.min(lo[y]!, x);
+        hi[y] = Math.max(hi[y]!, x);
       }
     }
     for (let x = x0; x <= x1; x++) {
       const i = y * w + x;
-      if (x >= lo - 1 && x <= hi + 1) continue;
+      if (x >= lo[y]! - 1 && x <= hi[y]! + 1) continue;
       if (!inHead(s, x, y) || skin.data[i] || !(colours.clothing(i) || (y > s.mouthY && colours.foreign(i)))) continue;
       cut[i] = 1;
-      n++;
+      seeds.push(i);
     }
   }
-  return n ? { ...s, cut, cutWidth: w } : s;
+  // The clothing's edge above the mouth row, where a colour the head does not show is not cut
+  // by itself: within EDGE_STEPS of what was cut, off the face's span, what is not skin and
+  // holds the clothing's colour, or off its margin too one the head does not show (messi5.jpg:
+  // the red jersey's pink mix with the backdrop beside his cheek, and its dark red on the
+  // margin). Below the mouth row the jaw's own edge mixes skin with the collar: painted over, it
+  // ate into the chin.
+  const edge = growFrom(seeds, w, h, EDGE_STEPS, (i) => {
+    const x = i % w,
+      y = (i - x) / w;
+    if (y < y0 || y > s.mouthY || (x >= lo[y]! && x <= hi[y]!) || !inHead(s, x, y) || skin.data[i]) return false;
+    return colours.clothing(i) || (!(x >= lo[y]! - 1 && x <= hi[y]! + 1) && colours.foreign(i));
+  });
+  for (let i = 0; i < w * h; i++) if (edge[i]) cut[i] = 1;
+  return seeds.length ? { ...s, cut, cutWidth: w } : s;
 }

@@ -1,8 +1,8 @@
 import { POSE, type Person } from '../../engine/people.js';
 import type { BodyGeometry, Point } from './body.js';
 import { clothingColour } from './clothing-colour.js';
-import { type HeadShape, headBox, headShape, inHead, trimHead } from './head.js';
-import { clamp, forCapsule, inConvex, plane, type Plane } from './raster.js';
+import { EDGE_STEPS, type HeadShape, headBox, headShape, inHead, trimHead } from './head.js';
+import { clamp, forCapsule, growFrom, inConvex, plane, type Plane } from './raster.js';
 import { faceSkinOnly } from './skin.js';
 
 /**
@@ -98,7 +98,7 @@ export function applyLandmarks(body: BodyGeometry, person: Person, k: number, rg
         head,
         neckY,
         skin,
-        colours.clothing,
+        colours,
       ),
       body.silhouette,
       head,
@@ -264,7 +264,9 @@ export function armsInFront(person: Person, width: number, height: number): Plan
  * nothing below the nape (head.ts) but skin (the neck). For an upright person the neck row is
  * above the shoulder line and only the nape rule applies. Nor does what is not skin and has the
  * old clothing's colours outside the head shape (clothing-colour.ts: the jersey's shoulder tops
- * raised beside a head bent down, messi5.jpg).
+ * raised beside a head bent down, messi5.jpg), nor the clothing's edge beside it (within
+ * EDGE_STEPS of it, what is not skin and has a colour the head does not show: its mix with the
+ * backdrop).
  */
 function headAboveShoulders(
   occ: Plane,
@@ -275,9 +277,10 @@ function headAboveShoulders(
   head: HeadShape | null,
   neckY: number,
   skin: Plane,
-  clothing: (i: number) => boolean,
+  colours: { clothing: (i: number) => boolean; foreign: (i: number) => boolean },
 ): Plane {
   const { width: w } = occ;
+  const { clothing, foreign } = colours;
   const out = new Uint8Array(occ.data);
   const slope = (sr.y - sl.y) / Math.max(1e-6, sr.x - sl.x);
   // The head's columns: the face box and half its width either side (the back of the head,
@@ -297,6 +300,19 @@ function headAboveShoulders(
       if ((y > lineY || !headColumn(x) || belowNape || worn) && !inShape) out[i] = 0;
     }
   }
+  // The clothing's edge beside the head shape, as inside it (head.ts trimHead): within
+  // EDGE_STEPS of the old clothing (its colours, or what the head shape's trim cut), what is not
+  // skin and holds the clothing's colour or one the head does not show (the jersey's blue mixed
+  // with the backdrop, beside messi5.jpg's hair).
+  const rows = Math.min(occ.height, Math.ceil(neckY));
+  const off = (i: number) => {
+    const x = i % w;
+    return !skin.data[i] && !(head && inHead(head, x, (i - x) / w));
+  };
+  const seeds: number[] = [];
+  for (let i = 0; i < rows * w; i++) if (!skin.data[i] && (head?.cut?.[i] || (clothing(i) && off(i)))) seeds.push(i);
+  const edge = growFrom(seeds, w, rows, EDGE_STEPS, (i) => !!out[i] && off(i) && (clothing(i) || foreign(i)));
+  for (let i = 0; i < rows * w; i++) if (edge[i]) out[i] = 0;
   return plane(w, occ.height, out);
 }
 

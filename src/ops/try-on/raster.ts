@@ -174,6 +174,39 @@ export function morph(mask: Plane, r: number): Plane {
   return plane(w, h, pass(pass(mask.data, true), false));
 }
 
+/**
+ * The pixels (0/1) reached from `seeds` (pixel indices) in at most `steps` 8-connected steps
+ * through pixels `may` lets in, the seeds left out: a breadth-first walk.
+ */
+export function growFrom(seeds: readonly number[], width: number, height: number, steps: number, may: (i: number) => boolean): Uint8Array {
+  const out = new Uint8Array(width * height);
+  const seen = new Uint8Array(width * height);
+  for (const i of seeds) seen[i] = 1;
+  let front = seeds.slice();
+  for (let s = 0; s < steps && front.length; s++) {
+    const next: number[] = [];
+    for (const i of front) {
+      const x = i % width,
+        y = (i - x) / width;
+      for (let dy = -1; dy <= 1; dy++) {
+        for (let dx = -1; dx <= 1; dx++) {
+          const X = x + dx,
+            Y = y + dy;
+          if (X < 0 || X >= width || Y < 0 || Y >= height) continue;
+          const j = Y * width + X;
+          if (seen[j]) continue;
+          seen[j] = 1;
+          if (!may(j)) continue;
+          out[j] = 1;
+          next.push(j);
+        }
+      }
+    }
+    front = next;
+  }
+  return out;
+}
+
 /** Row extents of the run of `mask` that contains column x (or the nearest set pixel's run). */
 export function runAt(mask: Plane, y: number, x: number): [number, number] | null {
   const { width: w } = mask;

@@ -71,10 +71,14 @@ function photo(opts: { grey?: boolean } = {}) {
   return rgb;
 }
 
-/** The photo, its head shape and colour judge; `hairLikeJersey`: the hair painted the blue stripe's grey. */
-function setup(opts: { grey?: boolean; hairLikeJersey?: boolean } = {}) {
+/** The red stripe mixed with a grey-blue backdrop: pink. */
+const MIX = [150, 82, 120];
+
+/** The photo, its head shape and colour judge; `hairLikeJersey`: the hair painted the blue stripe's grey; `mix`: these pixels painted MIX. */
+function setup(opts: { grey?: boolean; hairLikeJersey?: boolean; mix?: ReadonlyArray<readonly [number, number]> } = {}) {
   const rgb = photo(opts);
   if (opts.hairLikeJersey) for (let i = 0; i < W * 30; i++) for (let k = 0; k < 3; k++) rgb[i * 3 + k] = 70;
+  for (const [x, y] of opts.mix ?? []) for (let k = 0; k < 3; k++) rgb[(y * W + x) * 3 + k] = MIX[k]!;
   const sil = plane(W, H, new Uint8Array(W * H).fill(1));
   const shape = headShape(frontalFace(), W, H)!;
   const quad = [
@@ -117,6 +121,33 @@ describe('trimHead', () => {
     expect(inHead(head, 50, 50)).toBe(true);
     expect(inHead(head, 50, 61)).toBe(true);
     expect(inHead(head, 30, 20)).toBe(true);
+  });
+
+  it("cuts the jersey's edge, a mix the head does not show, above the mouth row too, and only next to the jersey", () => {
+    // The red stripe mixed with a grey-blue backdrop (pink; no colour of the jersey's, nor the
+    // skin rule's) just above the jersey's top beside the face (y 50), running on up to y 46
+    // (the stripes beside the hair reach x 25 on rows 30..49, 5 px off).
+    const { rgb, shape, colours } = setup({
+      mix: [
+        [31, 49],
+        [30, 49],
+        [30, 48],
+        [30, 47],
+        [30, 46],
+      ],
+    });
+    expect(colours.clothing(49 * W + 30)).toBe(false);
+    expect(colours.foreign(49 * W + 30)).toBe(true);
+    const head = trimHead(shape, skinMask(rgb, W, H, 3), colours);
+    expect(inHead(shape, 30, 49)).toBe(true);
+    // Above the mouth row (60) a foreign colour alone is not cut: it is, next to the jersey.
+    expect(inHead(head, 30, 49)).toBe(false);
+    expect(inHead(head, 31, 49)).toBe(false);
+    expect(inHead(head, 30, 48)).toBe(false);
+    // Further than EDGE_STEPS (2) from the jersey it stays head, and so does the hair beside it.
+    expect(inHead(head, 30, 47)).toBe(true);
+    expect(inHead(head, 30, 46)).toBe(true);
+    expect(inHead(head, 29, 49)).toBe(true);
   });
 
   it('leaves the shape whole when the skin rule finds no face (a greyscale photo)', () => {
