@@ -81,7 +81,8 @@ describe('old collar beside a bent head', () => {
         if (byGarment) n++;
       }
     }
-    // Measured: 19 without the edge rule (EDGE_STEPS 0), 3 with it.
+    // Measured: 19 without the edge rule (EDGE_STEPS 0); 12 with it only inside the head shape
+    // (head.ts), 9 only beside it (pose.ts); 5 with both.
     expect(n).toBeLessThan(8);
   });
 });
