@@ -163,7 +163,8 @@ export function neckColumnAlpha(col: NeckColumn, body: BodyGeometry, k: number, 
  * neck's where at least MIN_NECK_PIXELS of it show in the column below the chin (each pixel's
  * colour over its light, the median: the painted neck continues it), else the face's skin (the
  * median of the face's skin between the eyes' and the chin's rows), taken as lit as the lower
- * neck (NECK_LIT). Not over the photo's own
+ * neck (NECK_LIT). The photo's last row of skin above it (each column's) is painted too: it
+ * mixes the skin with the clothing below. Not over the photo's own
  * skin (`photo`: its neck and head) or what stays in front (`keep`: the head shape, forearms,
  * hands), both full-size 0..255, and only inside the person's outline (`inside`, 0..1).
  */
@@ -197,7 +198,11 @@ export function paintBareNeck(
   if (!colour) return;
   forColumn(col, sw, k, width, height, (i, _wx, wy, edge, _fade, u) => {
     if (edge <= 0) return;
-    const a = (1 - photo.data[i]! / 255) * (1 - keep.data[i]! / 255) * inside[i]!;
+    // The photo's last pixel above where the neck is painted mixes its skin with the clothing
+    // below (a dashed dark line along the jaw over a black turtleneck or a suit's ring): painted.
+    const below = i + width < width * height ? i + width : i;
+    const foot = photo.data[i]! >= 250 && photo.data[below]! < 128 && keep.data[below]! < 128;
+    const a = foot ? inside[i]! : (1 - photo.data[i]! / 255) * (1 - keep.data[i]! / 255) * inside[i]!;
     if (a <= 0) return;
     const f = light(wy, u);
     for (let c = 0; c < 3; c++) out[i * 3 + c] = Math.round(out[i * 3 + c]! * (1 - a) + Math.min(255, colour[c]! * f) * a);

@@ -112,6 +112,28 @@ describe('bare neck', () => {
     expect(at(out, 50, 75)).toEqual(NECK);
   });
 
+  it("paints over the photo's last row of skin above the painted neck, where the skin mixes with the suit", () => {
+    const NECK = [150, 100, 90];
+    const s = scene(110, false, true, NECK);
+    // The strip's last row (y 78) half skin, half the suit below: a dark line along its foot.
+    const MIX = NECK.map((v, c) => Math.round((v + SUIT[c]!) / 2));
+    for (let x = 0; x < W; x++) if (s.skin.data[78 * W + x]) s.rgb.set(MIX, (78 * W + x) * 3);
+    const col = neckColumn(s.body, s.skin, s.colourAt)!;
+    const photo = plane(
+      W,
+      H,
+      s.skin.data.map((v) => v * 255),
+    );
+    const out = s.rgb.slice();
+    paintBareNeck(out, s.rgb, 3, col, s.body, 1, photo, s.keep, new Float32Array(W * H).fill(1), W, H);
+    // The foot is painted like the neck below it, the strip above it stays the photo's.
+    const foot = at(out, 50, 78),
+      below = at(out, 50, 79);
+    expect(Math.abs(lum(foot) - lum(below))).toBeLessThan(6);
+    expect(lum(foot) - lum(MIX)).toBeGreaterThan(15);
+    expect(at(out, 50, 77)).toEqual(NECK);
+  });
+
   it('leaves a photo that shows its own neck', () => {
     const s = scene(110, true);
     expect(neckColumn(s.body, s.skin, s.colourAt)).toBeNull();
