@@ -5,7 +5,7 @@
 // (clothing-colour.ts), skin.ts keeps only the face's own skin colour beside it.
 import { describe, expect, it } from 'vitest';
 import { fileInput, fixture } from '../../helpers.js';
-import { jersey, renderPair, rgb } from './render.js';
+import { jerseyByTshirt, renderPair, rgb } from './render.js';
 
 const SLOW = 300_000;
 
@@ -69,18 +69,7 @@ describe('old collar beside a bent head', () => {
     const out = await rgb(res.data as Buffer);
     const meta = res.meta as { body: { neck_y: number }; landmarks: Array<[number, number, number]> };
     const eyeY = Math.round((meta.landmarks[2]![1] + meta.landmarks[5]![1]) / 2);
-    const { width: w, data } = out;
-    const px = (x: number, y: number) => [data[(y * w + x) * 3]!, data[(y * w + x) * 3 + 1]!, data[(y * w + x) * 3 + 2]!] as const;
-    const green = (r: number, g: number, b: number) => g > r + 30 && g > b + 30;
-    let n = 0;
-    for (let y = eyeY; y < meta.body.neck_y; y++) {
-      for (let x = 2; x < w - 2; x++) {
-        if (!jersey(...px(x, y), 45) || green(...px(x, y))) continue;
-        let byGarment = false;
-        for (let dy = -2; dy <= 2 && !byGarment; dy++) for (let dx = -2; dx <= 2; dx++) if (green(...px(x + dx, y + dy))) byGarment = true;
-        if (byGarment) n++;
-      }
-    }
+    const n = jerseyByTshirt(out, eyeY, meta.body.neck_y);
     // Measured: 19 without the edge rule (EDGE_STEPS 0); 12 with it only inside the head shape
     // (head.ts), 9 only beside it (pose.ts); 5 with both.
     expect(n).toBeLessThan(8);

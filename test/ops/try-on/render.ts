@@ -29,6 +29,29 @@ export function jersey(r: number, g: number, b: number, blue = 30): boolean {
   return (r > g + 80 && r > b + 40) || (r > 150 && g > 120 && b < Math.min(r, g) - 60) || (b > r + blue && b > g + blue);
 }
 
+/** The t-shirt's green. */
+export const tshirtGreen = (r: number, g: number, b: number) => g > r + 30 && g > b + 30;
+
+/**
+ * messi5.jpg's jersey left beside the green t-shirt: the pixels of rows y0..y1 - 1 (2 px in from
+ * the sides) whose colour is the jersey's (`jersey`, blue 45 levels over red and green: at 30
+ * the stadium's lavender backdrop along his side passes) and which lie within 2 px of the green.
+ */
+export function jerseyByTshirt(img: { data: Buffer; width: number }, y0: number, y1: number): number {
+  const { width: w, data } = img;
+  const px = (x: number, y: number) => [data[(y * w + x) * 3]!, data[(y * w + x) * 3 + 1]!, data[(y * w + x) * 3 + 2]!] as const;
+  let n = 0;
+  for (let y = y0; y < y1; y++) {
+    for (let x = 2; x < w - 2; x++) {
+      if (!jersey(...px(x, y), 45) || tshirtGreen(...px(x, y))) continue;
+      let byGarment = false;
+      for (let dy = -2; dy <= 2 && !byGarment; dy++) for (let dx = -2; dx <= 2; dx++) if (tshirtGreen(...px(x + dx, y + dy))) byGarment = true;
+      if (byGarment) n++;
+    }
+  }
+  return n;
+}
+
 /** Pixels of `img` within `r` of (cx, cy) that pass `pick` (given the RGB and the pixel's offset in `img.data`). */
 export function countNear(
   img: { data: Buffer; width: number; height: number },
