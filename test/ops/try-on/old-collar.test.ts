@@ -70,8 +70,8 @@ describe('old collar beside a bent head', () => {
     const meta = res.meta as { body: { neck_y: number }; landmarks: Array<[number, number, number]> };
     const eyeY = Math.round((meta.landmarks[2]![1] + meta.landmarks[5]![1]) / 2);
     const n = jerseyByTshirt(out, eyeY, meta.body.neck_y);
-    // Measured: 19 without the edge rule (EDGE_STEPS 0); 12 with it only inside the head shape
-    // (head.ts), 9 only beside it (pose.ts); 5 with both.
+    // Measured: 19 without the edge rule (EDGE_STEPS 0); 9 with it only inside the head shape
+    // (head.ts), 12 only beside it (pose.ts); 5 with both.
     expect(n).toBeLessThan(8);
   });
 });
