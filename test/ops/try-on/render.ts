@@ -30,7 +30,7 @@ export function jersey(r: number, g: number, b: number, blue = 30): boolean {
 }
 
 /** The t-shirt's green. */
-export const tshirtGreen = (r: number, g: number, b: number) => g > r + 30 && g > b + 30;
+const tshirtGreen = (r: number, g: number, b: number) => g > r + 30 && g > b + 30;
 
 /**
  * messi5.jpg's jersey left beside the green t-shirt: the pixels of rows y0..y1 - 1 (2 px in from
