@@ -77,7 +77,7 @@ export function fillBand(
   const n = w * h;
   const m = new Float32Array(n);
   const col = [new Float32Array(n), new Float32Array(n), new Float32Array(n)];
-  const ok = new Float32Array(n);
+  const ok = new Float64Array(n);
   // The garment's drawn alpha before the band (`cover` is raised as the band is laid).
   const drawn = new Float32Array(n);
   for (let y = 0; y < h; y++) {
@@ -89,6 +89,8 @@ export function fillBand(
       m[j] = c;
       drawn[j] = cover[i]!;
       if (c) for (let k = 0; k < 3; k++) col[k]![j] = out[i * 3 + k]! / (light ? Math.max(1e-3, light[i]!) : 1);
+      // Where the band may go (allow), read once: below, every pixel the garment covers less
+      // than 0.99 of takes it from here.
       ok[j] = cover[i]! >= 0.99 ? 1 : allow(i);
     }
   }
@@ -167,7 +169,7 @@ export function fillBand(
       const near = clamp((den[j]! - 0.02) / (0.16 - 0.02), 0, 1);
       let s = near * near * (3 - 2 * near);
       if (inPocket) s = Math.max(s, inPocket[j]!);
-      if (s > 0) strength[j] = s * allow(i);
+      if (s > 0) strength[j] = s * ok[j]!;
     }
   }
   // The scene's light at image pixel i for a colour, no brighter than its brightest channel
@@ -204,7 +206,7 @@ export function fillBand(
       // at the outline that share hides the old clothing's edge the backdrop rule (edge-backdrop.ts)
       // cannot tell from a striped jersey.
       const blend = (1 - cv) * (1 - cv) * strength[j]!;
-      const a = cv > 0.01 ? Math.max(blend, Math.min(allow(i) - cv, (1 - cv) * beside(x, y))) : strength[j]!;
+      const a = cv > 0.01 ? Math.max(blend, Math.min(ok[j]! - cv, (1 - cv) * beside(x, y))) : strength[j]!;
       if (a <= 0.01) continue;
       // The band's own average where a garment pixel is near enough, the wider one beyond.
       const useWide = wide !== null && wide.near[j]! > 1e-4;
@@ -277,7 +279,7 @@ const FAN = [0, 25, -25].map((deg) => ({ c: Math.cos((deg * Math.PI) / 180), s: 
  */
 function pocketGap(
   m: Float32Array,
-  ok: Float32Array,
+  ok: Float64Array,
   cover: Float32Array,
   x0: number,
   y0: number,
