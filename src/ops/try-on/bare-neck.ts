@@ -20,7 +20,7 @@ const NECK_BELOW = 0.2;
 const NECK_FADE = 0.12;
 /** Where the photo's neck covers this share of the column's middle from the chin to the shoulder line, its own neck shows and none is painted. */
 const SHOWN = 0.4;
-/** The light on the neck: the jaw's shadow, this share of the neck's colour at the chin, rising to NECK_LIT over NECK_SHADOW shoulder widths. */
+/** The light on the neck where no skin of the photo lies above it: the jaw's shadow, this share of the face skin's colour at the chin, rising to NECK_LIT over NECK_SHADOW shoulder widths. */
 const NECK_DARK = 0.72;
 const NECK_LIT = 0.92;
 const NECK_SHADOW = 0.2;
@@ -28,8 +28,14 @@ const NECK_SHADOW = 0.2;
 const SIDE_DARK = 0.3;
 /** The sides fade over this many shoulder widths (at least a pixel). */
 const SIDE_SOFT = 0.015;
-/** The photo's own neck gives the painted one its colour when this many working-scale pixels of it show in the column. */
-const MIN_NECK_PIXELS = 20;
+/** The seam: the photo's skin above the painted neck, read over this many full-size rows per shoulder width (at least 2) above its last row, in at least SEAM_MIN of the neck's columns. */
+const SEAM_ROWS = 0.015;
+const SEAM_MIN = 0.3;
+/** Its light across the neck (luma = m (1 + slope u), u -1..1 side to side) is at most this steep. */
+const MAX_SLOPE = 0.3;
+/** Below the seam its difference from that light fades over this many shoulder widths, spread along the row over SEAM_SPREAD plus half the depth. */
+const SEAM_FADE = 0.08;
+const SEAM_SPREAD = 0.025;
 /** A pixel the colour rule does not take for skin is still the photo's neck within this of the face's chromaticity (r and g over r + g + b) and at least this light (luma). */
 const NECK_NEAR = 0.07;
 const NECK_MIN_Y = 30;
@@ -157,16 +163,19 @@ export function neckColumnAlpha(col: NeckColumn, body: BodyGeometry, k: number, 
 
 /**
  * Paints the column's neck into `out` (full-size RGB) across its whole width (the opening's
- * plane, neckColumnAlpha, blends it with the garment), lit as a neck: in the jaw's shadow under
- * the chin (NECK_DARK rising to NECK_LIT over NECK_SHADOW) and darker towards its sides
- * (SIDE_DARK, a cylinder lit from the front). Its colour under that light is the photo's own
- * neck's where at least MIN_NECK_PIXELS of it show in the column below the chin (each pixel's
- * colour over its light, the median: the painted neck continues it), else the face's skin (the
- * median of the face's skin between the eyes' and the chin's rows), taken as lit as the lower
- * neck (NECK_LIT). The photo's last row of skin above it (each column's) is painted too: it
- * mixes the skin with the clothing below. Not over the photo's own
- * skin (`photo`: its neck and head) or what stays in front (`keep`: the head shape, forearms,
- * hands), both full-size 0..255, and only inside the person's outline (`inside`, 0..1).
+ * plane, neckColumnAlpha, blends it with the garment). It continues the photo's skin above it
+ * (the seam, neckSeam): each column starts in the colour the photo shows just above it, and that
+ * difference fades over SEAM_FADE into the neck's own light, spreading along the row as it goes
+ * down (one column's pixels are noise). The neck's own light is the seam's: its upper half by
+ * luma (the neck out of the jaw's shadow), darker towards the sides (SIDE_DARK, a cylinder lit
+ * from the front) and sloping across as the photo's light does (at most MAX_SLOPE). Where no
+ * skin of the photo lies above it in SEAM_MIN of its columns, the face's skin (the median of the
+ * face's skin between the eyes' and the chin's rows) lit as the lower neck (NECK_LIT), in the
+ * jaw's shadow under the chin (NECK_DARK rising to NECK_LIT over NECK_SHADOW). The photo's last
+ * row of skin above it (each column's) is painted too: it mixes the skin with the clothing
+ * below. Not over the photo's own skin (`photo`: its neck and head) or what stays in front
+ * (`keep`: the head shape, forearms, hands), both full-size 0..255, and only inside the
+ * person's outline (`inside`, 0..1).
  */
 export function paintBareNeck(
   out: Uint8Array,
@@ -182,31 +191,142 @@ export function paintBareNeck(
   height: number,
 ): void {
   const sw = body.shoulderW;
-  const light = (wy: number, u: number) => {
-    const v = clamp((wy - col.chinY) / (NECK_SHADOW * sw), 0, 1);
-    return (NECK_DARK + (NECK_LIT - NECK_DARK) * v * v * (3 - 2 * v)) * (1 - SIDE_DARK * Math.min(1, u * u));
+  // The photo's last pixel above where the neck is painted mixes its skin with the clothing
+  // below (a dashed dark line along the jaw over a black turtleneck or a suit's ring): painted.
+  const foot = (i: number) => {
+    const below = i + width < width * height ? i + width : i;
+    return photo.data[i]! >= 250 && photo.data[below]! < 128 && keep.data[below]! < 128;
   };
-  // The photo's own neck in the column, below the chin and off the head shape.
-  const own: number[][] = [[], [], []];
-  forColumn(col, sw, k, width, height, (i, _wx, wy, edge, _fade, u) => {
-    if (edge < 1 || wy <= col.chinY || photo.data[i]! < 250 || keep.data[i]! > 0) return;
-    const f = light(wy, u);
-    for (let c = 0; c < 3; c++) own[c]!.push(rgb[i * channels + c]! / f);
-  });
-  const colour =
-    own[0]!.length >= MIN_NECK_PIXELS * k * k ? own.map((v) => median(v)) : faceSkin(rgb, channels, body, k, width, height)?.map((v) => v / NECK_LIT);
+  const share = (i: number) => (foot(i) ? inside[i]! : (1 - photo.data[i]! / 255) * (1 - keep.data[i]! / 255) * inside[i]!);
+  const seam = neckSeam(col, sw, k, rgb, channels, photo, (i) => !foot(i) && share(i) > 0, width, height);
+  const light = seamLight(seam, col, k);
+  const colour = light?.colour ?? faceSkin(rgb, channels, body, k, width, height)?.map((v) => v / NECK_LIT);
   if (!colour) return;
+  const model = (wy: number, u: number) => {
+    if (light) return (1 + light.slope * clamp(u, -1, 1)) * side(u);
+    const v = clamp((wy - col.chinY) / (NECK_SHADOW * sw), 0, 1);
+    return (NECK_DARK + (NECK_LIT - NECK_DARK) * v * v * (3 - 2 * v)) * side(u);
+  };
+  // The seam's difference from the model, summed along the columns (r, g, b, count).
+  const { x0, cols, top, u: seamU, rgb: seamRgb } = seam;
+  const sums = new Float64Array((cols + 1) * 4);
+  for (let q = 0; q < cols; q++) {
+    const v = seamRgb[q];
+    for (let c = 0; c < 4; c++) sums[(q + 1) * 4 + c] = sums[q * 4 + c]!;
+    if (!v || !light) continue;
+    const f = model(0, seamU[q]!);
+    for (let c = 0; c < 3; c++) sums[(q + 1) * 4 + c]! += v[c]! - colour[c]! * f;
+    sums[(q + 1) * 4 + 3]! += 1;
+  }
+  const fade = Math.max(1, SEAM_FADE * sw * k),
+    spread = Math.max(1, SEAM_SPREAD * sw * k);
   forColumn(col, sw, k, width, height, (i, _wx, wy, edge, _fade, u) => {
     if (edge <= 0) return;
-    // The photo's last pixel above where the neck is painted mixes its skin with the clothing
-    // below (a dashed dark line along the jaw over a black turtleneck or a suit's ring): painted.
-    const below = i + width < width * height ? i + width : i;
-    const foot = photo.data[i]! >= 250 && photo.data[below]! < 128 && keep.data[below]! < 128;
-    const a = foot ? inside[i]! : (1 - photo.data[i]! / 255) * (1 - keep.data[i]! / 255) * inside[i]!;
+    const a = share(i);
     if (a <= 0) return;
-    const f = light(wy, u);
-    for (let c = 0; c < 3; c++) out[i * 3 + c] = Math.round(out[i * 3 + c]! * (1 - a) + Math.min(255, colour[c]! * f) * a);
+    const q = (i % width) - x0;
+    const f = model(wy, u);
+    // Below the seam its difference fades, spreading along the row as it goes down.
+    const d = q >= 0 && q < cols && top[q]! >= 0 ? Math.max(0, Math.floor(i / width) - top[q]!) : -1;
+    const r = Math.round(spread + d / 2);
+    const lo = clamp(q - r, 0, cols),
+      hi = clamp(q + r + 1, 0, cols);
+    const n = d >= 0 ? sums[hi * 4 + 3]! - sums[lo * 4 + 3]! : 0;
+    const t = n > 0 ? Math.exp(-d / fade) / n : 0;
+    for (let c = 0; c < 3; c++) {
+      const v = colour[c]! * f + (sums[hi * 4 + c]! - sums[lo * 4 + c]!) * t;
+      out[i * 3 + c] = Math.round(out[i * 3 + c]! * (1 - a) + clamp(v, 0, 255) * a);
+    }
   });
+}
+
+/** A cylinder lit from the front: its light at u (-1..1, side to side) over its middle's. */
+const side = (u: number) => 1 - SIDE_DARK * Math.min(1, u * u);
+
+/** The seam above the painted neck, per full-size column x0 + q: the first row of its last painted run (or -1), u there, and the photo's skin colour above it (or null). */
+interface NeckSeam {
+  x0: number;
+  cols: number;
+  top: Int32Array;
+  u: Float64Array;
+  rgb: (number[] | null)[];
+}
+
+/**
+ * The seam: in each full-size column of the neck, the first row `painted` of its last run, and the mean colour
+ * of the photo's skin (`photo` >= 250) in the SEAM_ROWS rows above the one just above it (that
+ * one mixes the skin with the clothing below).
+ */
+function neckSeam(
+  col: NeckColumn,
+  sw: number,
+  k: number,
+  rgb: Uint8Array,
+  channels: number,
+  photo: Plane,
+  painted: (i: number) => boolean,
+  width: number,
+  height: number,
+): NeckSeam {
+  const reach = col.half(col.y1) + SIDE_SOFT * sw + 1;
+  const x0 = clamp(Math.floor((Math.min(col.cx(col.y0), col.cx(col.y1)) - reach) * k), 0, width);
+  const cols = clamp(Math.ceil((Math.max(col.cx(col.y0), col.cx(col.y1)) + reach) * k), 0, width) - x0;
+  const top = new Int32Array(Math.max(0, cols)).fill(-1);
+  const u = new Float64Array(Math.max(0, cols));
+  // The last run of painted rows in the column starts there (a strip of the photo's neck under
+  // the chin can lie between painted rows beside the jaw and the painted neck below it).
+  const last = new Int32Array(Math.max(0, cols)).fill(-2);
+  forColumn(col, sw, k, width, height, (i, _wx, _wy, edge, _fade, cu) => {
+    const q = (i % width) - x0,
+      py = Math.floor(i / width);
+    if (edge <= 0 || q < 0 || q >= cols || !painted(i)) return;
+    if (last[q] !== py - 1) {
+      top[q] = py;
+      u[q] = cu;
+    }
+    last[q] = py;
+  });
+  const rows = Math.max(2, Math.round(SEAM_ROWS * sw * k));
+  const colours: (number[] | null)[] = [];
+  for (let q = 0; q < cols; q++) {
+    const sum = [0, 0, 0];
+    let n = 0;
+    for (let py = top[q]! - 2; top[q]! >= 0 && py >= Math.max(0, top[q]! - 1 - rows); py--) {
+      const i = py * width + x0 + q;
+      if (photo.data[i]! < 250) continue;
+      n++;
+      for (let c = 0; c < 3; c++) sum[c]! += rgb[i * channels + c]!;
+    }
+    colours.push(n ? sum.map((v) => v / n) : null);
+  }
+  return { x0, cols, top, u, rgb: colours };
+}
+
+/**
+ * The neck's light from its seam below the chin (the photo's neck, not the face beside a
+ * narrower jaw): its colour at the middle, out of the jaw's shadow (the median of the seam's
+ * upper half by luma, taken off the cylinder's sides), and the slope of its luma across (least
+ * squares, at most MAX_SLOPE). Null when the photo's neck lies above less than SEAM_MIN of the
+ * neck's columns.
+ */
+function seamLight(seam: NeckSeam, col: NeckColumn, k: number): { colour: number[]; slope: number } | null {
+  const lit: { rgb: number[]; u: number; y: number }[] = [];
+  seam.rgb.forEach((v, q) => {
+    const f = side(seam.u[q]!);
+    if (v && seam.top[q]! > col.chinY * k) lit.push({ rgb: v.map((c) => c / f), u: seam.u[q]!, y: (0.299 * v[0]! + 0.587 * v[1]! + 0.114 * v[2]!) / f });
+  });
+  if (lit.length < SEAM_MIN * 2 * col.half(col.chinY) * k) return null;
+  const upper = [...lit].sort((a, b) => a.y - b.y).slice(Math.floor(lit.length / 2));
+  const colour = [0, 1, 2].map((c) => median(upper.map((l) => l.rgb[c]!)));
+  const mu = lit.reduce((a, l) => a + l.u, 0) / lit.length,
+    my = lit.reduce((a, l) => a + l.y, 0) / lit.length;
+  let num = 0,
+    den = 0;
+  for (const l of lit) {
+    num += (l.u - mu) * (l.y - my);
+    den += (l.u - mu) ** 2;
+  }
+  return { colour, slope: den > 0 && my > 0 ? clamp(num / den / my, -MAX_SLOPE, MAX_SLOPE) : 0 };
 }
 
 /**

@@ -1,7 +1,8 @@
 // Issue 35, round 14: where old clothing covers the neck up to the chin (a spacesuit's neck ring,
 // a turtleneck), the new top's neckline opening showed its inner back as a thick band under the
-// face. bare-neck.ts paints a neck there, in the face's skin and the jaw's shadow, and only
-// there: a photo that shows its own neck, or a head bent down to the shoulders, gets none.
+// face. bare-neck.ts paints a neck there, and only there: a photo that shows its own neck, or a
+// head bent down to the shoulders, gets none. Round 17: the painted neck continues the photo's
+// skin above it column by column, and its light across; the jaw's shadow only where none shows.
 import { describe, expect, it } from 'vitest';
 import { neckColumn, neckColumnAlpha, paintBareNeck } from '../../../src/ops/try-on/bare-neck.js';
 import type { BodyGeometry } from '../../../src/ops/try-on/body.js';
@@ -17,9 +18,10 @@ const SKIN = [205, 150, 125],
 /**
  * A frontal face (eyes y 40, mouth y 60, chin y 72, ears x 30 / 70) over a suit up to the chin;
  * shoulders at `shoulderY`, 60 px apart; `neckSkin`: the photo shows its neck; `skinMap`: the
- * skin rule finds the skin (not on a greyscale photo).
+ * skin rule finds the skin (not on a greyscale photo); `strip`: the photo's neck just under the
+ * chin, a colour or one per column.
  */
-function scene(shoulderY: number, neckSkin = false, skinMap = true, strip: number[] | null = null, neckRule = true) {
+function scene(shoulderY: number, neckSkin = false, skinMap = true, strip: number[] | ((x: number) => number[]) | null = null, neckRule = true) {
   const head = headShape(frontalFace(), W, H)!;
   const rgb = new Uint8Array(W * H * 3);
   const skin = new Uint8Array(W * H);
@@ -32,7 +34,7 @@ function scene(shoulderY: number, neckSkin = false, skinMap = true, strip: numbe
       const inNeck = !inFace && neckSkin && y > 60 && y < shoulderY && Math.abs(x - 50) < 12;
       // A strip of the photo's own neck just under the chin, in its own colour, before the suit.
       const inStrip = strip !== null && !inFace && y > 72 && y <= 78 && Math.abs(x - 50) < 14;
-      const colour = inStrip ? strip : inFace ? SKIN : inNeck ? (neckRule ? SKIN : SKIN.map((v) => Math.round(0.45 * v))) : SUIT;
+      const colour = inStrip ? (typeof strip === 'function' ? strip(x) : strip) : inFace ? SKIN : inNeck ? (neckRule ? SKIN : SKIN.map((v) => Math.round(0.45 * v))) : SUIT;
       rgb.set(colour, i * 3);
       skin[i] = skinMap && (inFace || inStrip || (inNeck && neckRule)) ? 1 : 0;
     }
@@ -110,6 +112,29 @@ describe('bare neck', () => {
     expect(Math.abs(below[0]! / below[1]! - SKIN[0]! / SKIN[1]!)).toBeGreaterThan(0.1);
     // ... and the strip itself is the photo's, untouched.
     expect(at(out, 50, 75)).toEqual(NECK);
+  });
+
+  it("continues the photo's neck column by column, and its light across, out of the jaw's shadow", () => {
+    // The strip lit from the image's left: 1.15 of NECK's light at x 37, 0.85 at x 63.
+    const NECK = [170, 120, 100];
+    const lit = (x: number) => NECK.map((v) => Math.round(v * (1.15 - (0.3 * (x - 37)) / 26)));
+    const s = scene(110, false, true, lit);
+    const col = neckColumn(s.body, s.skin, s.colourAt)!;
+    const photo = plane(
+      W,
+      H,
+      s.skin.data.map((v) => v * 255),
+    );
+    const out = s.rgb.slice();
+    paintBareNeck(out, s.rgb, 3, col, s.body, 1, photo, s.keep, new Float32Array(W * H).fill(1), W, H);
+    for (const x of [42, 50, 58]) {
+      // Right under the strip, each column in the strip's colour: no step at the seam ...
+      expect(Math.abs(lum(at(out, x, 79)) - lum(lit(x)))).toBeLessThan(4);
+      // ... and, down the neck, no jaw's shadow under the strip: as lit as the strip was.
+      expect(lum(at(out, x, 100))).toBeGreaterThan(0.9 * lum(lit(x)));
+    }
+    // The photo's light across the neck goes on down it: its left side the lighter.
+    expect(lum(at(out, 44, 100)) - lum(at(out, 56, 100))).toBeGreaterThan(10);
   });
 
   it("paints over the photo's last row of skin above the painted neck, where the skin mixes with the suit", () => {
