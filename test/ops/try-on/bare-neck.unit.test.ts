@@ -34,7 +34,8 @@ function scene(shoulderY: number, neckSkin = false, skinMap = true, strip: numbe
       const inNeck = !inFace && neckSkin && y > 60 && y < shoulderY && Math.abs(x - 50) < 12;
       // A strip of the photo's own neck just under the chin, in its own colour, before the suit.
       const inStrip = strip !== null && !inFace && y > 72 && y <= 78 && Math.abs(x - 50) < 14;
-      const colour = inStrip ? (typeof strip === 'function' ? strip(x) : strip) : inFace ? SKIN : inNeck ? (neckRule ? SKIN : SKIN.map((v) => Math.round(0.45 * v))) : SUIT;
+      const stripColour = typeof strip === 'function' ? strip(x) : strip;
+      const colour = inStrip ? stripColour! : inFace ? SKIN : inNeck ? (neckRule ? SKIN : SKIN.map((v) => Math.round(0.45 * v))) : SUIT;
       rgb.set(colour, i * 3);
       skin[i] = skinMap && (inFace || inStrip || (inNeck && neckRule)) ? 1 : 0;
     }
