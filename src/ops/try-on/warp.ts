@@ -1,5 +1,6 @@
 import { throwIfAborted } from '../../errors.js';
 import type { Fit } from './fit.js';
+import { gaussianBlurKernel } from '../../media/filters.js';
 import type { Garment } from './garment.js';
 
 /** The warped garment over its bounding box in the person image. */
@@ -16,6 +17,16 @@ export interface WarpedLayer {
   /** 0..255: the garment's neckline opening (neckline.ts) warped with it; absent when it has none. */
   opening?: Uint8Array;
 }
+
+/**
+ * The neckline opening's edge is smoothed over this many template pixels (a Gaussian's sigma)
+ * and drawn as a ramp one output pixel wide across its 50% line: the 0/1 template opening,
+ * sampled bilinearly, kept its template pixels' stair steps, enlarged (the coat's lapel against
+ * the neck, a step every 1.5 px).
+ */
+const OPENING_SOFT = 1;
+/** The smoothed edge's slope at its 50% line, per template pixel: 1 / (sigma sqrt(2 pi)). */
+const EDGE_SLOPE = 1 / (OPENING_SOFT * Math.sqrt(2 * Math.PI));
 
 /** Inverse-mapping grid spacing: the spline is smooth, so it is evaluated every few pixels. */
 const GRID = 4;
@@ -66,6 +77,7 @@ export function warpGarment(g: Garment, fit: Fit, width: number, height: number,
     alpha = new Uint8Array(w * h),
     sleeve = new Uint8Array(w * h);
   const opening = g.opening ? new Uint8Array(w * h) : undefined;
+  const softOpening = g.opening ? gaussianBlurKernel(Float32Array.from(g.opening.data), gw, gh, OPENING_SOFT) : undefined;
   for (let y = 0; y < h; y++) {
     if ((y & 63) === 0) throwIfAborted(signal);
     const gr = y / GRID,
@@ -87,26 +99,36 @@ export function warpGarment(g: Garment, fit: Fit, width: number, height: number,
       const nx = Math.min(gw - 1, Math.max(0, Math.round(sx))),
         ny = Math.min(gh - 1, Math.max(0, Math.round(sy)));
       sleeve[o] = g.sleeves.data[ny * gw + nx]! ? (nx < g.landmarks.cx ? 1 : 2) : 0;
-      if (opening && g.opening) opening[o] = bilinear01(g.opening.data, gw, gh, sx, sy);
+      if (opening && softOpening) {
+        // Template pixels per output pixel here (the grid's step along x).
+        const rho = Math.hypot(mapX[i01]! - mapX[i00]!, mapY[i01]! - mapY[i00]!) / GRID;
+        opening[o] = edgeRamp(bilinear(softOpening, gw, gh, sx, sy), rho);
+      }
     }
   }
   return { x0, y0, width: w, height: h, rgb, alpha, sleeve, ...(opening ? { opening } : {}) };
 }
 
-/** Bilinear sample (0..255) of a 0/1 plane `p` (w x h) at (sx, sy); outside it counts as 0. */
-export function bilinear01(p: Uint8Array, w: number, h: number, sx: number, sy: number): number {
-  const ix = Math.floor(sx),
-    iy = Math.floor(sy),
-    ax = sx - ix,
-    ay = sy - iy;
-  let v = 0;
-  for (let k = 0; k < 4; k++) {
-    const xx = ix + (k & 1),
-      yy = iy + (k >> 1);
-    if (xx < 0 || yy < 0 || xx >= w || yy >= h || !p[yy * w + xx]) continue;
-    v += (k & 1 ? ax : 1 - ax) * (k >> 1 ? ay : 1 - ay);
-  }
-  return Math.round(255 * v);
+/**
+ * 0..255 from the smoothed opening `v` (0..1): a ramp one output pixel wide across its 50% line,
+ * `rho` template pixels per output pixel there; never steeper than a hard step nor softer than
+ * the smoothed edge itself (a garment drawn smaller than its template).
+ */
+function edgeRamp(v: number, rho: number): number {
+  const gain = Math.max(1, 1 / (EDGE_SLOPE * Math.max(1e-3, rho)));
+  return Math.round(255 * Math.min(1, Math.max(0, 0.5 + (v - 0.5) * gain)));
+}
+
+/** Bilinear sample of a float plane `p` (w x h) at (sx, sy), clamped to its edges. */
+function bilinear(p: Float32Array, w: number, h: number, sx: number, sy: number): number {
+  const x = Math.min(w - 1, Math.max(0, sx)),
+    y = Math.min(h - 1, Math.max(0, sy));
+  const ix = Math.max(0, Math.min(w - 2, Math.floor(x))),
+    iy = Math.max(0, Math.min(h - 2, Math.floor(y)));
+  const ax = x - ix,
+    ay = y - iy;
+  const i = iy * w + ix;
+  return (p[i]! * (1 - ax) + p[i + 1]! * ax) * (1 - ay) + (p[i + w]! * (1 - ax) + p[i + w + 1]! * ax) * ay;
 }
 
 /**
