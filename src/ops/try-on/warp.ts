@@ -20,13 +20,15 @@ export interface WarpedLayer {
 
 /**
  * The neckline opening's edge is smoothed over this many template pixels (a Gaussian's sigma)
- * and drawn as a ramp one output pixel wide across its 50% line: the 0/1 template opening,
+ * and drawn as a ramp EDGE_RAMP output pixels wide across its 50% line: the 0/1 template opening,
  * sampled bilinearly, kept its template pixels' stair steps, enlarged (the coat's lapel against
  * the neck, a step every 1.5 px).
  */
 const OPENING_SOFT = 1;
 /** The smoothed edge's slope at its 50% line, per template pixel: 1 / (sigma sqrt(2 pi)). */
 const EDGE_SLOPE = 1 / (OPENING_SOFT * Math.sqrt(2 * Math.PI));
+/** The ramp's width across the edge, output pixels (at 1, pixels of the lapel beside the neck went from whole to none in one step: stair steps of their own). */
+const EDGE_RAMP = 2;
 
 /** Inverse-mapping grid spacing: the spline is smooth, so it is evaluated every few pixels. */
 const GRID = 4;
@@ -110,12 +112,12 @@ export function warpGarment(g: Garment, fit: Fit, width: number, height: number,
 }
 
 /**
- * 0..255 from the smoothed opening `v` (0..1): a ramp one output pixel wide across its 50% line,
+ * 0..255 from the smoothed opening `v` (0..1): a ramp EDGE_RAMP output pixels wide across its 50% line,
  * `rho` template pixels per output pixel there; never steeper than a hard step nor softer than
  * the smoothed edge itself (a garment drawn smaller than its template).
  */
 function edgeRamp(v: number, rho: number): number {
-  const gain = Math.max(1, 1 / (EDGE_SLOPE * Math.max(1e-3, rho)));
+  const gain = Math.max(1, 1 / (EDGE_SLOPE * Math.max(1e-3, rho) * EDGE_RAMP));
   return Math.round(255 * Math.min(1, Math.max(0, 0.5 + (v - 0.5) * gain)));
 }
 
