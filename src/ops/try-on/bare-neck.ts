@@ -243,7 +243,10 @@ export function paintBareNeck(
 /** A cylinder lit from the front: its light at u (-1..1, side to side) over its middle's. */
 const side = (u: number) => 1 - SIDE_DARK * Math.min(1, u * u);
 
-/** The seam above the painted neck, per full-size column x0 + q: the first row of its last painted run (or -1), u there, and the photo's skin colour above it (or null). */
+/**
+ * The seam above the painted neck, per full-size column x0 + q: the first row of its last
+ * painted run (or -1), u there, and the photo's skin colour above it (or null).
+ */
 interface NeckSeam {
   x0: number;
   cols: number;
@@ -253,9 +256,9 @@ interface NeckSeam {
 }
 
 /**
- * The seam: in each full-size column of the neck, the first row `painted` of its last run, and the mean colour
- * of the photo's skin (`photo` >= 250) in the SEAM_ROWS rows above the one just above it (that
- * one mixes the skin with the clothing below).
+ * The seam: in each full-size column of the neck, the first row `painted` of its last run, and
+ * the mean colour of the photo's skin (`photo` >= 250) in the SEAM_ROWS rows above the one just
+ * above it (that one mixes the skin with the clothing below).
  */
 function neckSeam(
   col: NeckColumn,

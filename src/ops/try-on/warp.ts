@@ -1,6 +1,6 @@
 import { throwIfAborted } from '../../errors.js';
-import type { Fit } from './fit.js';
 import { gaussianBlurKernel } from '../../media/filters.js';
+import type { Fit } from './fit.js';
 import type { Garment } from './garment.js';
 
 /** The warped garment over its bounding box in the person image. */
@@ -112,9 +112,9 @@ export function warpGarment(g: Garment, fit: Fit, width: number, height: number,
 }
 
 /**
- * 0..255 from the smoothed opening `v` (0..1): a ramp EDGE_RAMP output pixels wide across its 50% line,
- * `rho` template pixels per output pixel there; never steeper than a hard step nor softer than
- * the smoothed edge itself (a garment drawn smaller than its template).
+ * 0..255 from the smoothed opening `v` (0..1): a ramp EDGE_RAMP output pixels wide across its
+ * 50% line, `rho` template pixels per output pixel there; never softer than the smoothed edge
+ * itself (a garment drawn smaller than its template).
  */
 function edgeRamp(v: number, rho: number): number {
   const gain = Math.max(1, 1 / (EDGE_SLOPE * Math.max(1e-3, rho) * EDGE_RAMP));
