@@ -136,6 +136,8 @@ export function trimHead(s: HeadShape, skin: Plane, colours: { clothing: (i: num
   // Each row's span of face skin.
   const lo = new Float64Array(h).fill(Infinity),
     hi = new Float64Array(h).fill(-Infinity);
+  // Within the row's span, or `margin` pixels either side of it.
+  const inSpan = (x: number, y: number, margin: number) => x >= lo[y]! - margin && x <= hi[y]! + margin;
   for (let y = y0; y <= y1; y++) {
     for (let x = x0; x <= x1; x++) {
       if (labels[y * w + x] === face.label) {
@@ -145,7 +147,7 @@ export function trimHead(s: HeadShape, skin: Plane, colours: { clothing: (i: num
     }
     for (let x = x0; x <= x1; x++) {
       const i = y * w + x;
-      if (x >= lo[y]! - 1 && x <= hi[y]! + 1) continue;
+      if (inSpan(x, y, 1)) continue;
       if (!inHead(s, x, y) || skin.data[i] || !(colours.clothing(i) || (y > s.mouthY && colours.foreign(i)))) continue;
       cut[i] = 1;
       seeds.push(i);
@@ -160,8 +162,8 @@ export function trimHead(s: HeadShape, skin: Plane, colours: { clothing: (i: num
   const edge = growFrom(seeds, w, h, EDGE_STEPS, (i) => {
     const x = i % w,
       y = (i - x) / w;
-    if (y < y0 || y > s.mouthY || (x >= lo[y]! && x <= hi[y]!) || !inHead(s, x, y) || skin.data[i]) return false;
-    return colours.clothing(i) || (!(x >= lo[y]! - 1 && x <= hi[y]! + 1) && colours.foreign(i));
+    if (y < y0 || y > s.mouthY || inSpan(x, y, 0) || !inHead(s, x, y) || skin.data[i]) return false;
+    return colours.clothing(i) || (!inSpan(x, y, 1) && colours.foreign(i));
   });
   for (let i = 0; i < w * h; i++) if (edge[i]) cut[i] = 1;
   return seeds.length ? { ...s, cut, cutWidth: w } : s;
