@@ -15,9 +15,16 @@ const MEASURED_RANGE = 0.35;
 const MAX_LEAN = 0.36;
 /** It widens by this share towards the shoulders (the trapezius), from the chin down to the shoulder line. */
 const NECK_FLARE = 0.12;
-/** It reaches this far below the shoulder line (shoulder widths), fading over NECK_FADE: only the neckline opening shows it. */
-const NECK_BELOW = 0.2;
-const NECK_FADE = 0.12;
+/**
+ * Where it meets the shoulders it spreads out (the trapezius, then the chest): from FLARE_RISE
+ * shoulder widths above the shoulder line to that line its half-width grows to half the
+ * shoulders' width (with the square of the way down: a neck turns into the shoulders, not a
+ * cone). That part and all below the shoulder line, down to CHEST_BELOW under it, is painted
+ * only inside the neckline opening: the garment covers it elsewhere, and its front edge crosses
+ * it there (no fade into the inner back: that read as a muddy band above the collar).
+ */
+const FLARE_RISE = 0.15;
+const CHEST_BELOW = 0.6;
 /** Where the photo's neck covers this share of the column's middle from the chin to the shoulder line, its own neck shows and none is painted. */
 const SHOWN = 0.4;
 /** The light on the neck where no skin of the photo lies above it: the jaw's shadow, this share of the face skin's colour at the chin, rising to NECK_LIT over NECK_SHADOW shoulder widths. */
@@ -26,6 +33,9 @@ const NECK_LIT = 0.92;
 const NECK_SHADOW = 0.2;
 /** The neck's sides darken by this share (a cylinder lit from the front). */
 const SIDE_DARK = 0.3;
+/** Beyond the neck's sides the shoulders' skin faces the front again: its darkening falls to CHEST_DARK of the sides' over FLARE_TURN of the neck's half-width, and the whole spread part takes that level by the shoulder line. */
+const CHEST_DARK = 0.35;
+const FLARE_TURN = 0.6;
 /** The sides fade over this many shoulder widths (at least a pixel). */
 const SIDE_SOFT = 0.015;
 /** The seam: the photo's skin above the painted neck, read over this many full-size rows per shoulder width (at least 2) above its last row, in at least SEAM_MIN of the neck's columns. */
@@ -44,14 +54,17 @@ const MIN_FACE_SKIN = 0.2;
 
 /** The neck's column, working-scale pixels: centre line, half-width, rows. */
 export interface NeckColumn {
-  /** The rows it spans (the chin's, down to NECK_BELOW under the shoulder line). */
+  /** The rows it spans (the mouth's, down to CHEST_BELOW under the shoulder line). */
   y0: number;
   y1: number;
-  /** Its centre x on row y and its half-width there. */
+  /** Its centre x on row y, the neck's half-width there and the skin's, spread out towards the shoulders. */
   cx: (y: number) => number;
   half: (y: number) => number;
-  /** Where it fades out: from fadeY to y1. */
-  fadeY: number;
+  wide: (y: number) => number;
+  /** How far the neck has turned into the shoulders on row y: 0 above FLARE_RISE over the shoulder line, 1 at and below it. */
+  spread: (y: number) => number;
+  /** The shoulder line's row: below it, as beside the neck, only the opening shows the skin. */
+  shoulderY: number;
   /** The chin's row, where the shadow is darkest. */
   chinY: number;
 }
@@ -142,21 +155,25 @@ export function neckColumn(body: BodyGeometry, through: Plane, colourAt: (x: num
     }
   }
   if (!seen || skin >= SHOWN * seen) return null;
-  const y1 = Math.min(h - 1, body.shoulderY + NECK_BELOW * sw);
-  return { y0: head.mouthY, y1, cx, half, fadeY: y1 - NECK_FADE * sw, chinY };
+  const y1 = Math.min(h - 1, body.shoulderY + CHEST_BELOW * sw);
+  const flareY = body.shoulderY - FLARE_RISE * sw;
+  const spread = (y: number) => clamp((y - flareY) / (body.shoulderY - flareY), 0, 1);
+  const wide = (y: number) => half(y) + Math.max(0, sw / 2 - half(y)) * spread(y) ** 2;
+  return { y0: head.mouthY, y1, cx, half, wide, spread, shoulderY: body.shoulderY, chinY };
 }
 
 /**
  * Full-size 0..255: how much of each pixel the column's neck covers, anti-aliased along its
- * sides over SIDE_SOFT and fading out over NECK_FADE at its foot, outside the head shape (which
- * stays in front as the photo's). Inside the neckline opening the garment shows this much of the
- * painted neck and its inner back over the rest. `k`: full-size pixels per working pixel.
+ * sides over SIDE_SOFT, its spread and all below the shoulder line only inside the neckline
+ * opening (`opening`, full-size 0..255), outside the head shape (which stays in front as the
+ * photo's). Inside the opening the garment shows this much of the painted neck and its inner
+ * back over the rest. `k`: full-size pixels per working pixel.
  */
-export function neckColumnAlpha(col: NeckColumn, body: BodyGeometry, k: number, width: number, height: number): Plane {
+export function neckColumnAlpha(col: NeckColumn, body: BodyGeometry, k: number, opening: Plane, width: number, height: number): Plane {
   const out = new Uint8Array(width * height);
-  forColumn(col, body.shoulderW, k, width, height, (i, wx, wy, edge, fade) => {
+  forColumn(col, body.shoulderW, k, opening, width, height, (i, wx, wy, cover) => {
     if (body.head && inHead(body.head, Math.floor(wx), Math.floor(wy))) return;
-    out[i] = Math.round(255 * edge * fade);
+    out[i] = Math.round(255 * cover);
   });
   return plane(width, height, out);
 }
@@ -168,14 +185,16 @@ export function neckColumnAlpha(col: NeckColumn, body: BodyGeometry, k: number, 
  * difference fades over SEAM_FADE into the neck's own light, spreading along the row as it goes
  * down (one column's pixels are noise). The neck's own light is the seam's: its upper half by
  * luma (the neck out of the jaw's shadow), darker towards the sides (SIDE_DARK, a cylinder lit
- * from the front) and sloping across as the photo's light does (at most MAX_SLOPE). Where no
- * skin of the photo lies above it in SEAM_MIN of its columns, the face's skin (the median of the
- * face's skin between the eyes' and the chin's rows) lit as the lower neck (NECK_LIT), in the
- * jaw's shadow under the chin (NECK_DARK rising to NECK_LIT over NECK_SHADOW). The photo's last
- * row of skin above it (each column's) is painted too: it mixes the skin with the clothing
+ * from the front, turning to the front again on its spread: CHEST_DARK) and sloping across as
+ * the photo's light does (at most MAX_SLOPE), never past the colour's brightest channel. Where
+ * no skin of the photo lies above it in SEAM_MIN of its columns, the face's skin (the median of
+ * the face's skin between the eyes' and the chin's rows) lit as the lower neck (NECK_LIT), in
+ * the jaw's shadow under the chin (NECK_DARK rising to NECK_LIT over NECK_SHADOW). The photo's
+ * last row of skin above it (each column's) is painted too: it mixes the skin with the clothing
  * below. Not over the photo's own skin (`photo`: its neck and head) or what stays in front
  * (`keep`: the head shape, forearms, hands), both full-size 0..255, and only inside the
- * person's outline (`inside`, 0..1).
+ * person's outline (`inside`, 0..1); its spread and below the shoulder line only inside the
+ * opening (`opening`, full-size 0..255).
  */
 export function paintBareNeck(
   out: Uint8Array,
@@ -187,6 +206,7 @@ export function paintBareNeck(
   photo: Plane,
   keep: Plane,
   inside: ArrayLike<number>,
+  opening: Plane,
   width: number,
   height: number,
 ): void {
@@ -198,14 +218,17 @@ export function paintBareNeck(
     return photo.data[i]! >= 250 && photo.data[below]! < 128 && keep.data[below]! < 128;
   };
   const share = (i: number) => (foot(i) ? inside[i]! : (1 - photo.data[i]! / 255) * (1 - keep.data[i]! / 255) * inside[i]!);
-  const seam = neckSeam(col, sw, k, rgb, channels, photo, (i) => !foot(i) && share(i) > 0, width, height);
+  const seam = neckSeam(col, sw, k, rgb, channels, photo, opening, (i) => !foot(i) && share(i) > 0, width, height);
   const light = seamLight(seam, col, k);
   const colour = light?.colour ?? faceSkin(rgb, channels, body, k, width, height)?.map((v) => v / NECK_LIT);
   if (!colour) return;
+  // Lit no brighter than the brightest channel allows (a clipped channel shifts the hue).
+  const brightest = 255 / Math.max(1, ...colour);
   const model = (wy: number, u: number) => {
-    if (light) return (1 + light.slope * clamp(u, -1, 1)) * side(u);
+    const f = shaded(u, col.spread(wy));
+    if (light) return Math.min(brightest, (1 + light.slope * clamp(u, -1, 1)) * f);
     const v = clamp((wy - col.chinY) / (NECK_SHADOW * sw), 0, 1);
-    return (NECK_DARK + (NECK_LIT - NECK_DARK) * v * v * (3 - 2 * v)) * side(u);
+    return (NECK_DARK + (NECK_LIT - NECK_DARK) * v * v * (3 - 2 * v)) * f;
   };
   // The seam's difference from the model, summed along the columns (r, g, b, count).
   const { x0, cols, top, u: seamU, rgb: seamRgb } = seam;
@@ -214,20 +237,25 @@ export function paintBareNeck(
     const v = seamRgb[q];
     for (let c = 0; c < 4; c++) sums[(q + 1) * 4 + c] = sums[q * 4 + c]!;
     if (!v || !light) continue;
-    const f = model(0, seamU[q]!);
+    const f = model(col.chinY, seamU[q]!);
     for (let c = 0; c < 3; c++) sums[(q + 1) * 4 + c]! += v[c]! - colour[c]! * f;
     sums[(q + 1) * 4 + 3]! += 1;
   }
   const fade = Math.max(1, SEAM_FADE * sw * k),
     spread = Math.max(1, SEAM_SPREAD * sw * k);
-  forColumn(col, sw, k, width, height, (i, _wx, wy, edge, _fade, u) => {
-    if (edge <= 0) return;
+  // A column whose painted run starts on the spread has no seam of its own: its rows count from
+  // the seam's (the difference of the neck's columns beside it went on at full strength there).
+  const seamRows: number[] = [];
+  for (let q = 0; q < cols; q++) if (seamRgb[q] && Math.abs(seamU[q]!) <= 1) seamRows.push(top[q]!);
+  const seamRow = seamRows.length ? median(seamRows) : -1;
+  const from = (q: number) => (Math.abs(seamU[q]!) > 1 ? seamRow : top[q]!);
+  forColumn(col, sw, k, opening, width, height, (i, _wx, wy, _cover, u) => {
     const a = share(i);
     if (a <= 0) return;
     const q = (i % width) - x0;
     const f = model(wy, u);
     // Below the seam its difference fades, spreading along the row as it goes down.
-    const d = q >= 0 && q < cols && top[q]! >= 0 ? Math.max(0, Math.floor(i / width) - top[q]!) : -1;
+    const d = q >= 0 && q < cols && top[q]! >= 0 && from(q) >= 0 ? Math.max(0, Math.floor(i / width) - from(q)) : -1;
     const r = Math.round(spread + d / 2);
     const lo = clamp(q - r, 0, cols),
       hi = clamp(q + r + 1, 0, cols);
@@ -240,8 +268,17 @@ export function paintBareNeck(
   });
 }
 
-/** A cylinder lit from the front: its light at u (-1..1, side to side) over its middle's. */
-const side = (u: number) => 1 - SIDE_DARK * Math.min(1, u * u);
+/**
+ * The light at u across the neck (beyond -1..1 on its spread) over its middle's, `s` of the way
+ * into the shoulders (NeckColumn.spread): the cylinder's, its sides' darkening falling to
+ * CHEST_DARK of theirs beyond them, and to that everywhere at the shoulder line.
+ */
+function shaded(u: number, s: number): number {
+  const a = Math.abs(u);
+  const t = clamp((a - 1) / FLARE_TURN, 0, 1);
+  const dark = a <= 1 ? u * u : 1 - (1 - CHEST_DARK) * t * t * (3 - 2 * t);
+  return 1 - SIDE_DARK * (dark + (CHEST_DARK - dark) * s);
+}
 
 /**
  * The seam above the painted neck, per full-size column x0 + q: the first row of its last
@@ -267,11 +304,12 @@ function neckSeam(
   rgb: Uint8Array,
   channels: number,
   photo: Plane,
+  opening: Plane,
   painted: (i: number) => boolean,
   width: number,
   height: number,
 ): NeckSeam {
-  const reach = col.half(col.y1) + SIDE_SOFT * sw + 1;
+  const reach = col.wide(col.y1) + SIDE_SOFT * sw + 1;
   const x0 = clamp(Math.floor((Math.min(col.cx(col.y0), col.cx(col.y1)) - reach) * k), 0, width);
   const cols = clamp(Math.ceil((Math.max(col.cx(col.y0), col.cx(col.y1)) + reach) * k), 0, width) - x0;
   const top = new Int32Array(Math.max(0, cols)).fill(-1);
@@ -279,10 +317,10 @@ function neckSeam(
   // The last run of painted rows in the column starts there (a strip of the photo's neck under
   // the chin can lie between painted rows beside the jaw and the painted neck below it).
   const last = new Int32Array(Math.max(0, cols)).fill(-2);
-  forColumn(col, sw, k, width, height, (i, _wx, _wy, edge, _fade, cu) => {
+  forColumn(col, sw, k, opening, width, height, (i, _wx, _wy, _cover, cu) => {
     const q = (i % width) - x0,
       py = Math.floor(i / width);
-    if (edge <= 0 || q < 0 || q >= cols || !painted(i)) return;
+    if (q < 0 || q >= cols || !painted(i)) return;
     if (last[q] !== py - 1) {
       top[q] = py;
       u[q] = cu;
@@ -315,8 +353,9 @@ function neckSeam(
 function seamLight(seam: NeckSeam, col: NeckColumn, k: number): { colour: number[]; slope: number } | null {
   const lit: { rgb: number[]; u: number; y: number }[] = [];
   seam.rgb.forEach((v, q) => {
-    const f = side(seam.u[q]!);
-    if (v && seam.top[q]! > col.chinY * k) lit.push({ rgb: v.map((c) => c / f), u: seam.u[q]!, y: (0.299 * v[0]! + 0.587 * v[1]! + 0.114 * v[2]!) / f });
+    const f = shaded(seam.u[q]!, 0);
+    if (v && Math.abs(seam.u[q]!) <= 1 && seam.top[q]! > col.chinY * k)
+      lit.push({ rgb: v.map((c) => c / f), u: seam.u[q]!, y: (0.299 * v[0]! + 0.587 * v[1]! + 0.114 * v[2]!) / f });
   });
   if (lit.length < SEAM_MIN * 2 * col.half(col.chinY) * k) return null;
   const upper = [...lit].sort((a, b) => a.y - b.y).slice(Math.floor(lit.length / 2));
@@ -333,27 +372,36 @@ function seamLight(seam: NeckSeam, col: NeckColumn, k: number): { colour: number
 }
 
 /**
- * Visits the full-size pixels of the column: index, working-scale position, the side's coverage
- * (anti-aliased over SIDE_SOFT), the foot's fade and the position across (-1..1, side to side).
+ * Visits the full-size pixels the column covers: index, working-scale position, how much of the
+ * pixel it covers (its sides anti-aliased over SIDE_SOFT; its spread and all below the shoulder
+ * line only where the neckline opening, full-size 0..255, is) and the position across (-1..1
+ * side to side on the neck, beyond on its spread).
  */
 function forColumn(
   col: NeckColumn,
   sw: number,
   k: number,
+  opening: Plane,
   width: number,
   height: number,
-  visit: (i: number, wx: number, wy: number, edge: number, fade: number, u: number) => void,
+  visit: (i: number, wx: number, wy: number, cover: number, u: number) => void,
 ): void {
   const soft = Math.max(1, SIDE_SOFT * sw * k);
   for (let py = Math.max(0, Math.floor(col.y0 * k)); py <= Math.min(height - 1, Math.ceil((col.y1 + 1) * k)); py++) {
     const wy = (py + 0.5) / k;
     if (wy > col.y1) break;
     const c = col.cx(wy) * k,
-      r = col.half(wy) * k;
-    const fade = wy > col.fadeY ? clamp((col.y1 - wy) / Math.max(1e-3, col.y1 - col.fadeY), 0, 1) : 1;
-    for (let px = Math.max(0, Math.floor(c - r - soft)); px <= Math.min(width - 1, Math.ceil(c + r + soft)); px++) {
-      const d = px + 0.5 - c;
-      visit(py * width + px, (px + 0.5) / k, wy, clamp((r - Math.abs(d)) / soft + 0.5, 0, 1), fade, d / r);
+      r = col.half(wy) * k,
+      rw = col.wide(wy) * k;
+    for (let px = Math.max(0, Math.floor(c - rw - soft)); px <= Math.min(width - 1, Math.ceil(c + rw + soft)); px++) {
+      const i = py * width + px,
+        d = px + 0.5 - c;
+      // The neck above the shoulder line shows wherever the garment leaves it; its spread and
+      // all below that line only inside the opening.
+      const open = opening.data[i]! > 0 ? 1 : 0;
+      const neck = clamp((r - Math.abs(d)) / soft + 0.5, 0, 1) * (wy <= col.shoulderY ? 1 : open);
+      const cover = Math.max(neck, clamp((rw - Math.abs(d)) / soft + 0.5, 0, 1) * open);
+      if (cover > 0) visit(i, (px + 0.5) / k, wy, cover, d / r);
     }
   }
 }

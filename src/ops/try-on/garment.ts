@@ -3,8 +3,9 @@ import { throwIfAborted } from '../../errors.js';
 import type { DecodedImage, RawImage } from '../../media/image.js';
 import { cutoutSubject } from '../../vision/cutout/cutout.js';
 import { analyseBody, type Point } from './body.js';
-import { bbox, clamp, components, fillHoles, keepLabel, median, morph, plane, runAt, threshold, type Plane } from './raster.js';
+import { delightGarment } from './garment-light.js';
 import { neckOpening } from './neckline.js';
+import { bbox, clamp, components, fillHoles, keepLabel, median, morph, plane, runAt, threshold, type Plane } from './raster.js';
 import { skinMask } from './skin.js';
 
 export type GarmentKind = 'top' | 'bottom' | 'full';
@@ -137,7 +138,9 @@ export async function prepareGarment(img: DecodedImage, opts: GarmentOptions): P
   const kind = classify(maskPlane);
   const landmarks = findLandmarks(maskPlane, kind);
   const sleeves = sleeveMask(maskPlane, landmarks);
-  const opening = kind === 'bottom' ? null : neckOpening(crop, maskPlane, landmarks);
+  // Sought on the garment de-lit, as it is drawn: a studio gradient darkening the collar made
+  // the t-shirt's ring as dark as its inner back, and the opening took the whole ring.
+  const opening = kind === 'bottom' ? null : neckOpening(delightGarment(crop, cw, ch), maskPlane, landmarks);
   return { rgba: { data: crop, width: cw, height: ch, channels: 4 }, mask: maskPlane, sleeves, opening, kind, landmarks, extracted, reasons };
 }
 

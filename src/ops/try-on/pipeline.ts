@@ -207,7 +207,7 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
   // Inside the garment's neckline opening (neckline.ts) the photo's neck shows through and the
   // inner back covers the rest (old collar, background): there the occluder is the neck's skin,
   // the head shape, forearms and hands only.
-  const neck = layer?.opening ? await neckPlanes(body, forearms, person, k) : null;
+  const neck = layer?.opening ? await neckPlanes(body, forearms, person, k, openingPlane(layer, person.width, person.height)) : null;
   // A dress without a neckline opening (the strapped dress) leaves the neck bare: the neck's
   // skin joined to the head stays in front of its top, and the band stops at it, as at the neck
   // shown through an opening (the dress's bodice and the band covered grace_hopper's neck up to
@@ -235,7 +235,8 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
       body.shoulderW * k,
       person.width,
     );
-  if (neck?.column) paintBareNeck(out, person.data, person.channels, neck.column, body, k, neck.photo, neck.keep, inPerson, person.width, person.height);
+  if (neck?.column)
+    paintBareNeck(out, person.data, person.channels, neck.column, body, k, neck.photo, neck.keep, inPerson, neck.opening, person.width, person.height);
   // What the garment is drawn over, for its outer edge (edge-backdrop.ts) and the share of a
   // pixel the band takes from it (fill-band.ts).
   const under = out.slice();
@@ -491,11 +492,20 @@ async function limbZone(forearms: Plane, hands: Plane | undefined, grow: number,
   return plane(width, height, out);
 }
 
+/** The warped layer's neckline opening as a full-size 0..255 plane (`l.opening` must be set). */
+function openingPlane(l: WarpedLayer, width: number, height: number): Plane {
+  const out = new Uint8Array(width * height);
+  for (let y = Math.max(0, -l.y0); y < Math.min(l.height, height - l.y0); y++) {
+    for (let x = Math.max(0, -l.x0); x < Math.min(l.width, width - l.x0); x++) out[(y + l.y0) * width + x + l.x0] = l.opening![y * l.width + x]!;
+  }
+  return plane(width, height, out);
+}
+
 /**
- * Full-size 0..255 planes for the neckline opening: `through`, the photo's neck and head that
- * show through it (neckline.ts) with the painted neck's column where old clothing covers the
- * photo's (`column`, bare-neck.ts), `photo`, the photo's own neck and head alone, and `keep`,
- * what else stays in front inside it (the head shape, forearms, hands). Null without a
+ * Full-size 0..255 planes for the neckline opening (`opening`): `through`, the photo's neck and
+ * head that show through it (neckline.ts) with the painted neck's column where old clothing
+ * covers the photo's (`column`, bare-neck.ts), `photo`, the photo's own neck and head alone, and
+ * `keep`, what else stays in front inside it (the head shape, forearms, hands). Null without a
  * landmark head.
  */
 async function neckPlanes(
@@ -503,7 +513,8 @@ async function neckPlanes(
   forearms: Plane,
   person: DecodedImage,
   k: number,
-): Promise<{ through: Plane; keep: Plane; photo: Plane; column: NeckColumn | null } | null> {
+  opening: Plane,
+): Promise<{ through: Plane; keep: Plane; photo: Plane; opening: Plane; column: NeckColumn | null } | null> {
   const photoNeck = neckThrough(body);
   if (!photoNeck || !body.head) return null;
   const { width, height, channels, data } = person;
@@ -522,14 +533,14 @@ async function neckPlanes(
     const i = (Math.min(height - 1, Math.floor((y + 0.5) * k)) * width + Math.min(width - 1, Math.floor((x + 0.5) * k))) * channels;
     return [data[i]!, data[i + 1]!, data[i + 2]!];
   });
-  if (!column) return { through: photo, keep: kept, photo, column };
-  const painted = neckColumnAlpha(column, body, k, width, height);
+  if (!column) return { through: photo, keep: kept, photo, opening, column };
+  const painted = neckColumnAlpha(column, body, k, opening, width, height);
   const through = plane(
     width,
     height,
     photo.data.map((v, i) => Math.max(v, painted.data[i]!)),
   );
-  return { through, keep: kept, photo, column };
+  return { through, keep: kept, photo, opening, column };
 }
 
 /** The deepest row (person space) at which a column of `l`'s neckline opening starts, or -1. */

@@ -59,6 +59,9 @@ function scene(shoulderY: number, neckSkin = false, skinMap = true, strip: numbe
   return { body, rgb, skin: plane(W, H, skin), keep: plane(W, H, keep), colourAt };
 }
 
+/** A neckline opening over the whole image. */
+const OPEN = plane(W, H, new Uint8Array(W * H).fill(255));
+
 const at = (rgb: Uint8Array, x: number, y: number) => [...rgb.subarray((y * W + x) * 3, (y * W + x) * 3 + 3)];
 const lum = (c: number[]) => 0.299 * c[0]! + 0.587 * c[1]! + 0.114 * c[2]!;
 
@@ -68,14 +71,14 @@ describe('bare neck', () => {
     const col = neckColumn(s.body, s.skin, s.colourAt);
     expect(col).not.toBeNull();
     // The opening shows the column, not beside it, and not over the head.
-    const alpha = neckColumnAlpha(col!, s.body, 1, W, H);
+    const alpha = neckColumnAlpha(col!, s.body, 1, OPEN, W, H);
     expect(alpha.data[95 * W + 50]).toBe(255);
     expect(alpha.data[95 * W + 20]).toBe(0);
     expect(alpha.data[50 * W + 50]).toBe(0);
     // The person's outline: the right edge of the neck (x >= 57) lies outside it.
     const inside = new Float32Array(W * H).map((_, i) => (i % W < 57 ? 1 : 0));
     const out = s.rgb.slice();
-    paintBareNeck(out, s.rgb, 3, col!, s.body, 1, plane(W, H), s.keep, inside, W, H);
+    paintBareNeck(out, s.rgb, 3, col!, s.body, 1, plane(W, H), s.keep, inside, OPEN, W, H);
     // The suit under the chin is now the face's skin colour (no neck of its own shows): the
     // lower neck as lit as the face, the same hue.
     const mid = at(out, 50, 100);
@@ -106,7 +109,7 @@ describe('bare neck', () => {
       H,
       s.skin.data.map((v) => v * 255),
     );
-    paintBareNeck(out, s.rgb, 3, col, s.body, 1, photo, s.keep, new Float32Array(W * H).fill(1), W, H);
+    paintBareNeck(out, s.rgb, 3, col, s.body, 1, photo, s.keep, new Float32Array(W * H).fill(1), OPEN, W, H);
     // Below the strip the painted neck has the strip's colour (its hue, not the face's) ...
     const below = at(out, 50, 84);
     expect(below[0]! / below[1]!).toBeCloseTo(NECK[0]! / NECK[1]!, 1);
@@ -127,7 +130,7 @@ describe('bare neck', () => {
       s.skin.data.map((v) => v * 255),
     );
     const out = s.rgb.slice();
-    paintBareNeck(out, s.rgb, 3, col, s.body, 1, photo, s.keep, new Float32Array(W * H).fill(1), W, H);
+    paintBareNeck(out, s.rgb, 3, col, s.body, 1, photo, s.keep, new Float32Array(W * H).fill(1), OPEN, W, H);
     for (const x of [42, 50, 58]) {
       // Right under the strip, each column in the strip's colour: no step at the seam ...
       expect(Math.abs(lum(at(out, x, 79)) - lum(lit(x)))).toBeLessThan(4);
@@ -151,13 +154,76 @@ describe('bare neck', () => {
       s.skin.data.map((v) => v * 255),
     );
     const out = s.rgb.slice();
-    paintBareNeck(out, s.rgb, 3, col, s.body, 1, photo, s.keep, new Float32Array(W * H).fill(1), W, H);
+    paintBareNeck(out, s.rgb, 3, col, s.body, 1, photo, s.keep, new Float32Array(W * H).fill(1), OPEN, W, H);
     // The foot is painted like the neck below it, the strip above it stays the photo's.
     const foot = at(out, 50, 78),
       below = at(out, 50, 79);
     expect(Math.abs(lum(foot) - lum(below))).toBeLessThan(6);
     expect(lum(foot) - lum(MIX)).toBeGreaterThan(15);
     expect(at(out, 50, 77)).toEqual(NECK);
+  });
+
+  it("spreads into the shoulders and runs on under the opening's front edge, inside the opening only", () => {
+    const s = scene(110);
+    const col = neckColumn(s.body, s.skin, s.colourAt)!;
+    // The opening: from y 95 down, 27 px either side of the middle (the garment covers the rest).
+    const opening = plane(
+      W,
+      H,
+      new Uint8Array(W * H).map((_, i) => (Math.floor(i / W) >= 95 && Math.abs((i % W) - 50) < 27 ? 255 : 0)),
+    );
+    const alpha = neckColumnAlpha(col, s.body, 1, opening, W, H);
+    // Half a shoulder width under the shoulder line the neck still shows whole: its front edge
+    // is the garment's (it faded out 0.2 shoulder widths under the line, into the inner back).
+    expect(alpha.data[140 * W + 50]).toBe(255);
+    // Under the shoulder line it is as wide as the opening, 25 px off the middle (the neck's
+    // half-width: 11) ...
+    expect(alpha.data[115 * W + 25]).toBe(255);
+    // ... but not outside the opening, nor beside the neck above where it meets the shoulders.
+    expect(alpha.data[115 * W + 20]).toBe(0);
+    expect(alpha.data[98 * W + 25]).toBe(0);
+    const out = s.rgb.slice();
+    paintBareNeck(out, s.rgb, 3, col, s.body, 1, plane(W, H), s.keep, new Float32Array(W * H).fill(1), opening, W, H);
+    for (const [x, y] of [
+      [50, 140],
+      [25, 115],
+    ]) {
+      const c = at(out, x!, y!);
+      expect(c[0]! / c[2]!).toBeCloseTo(SKIN[0]! / SKIN[2]!, 1);
+      expect(lum(c)).toBeGreaterThan(0.75 * lum(SKIN));
+    }
+    expect(at(out, 20, 115)).toEqual(SUIT);
+    expect(at(out, 25, 98)).toEqual(SUIT);
+  });
+
+  it("lights the spread as the neck, with no step at the neck's sides and no channel clipped", () => {
+    // A light strip lit from the image's left (1.15 to 0.85 of NECK): the slope's lit side on
+    // the spread, which turns to the front, ran past white (red clipped first: a paler hue);
+    // and the spread was held at the neck's middle light while the neck's side beside it was
+    // lighter, a line along the side.
+    const NECK = [220, 170, 140];
+    const lit = (x: number) => NECK.map((v) => Math.round(v * (1.15 - (0.3 * (x - 37)) / 26)));
+    const s = scene(110, false, true, lit);
+    const col = neckColumn(s.body, s.skin, s.colourAt)!;
+    const photo = plane(
+      W,
+      H,
+      s.skin.data.map((v) => v * 255),
+    );
+    const out = s.rgb.slice();
+    paintBareNeck(out, s.rgb, 3, col, s.body, 1, photo, s.keep, new Float32Array(W * H).fill(1), OPEN, W, H);
+    const brightest = Math.max(...[37, 50, 63].map((x) => lum(lit(x))));
+    for (const y of [106, 112, 125]) {
+      // Across the painted skin, its anti-aliased sides left out.
+      const x0 = Math.ceil(col.cx(y) - col.wide(y)) + 2,
+        x1 = Math.floor(col.cx(y) + col.wide(y)) - 2;
+      for (let x = x0; x <= x1; x++) {
+        const c = at(out, x, y);
+        expect(Math.abs(c[0]! / c[1]! - NECK[0]! / NECK[1]!)).toBeLessThan(0.015);
+        expect(lum(c)).toBeLessThan(1.06 * brightest);
+        if (x > x0) expect(Math.abs(lum(c) - lum(at(out, x - 1, y)))).toBeLessThan(5);
+      }
+    }
   });
 
   it('leaves a photo that shows its own neck', () => {
