@@ -4,7 +4,7 @@
 // head bent down to the shoulders, gets none. Round 17: the painted neck continues the photo's
 // skin above it column by column, and its light across; the jaw's shadow only where none shows.
 import { describe, expect, it } from 'vitest';
-import { neckColumn, neckColumnAlpha, paintBareNeck } from '../../../src/ops/try-on/bare-neck.js';
+import { type NeckColumn, neckColumn, neckColumnAlpha, paintBareNeck } from '../../../src/ops/try-on/bare-neck.js';
 import type { BodyGeometry } from '../../../src/ops/try-on/body.js';
 import { headShape, inHead } from '../../../src/ops/try-on/head.js';
 import { plane } from '../../../src/ops/try-on/raster.js';
@@ -62,6 +62,21 @@ function scene(shoulderY: number, neckSkin = false, skinMap = true, strip: numbe
 /** A neckline opening over the whole image. */
 const OPEN = plane(W, H, new Uint8Array(W * H).fill(255));
 
+/** The scene with its neck painted: the photo's skin (as the pipeline passes it, full size 0..255) left as it is, the whole image inside the outline and the opening. */
+function painted(s: ReturnType<typeof scene>, col: NeckColumn): Uint8Array {
+  const photo = plane(
+    W,
+    H,
+    s.skin.data.map((v) => v * 255),
+  );
+  const out = s.rgb.slice();
+  paintBareNeck(out, s.rgb, 3, col, s.body, 1, photo, s.keep, new Float32Array(W * H).fill(1), OPEN, W, H);
+  return out;
+}
+
+/** A strip colour per column, lit from the image's left: 1.15 of `c`'s light at x 37, 0.85 at x 63. */
+const litFromLeft = (c: number[]) => (x: number) => c.map((v) => Math.round(v * (1.15 - (0.3 * (x - 37)) / 26)));
+
 const at = (rgb: Uint8Array, x: number, y: number) => [...rgb.subarray((y * W + x) * 3, (y * W + x) * 3 + 3)];
 const lum = (c: number[]) => 0.299 * c[0]! + 0.587 * c[1]! + 0.114 * c[2]!;
 
@@ -102,14 +117,7 @@ describe('bare neck', () => {
     expect(col).not.toBeNull();
     // As wide as the strip (27 px), not the face's figure (0.18 shoulder widths: 10.8 px).
     expect(col.half(col.chinY)).toBe(13.5);
-    const out = s.rgb.slice();
-    // The photo's skin as the pipeline passes it, full size 0..255.
-    const photo = plane(
-      W,
-      H,
-      s.skin.data.map((v) => v * 255),
-    );
-    paintBareNeck(out, s.rgb, 3, col, s.body, 1, photo, s.keep, new Float32Array(W * H).fill(1), OPEN, W, H);
+    const out = painted(s, col);
     // Below the strip the painted neck has the strip's colour (its hue, not the face's) ...
     const below = at(out, 50, 84);
     expect(below[0]! / below[1]!).toBeCloseTo(NECK[0]! / NECK[1]!, 1);
@@ -119,18 +127,11 @@ describe('bare neck', () => {
   });
 
   it("continues the photo's neck column by column, and its light across, out of the jaw's shadow", () => {
-    // The strip lit from the image's left: 1.15 of NECK's light at x 37, 0.85 at x 63.
     const NECK = [170, 120, 100];
-    const lit = (x: number) => NECK.map((v) => Math.round(v * (1.15 - (0.3 * (x - 37)) / 26)));
+    const lit = litFromLeft(NECK);
     const s = scene(110, false, true, lit);
     const col = neckColumn(s.body, s.skin, s.colourAt)!;
-    const photo = plane(
-      W,
-      H,
-      s.skin.data.map((v) => v * 255),
-    );
-    const out = s.rgb.slice();
-    paintBareNeck(out, s.rgb, 3, col, s.body, 1, photo, s.keep, new Float32Array(W * H).fill(1), OPEN, W, H);
+    const out = painted(s, col);
     for (const x of [42, 50, 58]) {
       // Right under the strip, each column in the strip's colour: no step at the seam ...
       expect(Math.abs(lum(at(out, x, 79)) - lum(lit(x)))).toBeLessThan(4);
@@ -148,13 +149,7 @@ describe('bare neck', () => {
     const MIX = NECK.map((v, c) => Math.round((v + SUIT[c]!) / 2));
     for (let x = 0; x < W; x++) if (s.skin.data[78 * W + x]) s.rgb.set(MIX, (78 * W + x) * 3);
     const col = neckColumn(s.body, s.skin, s.colourAt)!;
-    const photo = plane(
-      W,
-      H,
-      s.skin.data.map((v) => v * 255),
-    );
-    const out = s.rgb.slice();
-    paintBareNeck(out, s.rgb, 3, col, s.body, 1, photo, s.keep, new Float32Array(W * H).fill(1), OPEN, W, H);
+    const out = painted(s, col);
     // The foot is painted like the neck below it, the strip above it stays the photo's.
     const foot = at(out, 50, 78),
       below = at(out, 50, 79);
@@ -202,16 +197,10 @@ describe('bare neck', () => {
     // and the spread was held at the neck's middle light while the neck's side beside it was
     // lighter, a line along the side.
     const NECK = [220, 170, 140];
-    const lit = (x: number) => NECK.map((v) => Math.round(v * (1.15 - (0.3 * (x - 37)) / 26)));
+    const lit = litFromLeft(NECK);
     const s = scene(110, false, true, lit);
     const col = neckColumn(s.body, s.skin, s.colourAt)!;
-    const photo = plane(
-      W,
-      H,
-      s.skin.data.map((v) => v * 255),
-    );
-    const out = s.rgb.slice();
-    paintBareNeck(out, s.rgb, 3, col, s.body, 1, photo, s.keep, new Float32Array(W * H).fill(1), OPEN, W, H);
+    const out = painted(s, col);
     const brightest = Math.max(...[37, 50, 63].map((x) => lum(lit(x))));
     for (const y of [106, 112, 125]) {
       // Across the painted skin, its anti-aliased sides left out.
