@@ -1,3 +1,4 @@
+import { gaussianBlurKernel } from '../../media/filters.js';
 import type { BodyGeometry } from './body.js';
 import type { GarmentLandmarks } from './garment.js';
 import { inHead } from './head.js';
@@ -21,6 +22,12 @@ const OPENING_STEP = 8;
  * ran round the t-shirt's ring where its ends meet the garment's top and took the whole ring.
  */
 const OPENING_GROW = 2;
+/**
+ * Its outline is then smoothed: blurred by a Gaussian of this many blocks and cut at half. The
+ * grown region follows the template's colour noise along the edge, and drawn against the painted
+ * neck's skin the coat's lapels were ragged, wobbling 2-3 output pixels (bare-neck.ts).
+ */
+const OPENING_SMOOTH = 2.5;
 /** At most this share of the body's width (shoulder seams apart). */
 const OPENING_MAX_WIDTH = 0.6;
 /** At least this share of the body's width, at most this share of the garment's area. */
@@ -34,7 +41,8 @@ const OPENING_MAX_AREA = 0.08;
  * 256 px: the collar ring or the lapels, a different tone with a soft but distinct edge, bound
  * it. The region must be an opening, not the garment's body leaking past a collar: narrower than
  * 0.6 of the body's width, wider than 0.12, above the armpit row, under 8% of the garment.
- * `rgba` is the garment crop (straight alpha), `mask` its 0/1 pixels.
+ * Its outline is smoothed (OPENING_SMOOTH). `rgba` is the garment crop (straight alpha), `mask`
+ * its 0/1 pixels.
  */
 export function neckOpening(rgba: Uint8Array, mask: Plane, lm: GarmentLandmarks, maxStep = OPENING_STEP): Plane | null {
   const { width: gw, height: gh } = mask;
@@ -102,13 +110,15 @@ export function neckOpening(rgba: Uint8Array, mask: Plane, lm: GarmentLandmarks,
   for (let i = 0; i < gw * gh; i++) garmentArea += mask.data[i]!;
   const width = x1 - x0 + 1;
   if (width > OPENING_MAX_WIDTH * bodyW || width < OPENING_MIN_WIDTH * bodyW || y1 >= chest - 1 || area * f * f > OPENING_MAX_AREA * garmentArea) return null;
-  // Back to the garment's pixels, grown by one block (the collar's soft edge is half the
-  // opening's), holes filled, inside the garment.
+  // Back to the garment's pixels, grown by OPENING_GROW blocks (the collar's soft edge is half
+  // the opening's), holes filled, the outline smoothed (OPENING_SMOOTH), inside the garment.
   const up = new Uint8Array(gw * gh);
   for (let y = 0; y < gh; y++) for (let x = 0; x < gw; x++) up[y * gw + x] = grown[Math.floor(y / f) * w + Math.floor(x / f)]!;
-  const out = fillHoles(morph(plane(gw, gh, up), OPENING_GROW * f));
-  for (let i = 0; i < gw * gh; i++) out.data[i] = out.data[i] && mask.data[i] ? 1 : 0;
-  return out;
+  const grownUp = fillHoles(morph(plane(gw, gh, up), OPENING_GROW * f));
+  const soft = gaussianBlurKernel(Float32Array.from(grownUp.data), gw, gh, OPENING_SMOOTH * f);
+  const out = new Uint8Array(gw * gh);
+  for (let i = 0; i < gw * gh; i++) out[i] = soft[i]! >= 0.5 && mask.data[i] ? 1 : 0;
+  return plane(gw, gh, out);
 }
 
 /**
