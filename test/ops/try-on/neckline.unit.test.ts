@@ -11,6 +11,7 @@ import { tryOn } from '../../../src/ops/try-on/index.js';
 import { neckOpening, neckThrough } from '../../../src/ops/try-on/neckline.js';
 import { plane, type Plane } from '../../../src/ops/try-on/raster.js';
 import { bufferInput, fixture } from '../../helpers.js';
+import { fitLine } from './line.js';
 
 async function garment(path: string) {
   const buf = await sharp(fixture(path)).toBuffer();
@@ -161,16 +162,7 @@ describe('neckline opening', () => {
       ys.push(y);
       xs.push(row.indexOf(1));
     }
-    const my = ys.reduce((a, v) => a + v, 0) / ys.length,
-      mx = xs.reduce((a, v) => a + v, 0) / xs.length;
-    let num = 0,
-      den = 0;
-    for (let k = 0; k < ys.length; k++) {
-      num += (ys[k]! - my) * (xs[k]! - mx);
-      den += (ys[k]! - my) ** 2;
-    }
-    const slope = num / den;
-    const worst = Math.max(...ys.map((y, k) => Math.abs(xs[k]! - (mx + slope * (y - my)))));
+    const { worst } = fitLine(ys, xs);
     // The colour edge shifts by up to 3 px either way from row to row; unsmoothed, the outline
     // lay 1.94 px off its line (0.99 now).
     expect(worst).toBeLessThan(1.5);

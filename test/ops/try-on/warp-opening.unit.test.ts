@@ -8,6 +8,7 @@ import type { Fit } from '../../../src/ops/try-on/fit.js';
 import type { Garment } from '../../../src/ops/try-on/garment.js';
 import { plane } from '../../../src/ops/try-on/raster.js';
 import { warpGarment } from '../../../src/ops/try-on/warp.js';
+import { fitLine } from './line.js';
 
 const T = 40,
   S = 3;
@@ -59,17 +60,8 @@ describe('the neckline opening, warped', () => {
     // A straight line through the crossings (least squares): it runs down the template's
     // diagonal, and no crossing lies 0.6 px off it. Measured: 1.23 px with the 0/1 template
     // opening sampled bilinearly (the stair steps, 3 px apart); 0.44 px smoothed.
-    const my = ys.reduce((a, v) => a + v, 0) / ys.length,
-      mx = xs.reduce((a, v) => a + v, 0) / xs.length;
-    let num = 0,
-      den = 0;
-    for (let i = 0; i < ys.length; i++) {
-      num += (ys[i]! - my) * (xs[i]! - mx);
-      den += (ys[i]! - my) ** 2;
-    }
-    const slope = num / den;
+    const { slope, worst } = fitLine(ys, xs);
     expect(slope).toBeCloseTo(-0.6, 1);
-    const worst = Math.max(...ys.map((y, i) => Math.abs(xs[i]! - (mx + slope * (y - my)))));
     expect(worst).toBeLessThan(0.6);
     // Well inside the opening it is whole, well outside it none.
     expect(op[50 * l.width + 20]).toBe(255);
