@@ -48,6 +48,8 @@ export interface Sleeve {
 export interface Garment {
   /** RGBA crop around the garment, straight (not premultiplied) alpha. */
   rgba: RawImage;
+  /** `rgba`'s pixels with the garment photo's own broad light divided out (garment-light.ts delightGarment): the opening is sought on them, and they are drawn lit by the scene. */
+  delit: Uint8Array;
   /** 0/1 garment pixels of the crop. */
   mask: Plane;
   /** 0/1 sleeve pixels (the parts allowed to cover bare arms). */
@@ -140,8 +142,9 @@ export async function prepareGarment(img: DecodedImage, opts: GarmentOptions): P
   const sleeves = sleeveMask(maskPlane, landmarks);
   // Sought on the garment de-lit, as it is drawn: a studio gradient darkening the collar made
   // the t-shirt's ring as dark as its inner back, and the opening took the whole ring.
-  const opening = kind === 'bottom' ? null : neckOpening(delightGarment(crop, cw, ch), maskPlane, landmarks);
-  return { rgba: { data: crop, width: cw, height: ch, channels: 4 }, mask: maskPlane, sleeves, opening, kind, landmarks, extracted, reasons };
+  const delit = delightGarment(crop, cw, ch);
+  const opening = kind === 'bottom' ? null : neckOpening(delit, maskPlane, landmarks);
+  return { rgba: { data: crop, width: cw, height: ch, channels: 4 }, delit, mask: maskPlane, sleeves, opening, kind, landmarks, extracted, reasons };
 }
 
 async function toWorkScale(img: DecodedImage): Promise<RawImage> {

@@ -16,7 +16,7 @@ import { prepareGarment } from './garment.js';
 import { EXTRACTION_CREDITS, tryOn, type TryOnOptions } from './index.js';
 import { blurPlane, forCapsule, inConvex, morph, plane, resizePlane, type Plane } from './raster.js';
 import { edgeMatte, outlineMatte } from './matte.js';
-import { colourTreatment, delightGarment, exposeGarment, sceneExposure, treatGarment } from './garment-light.js';
+import { colourTreatment, exposeGarment, sceneExposure, treatGarment } from './garment-light.js';
 import { sceneShading, shadingAt } from './shade.js';
 import { fillBand } from './fill-band.js';
 import { fillBlocked, outsideNeckColumn } from './fill-blocked.js';
@@ -125,7 +125,7 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
   const treatment = colourTreatment(workRgb, body);
   const exposure = sceneExposure(workRgb, body);
   if (light === 'scene') {
-    const data = exposeGarment(treatGarment(delightGarment(garment.rgba.data, garment.rgba.width, garment.rgba.height), treatment), exposure.gain);
+    const data = exposeGarment(treatGarment(garment.delit, treatment), exposure.gain);
     garment = { ...garment, rgba: { ...garment.rgba, data: Buffer.from(data.buffer, data.byteOffset, data.byteLength) } };
   }
 
