@@ -1,6 +1,6 @@
 import type { BodyGeometry } from './body.js';
 import { inHead } from './head.js';
-import { clamp, median, plane, type Plane } from './raster.js';
+import { blurPlane, clamp, growFrom, median, morph, plane, threshold, type Plane } from './raster.js';
 
 /** The neck is not painted when the chin lies less than this far above the shoulder line (shoulder widths): a head bent to the shoulders shows none. */
 const MIN_NECK = 0.15;
@@ -25,7 +25,7 @@ const NECK_FLARE = 0.12;
  */
 const FLARE_RISE = 0.15;
 const CHEST_BELOW = 0.6;
-/** Where the photo's neck covers this share of the column's middle from the chin to the shoulder line, its own neck shows and none is painted. */
+/** Where the photo's neck covers this share of the column's middle from the chin to the shoulder line, it shows its own neck. */
 const SHOWN = 0.4;
 /** The light on the neck where no skin of the photo lies above it: the jaw's shadow, this share of the face skin's colour at the chin, rising to NECK_LIT over NECK_SHADOW shoulder widths. */
 const NECK_DARK = 0.72;
@@ -36,6 +36,8 @@ const SIDE_DARK = 0.3;
 /** Beyond the neck's sides the shoulders' skin faces the front again: its darkening falls to CHEST_DARK of the sides' over FLARE_TURN of the neck's half-width, and the whole spread part takes that level by the shoulder line. */
 const CHEST_DARK = 0.35;
 const FLARE_TURN = 0.6;
+/** The painted neck blends into the photo's own over this much of its edge (shoulder widths, at least a pixel). */
+const NECK_RIM = 0.01;
 /** The sides fade over this many shoulder widths (at least a pixel). */
 const SIDE_SOFT = 0.015;
 /** The seam: the photo's skin above the painted neck, read over this many full-size rows per shoulder width (at least 2) above its last row, in at least SEAM_MIN of the neck's columns. */
@@ -67,21 +69,29 @@ export interface NeckColumn {
   shoulderY: number;
   /** The chin's row, where the shadow is darkest. */
   chinY: number;
+  /** Working-scale 0/1: the photo's own neck, which stays as it is (no paint over it). */
+  own: Plane;
+  /** The photo shows its own neck: all of the painted one lies inside the opening, under or beside it. */
+  shows: boolean;
 }
 
 /**
- * A neck where the photo shows none: the person's neck is covered by old clothing up to the
- * chin (a spacesuit's neck ring, a turtleneck), so inside the new garment's neckline opening the
- * garment's inner back was drawn from the collar to the chin, a thick band of it under the face
- * (apollo11_crew.jpg, astronaut.png with the t-shirt). Returned only when the chin lies at least
- * MIN_NECK above the shoulder line, the skin rule finds the face (MIN_FACE_SKIN of the head shape
- * below the eyes) and the photo's neck covers less than SHOWN of the column's middle from the
- * chin to the shoulder line; null otherwise (the photo's own neck, or none to see). The photo's
- * neck is its skin (`through`, neckline.ts neckThrough) or what has the face skin's
- * chromaticity and some light (`colourAt`: working-scale pixel to RGB). The column runs down
- * from under the mouth's middle, leaning towards the shoulders' middle, NECK_HALF of the face's
- * span wide, flaring towards the shoulders; where the photo's own neck shows just under the
- * chin, as wide as it and from its middle.
+ * The neck inside the new garment's neckline opening, where the photo shows none.
+ * - Old clothing covers the neck up to the chin (a spacesuit's neck ring, a turtleneck): the
+ *   garment's inner back was drawn from the collar to the chin, a thick band of it under the
+ *   face (apollo11_crew.jpg, astronaut.png with the t-shirt). The column is painted under the chin
+ *   wherever the garment leaves it, and its spread inside the opening.
+ * - The photo shows its neck (SHOWN of the column's middle from the chin to the shoulder line)
+ *   and a collar under it: the column is painted only inside the opening, below and beside the
+ *   photo's neck (`own`). The inner back covered the rest of the opening, a bib of cloth under
+ *   grace_hopper.jpg's neck inside the t-shirt's ring and the coat's V.
+ * The photo's neck is its skin (`through`, neckline.ts neckThrough) or what has the face skin's
+ * chromaticity and some light (`colourAt`: working-scale pixel to RGB). Null when the chin lies
+ * less than MIN_NECK above the shoulder line or the skin rule does not find the face
+ * (MIN_FACE_SKIN of the head shape below the eyes). The column runs down from under the mouth's
+ * middle, leaning towards the shoulders' middle, NECK_HALF of the face's span wide, flaring
+ * towards the shoulders; where the photo's own neck shows just under the chin, as wide as it and
+ * from its middle.
  */
 export function neckColumn(body: BodyGeometry, through: Plane, colourAt: (x: number, y: number) => readonly [number, number, number]): NeckColumn | null {
   const head = body.head;
@@ -143,6 +153,11 @@ export function neckColumn(body: BodyGeometry, through: Plane, colourAt: (x: num
     const [r, g] = chromaticity(rgb);
     return Math.hypot(r - fr, g - fg) <= NECK_NEAR;
   };
+  // Where the photo shows its neck (SHOWN of the column's middle from the chin to the shoulder
+  // line is its skin or neck-like), that neck is its skin and what is neck-like in the column
+  // joined to it (a neck in shadow the colour rule misses). Not where it shows none: the pixels
+  // mixing the chin's skin with the clothing under it are neck-like too, and were left as a
+  // dark dashed line along the seam.
   let seen = 0,
     skin = 0;
   for (let y = Math.ceil(chinY); y <= Math.min(h - 1, body.shoulderY); y++) {
@@ -154,20 +169,63 @@ export function neckColumn(body: BodyGeometry, through: Plane, colourAt: (x: num
       if (through.data[y * w + x] || neckLike(x, y)) skin++;
     }
   }
-  if (!seen || skin >= SHOWN * seen) return null;
+  const own = plane(
+    w,
+    h,
+    through.data.map((v) => (v ? 1 : 0)),
+  );
+  const shows = seen > 0 && skin >= SHOWN * seen;
+  if (shows) {
+    const seeds: number[] = [];
+    for (let i = 0; i < w * h; i++) if (own.data[i] || inHead(head, i % w, Math.floor(i / w))) seeds.push(i);
+    const inColumn = (x: number, y: number) => y >= chinY && y <= body.shoulderY && Math.abs(x - cx(y)) <= half(y) && !inHead(head, x, y);
+    growFrom(seeds, w, h, w + h, (i) => inColumn(i % w, Math.floor(i / w)) && neckLike(i % w, Math.floor(i / w))).forEach((v, i) => {
+      if (v) own.data[i] = 1;
+    });
+  }
   const y1 = Math.min(h - 1, body.shoulderY + CHEST_BELOW * sw);
   const flareY = body.shoulderY - FLARE_RISE * sw;
   const spread = (y: number) => clamp((y - flareY) / (body.shoulderY - flareY), 0, 1);
   const wide = (y: number) => half(y) + Math.max(0, sw / 2 - half(y)) * spread(y) ** 2;
-  return { y0: head.mouthY, y1, cx, half, wide, spread, shoulderY: body.shoulderY, chinY };
+  return { y0: head.mouthY, y1, cx, half, wide, spread, shoulderY: body.shoulderY, chinY, own, shows };
+}
+
+/** The photo's own neck for paintBareNeck: all of it (`whole`) and its `core`, full-size 0..255. */
+export interface PhotoNeck {
+  whole: Plane;
+  core: Plane;
+}
+
+/** NECK_RIM in full-size pixels, at least one. */
+const rimOf = (sw: number, k: number) => Math.max(1, Math.round(NECK_RIM * sw * k));
+
+/**
+ * The photo's own neck (`own`, full-size 0..255) and its core: taken in by its last NECK_RIM,
+ * where the painted neck blends into it. That edge mixes the skin with the clothing beside it:
+ * a dashed dark line along the jaw over a black turtleneck or a suit's ring, a light rim along
+ * the V of a white shirt collar (grace_hopper.jpg). `k`: full-size pixels per working pixel.
+ */
+export async function ownNeck(own: Plane, sw: number, k: number): Promise<PhotoNeck> {
+  const rim = rimOf(sw, k);
+  const inner = morph(threshold(own, 128), -rim);
+  const core = await blurPlane(
+    plane(
+      own.width,
+      own.height,
+      inner.data.map((v) => v * 255),
+    ),
+    rim / 2,
+  );
+  return { whole: own, core };
 }
 
 /**
  * Full-size 0..255: how much of each pixel the column's neck covers, anti-aliased along its
- * sides over SIDE_SOFT, its spread and all below the shoulder line only inside the neckline
- * opening (`opening`, full-size 0..255), outside the head shape (which stays in front as the
- * photo's). Inside the opening the garment shows this much of the painted neck and its inner
- * back over the rest. `k`: full-size pixels per working pixel.
+ * sides over SIDE_SOFT, outside the head shape (which stays in front as the photo's). Its
+ * spread, all below the shoulder line, and all of it where the photo shows its own neck, only
+ * inside the neckline opening (`opening`, full-size 0..255). Inside the opening the garment
+ * shows this much of the painted neck and its inner back over the rest. `k`: full-size pixels
+ * per working pixel.
  */
 export function neckColumnAlpha(col: NeckColumn, body: BodyGeometry, k: number, opening: Plane, width: number, height: number): Plane {
   const out = new Uint8Array(width * height);
@@ -189,12 +247,12 @@ export function neckColumnAlpha(col: NeckColumn, body: BodyGeometry, k: number, 
  * the photo's light does (at most MAX_SLOPE), never past the colour's brightest channel. Where
  * no skin of the photo lies above it in SEAM_MIN of its columns, the face's skin (the median of
  * the face's skin between the eyes' and the chin's rows) lit as the lower neck (NECK_LIT), in
- * the jaw's shadow under the chin (NECK_DARK rising to NECK_LIT over NECK_SHADOW). The photo's
- * last row of skin above it (each column's) is painted too: it mixes the skin with the clothing
- * below. Not over the photo's own skin (`photo`: its neck and head) or what stays in front
- * (`keep`: the head shape, forearms, hands), both full-size 0..255, and only inside the
- * person's outline (`inside`, 0..1); its spread and below the shoulder line only inside the
- * opening (`opening`, full-size 0..255).
+ * the jaw's shadow under the chin (NECK_DARK rising to NECK_LIT over NECK_SHADOW). Not over the
+ * photo's own skin (`photo`: its neck and head, taken in by photoCore, so that the painted neck
+ * blends into its edge) or what stays in front (`keep`: the head shape, forearms, hands), both
+ * full-size 0..255, and only inside the person's outline (`inside`, 0..1); where the photo
+ * shows its own neck, and on its spread and below the shoulder line, only inside the opening
+ * (`opening`, full-size 0..255).
  */
 export function paintBareNeck(
   out: Uint8Array,
@@ -203,7 +261,7 @@ export function paintBareNeck(
   col: NeckColumn,
   body: BodyGeometry,
   k: number,
-  photo: Plane,
+  photo: PhotoNeck,
   keep: Plane,
   inside: ArrayLike<number>,
   opening: Plane,
@@ -211,14 +269,9 @@ export function paintBareNeck(
   height: number,
 ): void {
   const sw = body.shoulderW;
-  // The photo's last pixel above where the neck is painted mixes its skin with the clothing
-  // below (a dashed dark line along the jaw over a black turtleneck or a suit's ring): painted.
-  const foot = (i: number) => {
-    const below = i + width < width * height ? i + width : i;
-    return photo.data[i]! >= 250 && photo.data[below]! < 128 && keep.data[below]! < 128;
-  };
-  const share = (i: number) => (foot(i) ? inside[i]! : (1 - photo.data[i]! / 255) * (1 - keep.data[i]! / 255) * inside[i]!);
-  const seam = neckSeam(col, sw, k, rgb, channels, photo, opening, (i) => !foot(i) && share(i) > 0, width, height);
+  const share = (i: number) => (1 - photo.core.data[i]! / 255) * (1 - keep.data[i]! / 255) * inside[i]!;
+  // The seam lies where the photo's neck ends, under the rim the paint blends into.
+  const seam = neckSeam(col, sw, k, rgb, channels, photo.whole, opening, (i) => share(i) > 0 && photo.whole.data[i]! < 250, width, height);
   const light = seamLight(seam, col, k);
   const colour = light?.colour ?? faceSkin(rgb, channels, body, k, width, height)?.map((v) => v / NECK_LIT);
   if (!colour) return;
@@ -294,8 +347,11 @@ interface NeckSeam {
 
 /**
  * The seam: in each full-size column of the neck, the first row `painted` of its last run, and
- * the mean colour of the photo's skin (`photo` >= 250) in the SEAM_ROWS rows above the one just
- * above it (that one mixes the skin with the clothing below).
+ * the mean colour of the photo's skin (`photo` >= 250) in the SEAM_ROWS rows above its rim
+ * (NECK_RIM, at least the one row just above it): the rim mixes the skin with the clothing
+ * below (read from the rim, grace_hopper.jpg's painted neck took the white collar's light in
+ * streaks down from the V's sides; read from above the rim's top, the astronaut's took the
+ * shadow under her chin).
  */
 function neckSeam(
   col: NeckColumn,
@@ -328,11 +384,12 @@ function neckSeam(
     last[q] = py;
   });
   const rows = Math.max(2, Math.round(SEAM_ROWS * sw * k));
+  const skip = rimOf(sw, k);
   const colours: (number[] | null)[] = [];
   for (let q = 0; q < cols; q++) {
     const sum = [0, 0, 0];
     let n = 0;
-    for (let py = top[q]! - 2; top[q]! >= 0 && py >= Math.max(0, top[q]! - 1 - rows); py--) {
+    for (let py = top[q]! - 1 - skip; top[q]! >= 0 && py >= Math.max(0, top[q]! - skip - rows); py--) {
       const i = py * width + x0 + q;
       if (photo.data[i]! < 250) continue;
       n++;
@@ -373,8 +430,9 @@ function seamLight(seam: NeckSeam, col: NeckColumn, k: number): { colour: number
 
 /**
  * Visits the full-size pixels the column covers: index, working-scale position, how much of the
- * pixel it covers (its sides anti-aliased over SIDE_SOFT; its spread and all below the shoulder
- * line only where the neckline opening, full-size 0..255, is) and the position across (-1..1
+ * pixel it covers (its sides anti-aliased over SIDE_SOFT; its spread, all below the shoulder
+ * line, and all of it where the photo shows its own neck, only where the neckline opening,
+ * full-size 0..255, is) and the position across (-1..1
  * side to side on the neck, beyond on its spread).
  */
 function forColumn(
@@ -396,10 +454,11 @@ function forColumn(
     for (let px = Math.max(0, Math.floor(c - rw - soft)); px <= Math.min(width - 1, Math.ceil(c + rw + soft)); px++) {
       const i = py * width + px,
         d = px + 0.5 - c;
-      // The neck above the shoulder line shows wherever the garment leaves it; its spread and
-      // all below that line only inside the opening.
+      // The neck above the shoulder line shows wherever the garment leaves it (unless the photo
+      // shows its own: beside it the collar's back lies behind the neck); its spread and all
+      // below that line only inside the opening.
       const open = opening.data[i]! > 0 ? 1 : 0;
-      const neck = clamp((r - Math.abs(d)) / soft + 0.5, 0, 1) * (wy <= col.shoulderY ? 1 : open);
+      const neck = clamp((r - Math.abs(d)) / soft + 0.5, 0, 1) * (wy <= col.shoulderY && !col.shows ? 1 : open);
       const cover = Math.max(neck, clamp((rw - Math.abs(d)) / soft + 0.5, 0, 1) * open);
       if (cover > 0) visit(i, (px + 0.5) / k, wy, cover, d / r);
     }

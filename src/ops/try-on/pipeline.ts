@@ -5,7 +5,7 @@ import { decodeImage, encodeImage, encodeOptionsFor, type DecodedImage } from '.
 import type { LoadedInput, Pipeline } from '../define.js';
 import { cutoutSubject } from '../../vision/cutout/cutout.js';
 import { bareArms, paintBareArms } from './bare-arms.js';
-import { type NeckColumn, neckColumn, neckColumnAlpha, paintBareNeck } from './bare-neck.js';
+import { type NeckColumn, neckColumn, neckColumnAlpha, type PhotoNeck, ownNeck, paintBareNeck } from './bare-neck.js';
 import { backdropAtEdge } from './edge-backdrop.js';
 import { shortSleeves } from './short-sleeves.js';
 import { fillRemnants, sleeveRemnants } from './sleeve-remnants.js';
@@ -207,7 +207,7 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
   // Inside the garment's neckline opening (neckline.ts) the photo's neck shows through and the
   // inner back covers the rest (old collar, background): there the occluder is the neck's skin,
   // the head shape, forearms and hands only.
-  const neck = layer?.opening ? await neckPlanes(body, forearms, person, k, openingPlane(layer, person.width, person.height)) : null;
+  const neck = layer?.opening ? await neckPlanes(body, forearms, occ, person, k, openingPlane(layer, person.width, person.height)) : null;
   // A dress without a neckline opening (the strapped dress) leaves the neck bare: the neck's
   // skin joined to the head stays in front of its top, and the band stops at it, as at the neck
   // shown through an opening (the dress's bodice and the band covered grace_hopper's neck up to
@@ -235,8 +235,10 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
       body.shoulderW * k,
       person.width,
     );
-  if (neck?.column)
-    paintBareNeck(out, person.data, person.channels, neck.column, body, k, neck.photo, neck.keep, inPerson, neck.opening, person.width, person.height);
+  if (neck?.painted) {
+    const { column, photo } = neck.painted;
+    paintBareNeck(out, person.data, person.channels, column, body, k, photo, neck.keep, inPerson, neck.opening, person.width, person.height);
+  }
   // What the garment is drawn over, for its outer edge (edge-backdrop.ts) and the share of a
   // pixel the band takes from it (fill-band.ts).
   const under = out.slice();
@@ -325,8 +327,15 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
       return inPerson[i]! * (block.data[j] ? 1 - occ.data[i]! / 255 : 1) * (1 - shown) * (neckSkin ? 1 - neckSkin.data[i]! / 255 : 1);
     };
     // Pockets stay off the neck's column (fill-blocked.ts): the neckline is the garment's own.
+    // Beside a painted neck they go up to the photo's own neck instead, which they do not cover:
+    // the painted neck stops them, and beside it lies the collar's back (the astronaut's black
+    // turtleneck showed as a wedge between her painted neck and the t-shirt's shoulder, and a
+    // sliver of grace_hopper.jpg's white collar beside her neck, once the inner back the band
+    // had spread from was painted skin).
     const offNeck = outsideNeckColumn(body);
+    const own = neck?.painted?.photo.whole;
     const pocketWeight = (i: number) => {
+      if (own) return 1 - own.data[i]! / 255;
       const x = i % person.width;
       return offNeck(x / k, (i - x) / person.width / k);
     };
@@ -503,18 +512,20 @@ function openingPlane(l: WarpedLayer, width: number, height: number): Plane {
 
 /**
  * Full-size 0..255 planes for the neckline opening (`opening`): `through`, the photo's neck and
- * head that show through it (neckline.ts) with the painted neck's column where old clothing
- * covers the photo's (`column`, bare-neck.ts), `photo`, the photo's own neck and head alone, and
- * `keep`, what else stays in front inside it (the head shape, forearms, hands). Null without a
- * landmark head.
+ * head that show through it (neckline.ts) with the painted neck's column, and `keep`, what else
+ * stays in front inside it: the head shape, and forearms and hands where the occluder (`occ`)
+ * keeps them (BlazePose guessed grace_hopper.jpg's hands below the frame, a wedge up to her
+ * collar). `painted`: the painted neck's column and the photo's own neck it is painted round
+ * (bare-neck.ts), or null where none is painted. Null without a landmark head.
  */
 async function neckPlanes(
   body: BodyGeometry,
   forearms: Plane,
+  occ: Plane,
   person: DecodedImage,
   k: number,
   opening: Plane,
-): Promise<{ through: Plane; keep: Plane; photo: Plane; opening: Plane; column: NeckColumn | null } | null> {
+): Promise<{ through: Plane; keep: Plane; opening: Plane; painted: { column: NeckColumn; photo: PhotoNeck } | null } | null> {
   const photoNeck = neckThrough(body);
   if (!photoNeck || !body.head) return null;
   const { width, height, channels, data } = person;
@@ -526,21 +537,31 @@ async function neckPlanes(
       keep[i] = forearms.data[i] || body.hands?.data[i] || inHead(body.head, x, y) ? 1 : 0;
     }
   }
-  const [photo, kept] = await Promise.all([softMask(photoNeck, width, height), softMask(plane(w, h, keep), width, height)]);
-  // Where old clothing covers the neck up to the chin, a painted neck (bare-neck.ts) shows
-  // through the opening as well.
+  const [photo, inFront] = await Promise.all([softMask(photoNeck, width, height), softMask(plane(w, h, keep), width, height)]);
+  const kept = plane(
+    width,
+    height,
+    inFront.data.map((v, i) => Math.min(v, occ.data[i]!)),
+  );
+  // Where old clothing covers the neck (up to the chin, or under a collar), a painted neck
+  // (bare-neck.ts) shows through the opening as well.
   const column = neckColumn(body, photoNeck, (x, y) => {
     const i = (Math.min(height - 1, Math.floor((y + 0.5) * k)) * width + Math.min(width - 1, Math.floor((x + 0.5) * k))) * channels;
     return [data[i]!, data[i + 1]!, data[i + 2]!];
   });
-  if (!column) return { through: photo, keep: kept, photo, opening, column };
-  const painted = neckColumnAlpha(column, body, k, opening, width, height);
+  if (!column) return { through: photo, keep: kept, opening, painted: null };
+  // Its own neck (with what the colour rule missed in it) is not painted over. Where it lies
+  // outside the painted column it does not show through: there the colour rule's skin alone does
+  // (the pixels mixing grace_hopper.jpg's neck with her white collar joined it, and showed a
+  // sliver of the collar beside the neck).
+  const own = await softMask(column.own, width, height);
+  const alpha = neckColumnAlpha(column, body, k, opening, width, height);
   const through = plane(
     width,
     height,
-    photo.data.map((v, i) => Math.max(v, painted.data[i]!)),
+    photo.data.map((v, i) => Math.max(v, alpha.data[i]!)),
   );
-  return { through, keep: kept, photo, opening, column };
+  return { through, keep: kept, opening, painted: { column, photo: await ownNeck(own, body.shoulderW, k) } };
 }
 
 /** The deepest row (person space) at which a column of `l`'s neckline opening starts, or -1. */

@@ -4,7 +4,7 @@
 // head bent down to the shoulders, gets none. Round 17: the painted neck continues the photo's
 // skin above it column by column, and its light across; the jaw's shadow only where none shows.
 import { describe, expect, it } from 'vitest';
-import { type NeckColumn, neckColumn, neckColumnAlpha, paintBareNeck } from '../../../src/ops/try-on/bare-neck.js';
+import { type NeckColumn, neckColumn, neckColumnAlpha, ownNeck, paintBareNeck } from '../../../src/ops/try-on/bare-neck.js';
 import type { BodyGeometry } from '../../../src/ops/try-on/body.js';
 import { headShape, inHead } from '../../../src/ops/try-on/head.js';
 import { plane } from '../../../src/ops/try-on/raster.js';
@@ -59,18 +59,25 @@ function scene(shoulderY: number, neckSkin = false, skinMap = true, strip: numbe
   return { body, rgb, skin: plane(W, H, skin), keep: plane(W, H, keep), colourAt };
 }
 
+/** No skin of the photo's own under the chin. */
+const NO_NECK = { whole: plane(W, H), core: plane(W, H) };
+
 /** A neckline opening over the whole image. */
 const OPEN = plane(W, H, new Uint8Array(W * H).fill(255));
 
-/** The scene with its neck painted: the photo's skin (as the pipeline passes it, full size 0..255) left as it is, the whole image inside the outline and the opening. */
-function painted(s: ReturnType<typeof scene>, col: NeckColumn): Uint8Array {
-  const photo = plane(
+/**
+ * The scene with its neck painted as the pipeline paints it: round the photo's own neck and skin
+ * (`col.own`, full size, and its core, ownNeck), the whole image inside the outline, inside
+ * `opening`.
+ */
+async function painted(s: ReturnType<typeof scene>, col: NeckColumn, opening = OPEN): Promise<Uint8Array> {
+  const own = plane(
     W,
     H,
-    s.skin.data.map((v) => v * 255),
+    col.own.data.map((v) => v * 255),
   );
   const out = s.rgb.slice();
-  paintBareNeck(out, s.rgb, 3, col, s.body, 1, photo, s.keep, new Float32Array(W * H).fill(1), OPEN, W, H);
+  paintBareNeck(out, s.rgb, 3, col, s.body, 1, await ownNeck(own, s.body.shoulderW, 1), s.keep, new Float32Array(W * H).fill(1), opening, W, H);
   return out;
 }
 
@@ -93,7 +100,7 @@ describe('bare neck', () => {
     // The person's outline: the right edge of the neck (x >= 57) lies outside it.
     const inside = new Float32Array(W * H).map((_, i) => (i % W < 57 ? 1 : 0));
     const out = s.rgb.slice();
-    paintBareNeck(out, s.rgb, 3, col!, s.body, 1, plane(W, H), s.keep, inside, OPEN, W, H);
+    paintBareNeck(out, s.rgb, 3, col!, s.body, 1, NO_NECK, s.keep, inside, OPEN, W, H);
     // The suit under the chin is now the face's skin colour (no neck of its own shows): the
     // lower neck as lit as the face, the same hue.
     const mid = at(out, 50, 100);
@@ -110,14 +117,14 @@ describe('bare neck', () => {
     expect(at(out, 55, 100)).not.toEqual(SUIT);
   });
 
-  it("continues the photo's own neck where a strip of it shows under the chin: its width and colour", () => {
+  it("continues the photo's own neck where a strip of it shows under the chin: its width and colour", async () => {
     const NECK = [150, 100, 90];
     const s = scene(110, false, true, NECK);
     const col = neckColumn(s.body, s.skin, s.colourAt)!;
     expect(col).not.toBeNull();
     // As wide as the strip (27 px), not the face's figure (0.18 shoulder widths: 10.8 px).
     expect(col.half(col.chinY)).toBe(13.5);
-    const out = painted(s, col);
+    const out = await painted(s, col);
     // Below the strip the painted neck has the strip's colour (its hue, not the face's) ...
     const below = at(out, 50, 84);
     expect(below[0]! / below[1]!).toBeCloseTo(NECK[0]! / NECK[1]!, 1);
@@ -126,12 +133,12 @@ describe('bare neck', () => {
     expect(at(out, 50, 75)).toEqual(NECK);
   });
 
-  it("continues the photo's neck column by column, and its light across, out of the jaw's shadow", () => {
+  it("continues the photo's neck column by column, and its light across, out of the jaw's shadow", async () => {
     const NECK = [170, 120, 100];
     const lit = litFromLeft(NECK);
     const s = scene(110, false, true, lit);
     const col = neckColumn(s.body, s.skin, s.colourAt)!;
-    const out = painted(s, col);
+    const out = await painted(s, col);
     for (const x of [42, 50, 58]) {
       // Right under the strip, each column in the strip's colour: no step at the seam ...
       expect(Math.abs(lum(at(out, x, 79)) - lum(lit(x)))).toBeLessThan(4);
@@ -142,20 +149,22 @@ describe('bare neck', () => {
     expect(lum(at(out, 44, 100)) - lum(at(out, 56, 100))).toBeGreaterThan(10);
   });
 
-  it("paints over the photo's last row of skin above the painted neck, where the skin mixes with the suit", () => {
+  it("blends the painted neck into the photo's last rows of skin above it, where the skin mixes with the suit", async () => {
     const NECK = [150, 100, 90];
     const s = scene(110, false, true, NECK);
     // The strip's last row (y 78) half skin, half the suit below: a dark line along its foot.
     const MIX = NECK.map((v, c) => Math.round((v + SUIT[c]!) / 2));
     for (let x = 0; x < W; x++) if (s.skin.data[78 * W + x]) s.rgb.set(MIX, (78 * W + x) * 3);
     const col = neckColumn(s.body, s.skin, s.colourAt)!;
-    const out = painted(s, col);
-    // The foot is painted like the neck below it, the strip above it stays the photo's.
+    const out = await painted(s, col);
+    // The foot is painted like the neck below it; the strip above blends into it and further up
+    // stays the photo's.
     const foot = at(out, 50, 78),
       below = at(out, 50, 79);
     expect(Math.abs(lum(foot) - lum(below))).toBeLessThan(6);
     expect(lum(foot) - lum(MIX)).toBeGreaterThan(15);
-    expect(at(out, 50, 77)).toEqual(NECK);
+    expect(Math.abs(lum(at(out, 50, 77)) - lum(NECK))).toBeLessThan(6);
+    expect(at(out, 50, 75)).toEqual(NECK);
   });
 
   it("spreads into the shoulders and runs on under the opening's front edge, inside the opening only", () => {
@@ -178,7 +187,7 @@ describe('bare neck', () => {
     expect(alpha.data[115 * W + 20]).toBe(0);
     expect(alpha.data[98 * W + 25]).toBe(0);
     const out = s.rgb.slice();
-    paintBareNeck(out, s.rgb, 3, col, s.body, 1, plane(W, H), s.keep, new Float32Array(W * H).fill(1), opening, W, H);
+    paintBareNeck(out, s.rgb, 3, col, s.body, 1, NO_NECK, s.keep, new Float32Array(W * H).fill(1), opening, W, H);
     for (const [x, y] of [
       [50, 140],
       [25, 115],
@@ -191,7 +200,7 @@ describe('bare neck', () => {
     expect(at(out, 25, 98)).toEqual(SUIT);
   });
 
-  it("lights the spread as the neck, with no step at the neck's sides and no channel clipped", () => {
+  it("lights the spread as the neck, with no step at the neck's sides and no channel clipped", async () => {
     // A light strip lit from the image's left (1.15 to 0.85 of NECK): the slope's lit side on
     // the spread, which turns to the front, ran past white (red clipped first: a paler hue);
     // and the spread was held at the neck's middle light while the neck's side beside it was
@@ -200,7 +209,7 @@ describe('bare neck', () => {
     const lit = litFromLeft(NECK);
     const s = scene(110, false, true, lit);
     const col = neckColumn(s.body, s.skin, s.colourAt)!;
-    const out = painted(s, col);
+    const out = await painted(s, col);
     const brightest = Math.max(...[37, 50, 63].map((x) => lum(lit(x))));
     for (const y of [106, 112, 125]) {
       // Across the painted skin, its anti-aliased sides left out.
@@ -215,15 +224,50 @@ describe('bare neck', () => {
     }
   });
 
-  it('leaves a photo that shows its own neck', () => {
+  it("leaves a photo's own neck, and paints only inside the opening under and beside it (a collar under the neck)", async () => {
+    // The photo's neck shows down to the shoulder line (y 110), 24 px wide, the suit's collar
+    // under and beside it. The opening: from y 95 down, 27 px either side of the middle.
     const s = scene(110, true);
-    expect(neckColumn(s.body, s.skin, s.colourAt)).toBeNull();
+    const col = neckColumn(s.body, s.skin, s.colourAt)!;
+    expect(col.shows).toBe(true);
+    const opening = plane(
+      W,
+      H,
+      new Uint8Array(W * H).map((_, i) => (Math.floor(i / W) >= 95 && Math.abs((i % W) - 50) < 27 ? 255 : 0)),
+    );
+    const alpha = neckColumnAlpha(col, s.body, 1, opening, W, H);
+    const out = await painted(s, col, opening);
+    // Its own neck stays the photo's.
+    expect(at(out, 50, 90)).toEqual(SKIN);
+    expect(at(out, 50, 105)).toEqual(SKIN);
+    // Beside it above the opening the collar's back lies behind the neck: nothing painted or
+    // shown (round 18 painted the column there, a pillar either side of grace_hopper.jpg's neck).
+    expect(alpha.data[85 * W + 38]).toBe(0);
+    expect(at(out, 38, 85)).toEqual(SUIT);
+    // Under and beside it inside the opening: the neck going on into the shoulders, in its hue
+    // (the inner back was drawn there, a bib of cloth under the neck).
+    for (const [x, y] of [
+      [50, 125],
+      [30, 112],
+    ]) {
+      expect(alpha.data[y! * W + x!]).toBe(255);
+      const c = at(out, x!, y!);
+      expect(c[0]! / c[2]!).toBeCloseTo(SKIN[0]! / SKIN[2]!, 1);
+      expect(lum(c)).toBeGreaterThan(0.75 * lum(SKIN));
+    }
+    expect(at(out, 20, 115)).toEqual(SUIT);
   });
 
-  it("leaves a neck in shadow the colour rule misses: it has the face skin's chromaticity", () => {
+  it("leaves a neck in shadow the colour rule misses: it has the face skin's chromaticity", async () => {
     const s = scene(110, true, true, null, false);
     expect(s.skin.data[95 * W + 50]).toBe(0);
-    expect(neckColumn(s.body, s.skin, s.colourAt)).toBeNull();
+    const col = neckColumn(s.body, s.skin, s.colourAt)!;
+    expect(col.shows).toBe(true);
+    // The shadowed neck is the photo's own, joined to the head, and stays as it is.
+    expect(col.own.data[95 * W + 50]).toBe(1);
+    const DIM = SKIN.map((v) => Math.round(0.45 * v));
+    const out = await painted(s, col);
+    for (const y of [80, 95, 105]) expect(at(out, 50, y)).toEqual(DIM);
   });
 
   it('leaves a photo whose face the skin rule does not find (greyscale: its neck cannot be told from a collar)', () => {

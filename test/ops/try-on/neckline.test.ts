@@ -53,8 +53,24 @@ describe('neckline opening, worn', () => {
     const shown: number = neckShownIn(opening, ref.data, out.data, out.data);
     // Drawn as cloth the opening hid the neck entirely (share 0 before round 9).
     expect(shown).toBeGreaterThan(0.25);
-    // Not a hole: the inner back still covers a good part of it (beside the neck).
+    // Not a hole: the rest of it is covered (beside and under the neck).
     expect(shown).toBeLessThan(0.8);
+    // Round 19: by the neck going on under her collar into the shoulders, painted (bare-neck.ts),
+    // not the inner back: that was a bib of green cloth under the neck, inside the ring.
+    const isSkin = (d: ArrayLike<number>, p: number) => {
+      const [r, g, b] = [d[p * 3]!, d[p * 3 + 1]!, d[p * 3 + 2]!];
+      return r > 95 && g > 40 && b > 20 && r - Math.min(g, b) > 15 && r - g > 15;
+    };
+    let covered = 0,
+      bare = 0;
+    for (let p = 0; p < opening.length; p++) {
+      if (!opening[p] || isSkin(ref.data, p)) continue;
+      covered++;
+      if (isSkin(out.data, p)) bare++;
+    }
+    // Measured: 7445 such pixels, 5 skin before, 6613 (0.89) after.
+    expect(covered).toBeGreaterThan(500);
+    expect(bare / covered).toBeGreaterThan(0.8);
 
     // Round 10: above the opening in its columns the garment lies behind the neck: her neck's
     // skin there (the photo's skin by the colour rule, in the face's columns) shows, where the
@@ -100,5 +116,22 @@ describe('neckline opening, worn', () => {
     // it meets the old collar).
     expect(beside).toBeGreaterThan(2000);
     expect(changed / beside).toBeLessThan(0.05);
+
+    // Round 19: nor does her white shirt collar show beside the neck there, once the inner back
+    // under the neck, which the band spread from, is painted skin: the band's pockets go up to
+    // the photo's neck beside a painted one.
+    let white = 0,
+      whiteShown = 0;
+    for (let p = 0; p < ref.width * ref.height; p++) {
+      const x = p % ref.width,
+        y = (p - x) / ref.width;
+      if (x < fx0 || x > fx1 || y <= chin || y >= deepest || opening[p]) continue;
+      if (![0, 1, 2].every((c) => ref.data[p * 3 + c]! > 170)) continue;
+      white++;
+      if ([0, 1, 2].every((c) => Math.abs(out.data[p * 3 + c]! - ref.data[p * 3 + c]!) <= 24)) whiteShown++;
+    }
+    // Measured: 138 such pixels; 69 shown with the pockets kept off the neck's column, 0 now.
+    expect(white).toBeGreaterThan(50);
+    expect(whiteShown / white).toBeLessThan(0.1);
   });
 });
