@@ -2,7 +2,7 @@ import type { BodyGeometry } from './body.js';
 import { inHead } from './head.js';
 import { blurPlane, clamp, growFrom, median, morph, plane, threshold, type Plane } from './raster.js';
 
-/** The neck is not painted when the chin lies less than this far above the shoulder line (shoulder widths): a head bent to the shoulders shows none. */
+/** A chin less than this far above the shoulder line (shoulder widths): a head bent to the shoulders, whose neck is painted only inside the opening. */
 const MIN_NECK = 0.15;
 /** The neck's half-width: this share of the face landmarks' span (ears, eyes, nose, mouth), at most NECK_HALF_MAX shoulder widths. */
 const NECK_HALF = 0.33;
@@ -71,8 +71,10 @@ export interface NeckColumn {
   chinY: number;
   /** Working-scale 0/1: the photo's own neck, which stays as it is (no paint over it). */
   own: Plane;
-  /** The photo shows its own neck: all of the painted one lies inside the opening, under or beside it. */
+  /** The photo shows its own neck, or the head is bent to the shoulders: all of the painted one lies inside the opening. */
   shows: boolean;
+  /** The head is bent to the shoulders: the photo's skin above the painted neck is the face's. */
+  bent: boolean;
 }
 
 /**
@@ -82,23 +84,24 @@ export interface NeckColumn {
  *   face (apollo11_crew.jpg, astronaut.png with the t-shirt). The column is painted under the chin
  *   wherever the garment leaves it, and its spread inside the opening.
  * - The photo shows its neck (SHOWN of the column's middle from the chin to the shoulder line)
- *   and a collar under it: the column is painted only inside the opening, below and beside the
- *   photo's neck (`own`). The inner back covered the rest of the opening, a bib of cloth under
- *   grace_hopper.jpg's neck inside the t-shirt's ring and the coat's V.
+ *   and a collar under it, or a head bent to the shoulders (the chin less than MIN_NECK above
+ *   the shoulder line) shows none: the column is painted only inside the opening, below and
+ *   beside the photo's neck (`own`). The inner back covered the rest of the opening, a bib of
+ *   cloth under grace_hopper.jpg's neck inside the t-shirt's ring and the coat's V, and the
+ *   lining up to messi5.jpg's chin.
  * The photo's neck is its skin (`through`, neckline.ts neckThrough) or what has the face skin's
- * chromaticity and some light (`colourAt`: working-scale pixel to RGB). Null when the chin lies
- * less than MIN_NECK above the shoulder line or the skin rule does not find the face
- * (MIN_FACE_SKIN of the head shape below the eyes). The column runs down from under the mouth's
- * middle, leaning towards the shoulders' middle, NECK_HALF of the face's span wide, flaring
- * towards the shoulders; where the photo's own neck shows just under the chin, as wide as it and
- * from its middle.
+ * chromaticity and some light (`colourAt`: working-scale pixel to RGB). Null when the skin rule
+ * does not find the face (MIN_FACE_SKIN of the head shape below the eyes). The column runs down
+ * from under the mouth's middle, leaning towards the shoulders' middle, NECK_HALF of the face's
+ * span wide, flaring towards the shoulders; where the photo's own neck shows just under the
+ * chin, as wide as it and from its middle.
  */
 export function neckColumn(body: BodyGeometry, through: Plane, colourAt: (x: number, y: number) => readonly [number, number, number]): NeckColumn | null {
   const head = body.head;
   if (!head) return null;
   const sw = body.shoulderW;
   const chinY = head.chinY;
-  if (body.shoulderY - chinY < MIN_NECK * sw) return null;
+  const bent = body.shoulderY - chinY < MIN_NECK * sw;
   const { width: w, height: h } = through;
   const span = (head.x1 - head.x0) / 1.3;
   let h0 = Math.min(NECK_HALF_MAX * sw, NECK_HALF * span);
@@ -174,7 +177,7 @@ export function neckColumn(body: BodyGeometry, through: Plane, colourAt: (x: num
     h,
     through.data.map((v) => (v ? 1 : 0)),
   );
-  const shows = seen > 0 && skin >= SHOWN * seen;
+  const shows = bent || (seen > 0 && skin >= SHOWN * seen);
   if (shows) {
     const seeds: number[] = [];
     for (let i = 0; i < w * h; i++) if (own.data[i] || inHead(head, i % w, Math.floor(i / w))) seeds.push(i);
@@ -187,7 +190,7 @@ export function neckColumn(body: BodyGeometry, through: Plane, colourAt: (x: num
   const flareY = body.shoulderY - FLARE_RISE * sw;
   const spread = (y: number) => clamp((y - flareY) / (body.shoulderY - flareY), 0, 1);
   const wide = (y: number) => half(y) + Math.max(0, sw / 2 - half(y)) * spread(y) ** 2;
-  return { y0: head.mouthY, y1, cx, half, wide, spread, shoulderY: body.shoulderY, chinY, own, shows };
+  return { y0: head.mouthY, y1, cx, half, wide, spread, shoulderY: body.shoulderY, chinY, own, shows, bent };
 }
 
 /** The photo's own neck for paintBareNeck: all of it (`whole`) and its `core`, full-size 0..255. */
@@ -248,8 +251,8 @@ export function neckColumnAlpha(col: NeckColumn, body: BodyGeometry, k: number, 
  * no skin of the photo lies above it in SEAM_MIN of its columns, the face's skin (the median of
  * the face's skin between the eyes' and the chin's rows) lit as the lower neck (NECK_LIT), in
  * the jaw's shadow under the chin (NECK_DARK rising to NECK_LIT over NECK_SHADOW). Not over the
- * photo's own skin (`photo`: its neck and head, taken in by photoCore, so that the painted neck
- * blends into its edge) or what stays in front (`keep`: the head shape, forearms, hands), both
+ * photo's own skin (`photo`: its neck and head, ownNeck; painted up to its core, so that the
+ * painted neck blends into its edge) or what stays in front (`keep`: the head shape, forearms, hands), both
  * full-size 0..255, and only inside the person's outline (`inside`, 0..1); where the photo
  * shows its own neck, and on its spread and below the shoulder line, only inside the opening
  * (`opening`, full-size 0..255).
@@ -269,10 +272,14 @@ export function paintBareNeck(
   height: number,
 ): void {
   const sw = body.shoulderW;
-  const share = (i: number) => (1 - photo.core.data[i]! / 255) * (1 - keep.data[i]! / 255) * inside[i]!;
+  // Under a head bent to the shoulders the photo's skin above is the face: the paint neither
+  // blends into it nor takes its colour from the rows there, which hold the old collar's
+  // (messi5.jpg's yellow trim under his chin painted the neck yellow).
+  const own = col.bent ? photo.whole : photo.core;
+  const share = (i: number) => (1 - own.data[i]! / 255) * (1 - keep.data[i]! / 255) * inside[i]!;
   // The seam lies where the photo's neck ends, under the rim the paint blends into.
   const seam = neckSeam(col, sw, k, rgb, channels, photo.whole, opening, (i) => share(i) > 0 && photo.whole.data[i]! < 250, width, height);
-  const light = seamLight(seam, col, k);
+  const light = col.bent ? null : seamLight(seam, col, k);
   const colour = light?.colour ?? faceSkin(rgb, channels, body, k, width, height)?.map((v) => v / NECK_LIT);
   if (!colour) return;
   // Lit no brighter than the brightest channel allows (a clipped channel shifts the hue).
@@ -432,8 +439,8 @@ function seamLight(seam: NeckSeam, col: NeckColumn, k: number): { colour: number
  * Visits the full-size pixels the column covers: index, working-scale position, how much of the
  * pixel it covers (its sides anti-aliased over SIDE_SOFT; its spread, all below the shoulder
  * line, and all of it where the photo shows its own neck, only where the neckline opening,
- * full-size 0..255, is) and the position across (-1..1
- * side to side on the neck, beyond on its spread).
+ * full-size 0..255, is) and the position across (-1..1 side to side on the neck, beyond on its
+ * spread).
  */
 function forColumn(
   col: NeckColumn,
@@ -448,6 +455,9 @@ function forColumn(
   for (let py = Math.max(0, Math.floor(col.y0 * k)); py <= Math.min(height - 1, Math.ceil((col.y1 + 1) * k)); py++) {
     const wy = (py + 0.5) / k;
     if (wy > col.y1) break;
+    // Where the photo shows its own neck or the head is bent, nothing above the chin's row (the
+    // head shape's half-ellipse leaves the chin's corners: a pixel of messi5.jpg's chin).
+    if (col.shows && wy < col.chinY) continue;
     const c = col.cx(wy) * k,
       r = col.half(wy) * k,
       rw = col.wide(wy) * k;
@@ -455,8 +465,8 @@ function forColumn(
       const i = py * width + px,
         d = px + 0.5 - c;
       // The neck above the shoulder line shows wherever the garment leaves it (unless the photo
-      // shows its own: beside it the collar's back lies behind the neck); its spread and all
-      // below that line only inside the opening.
+      // shows its own or the head is bent: beside it the collar's back lies behind the neck);
+      // its spread and all below that line only inside the opening.
       const open = opening.data[i]! > 0 ? 1 : 0;
       const neck = clamp((r - Math.abs(d)) / soft + 0.5, 0, 1) * (wy <= col.shoulderY && !col.shows ? 1 : open);
       const cover = Math.max(neck, clamp((rw - Math.abs(d)) / soft + 0.5, 0, 1) * open);

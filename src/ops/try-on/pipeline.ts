@@ -530,18 +530,24 @@ async function neckPlanes(
   if (!photoNeck || !body.head) return null;
   const { width, height, channels, data } = person;
   const { width: w, height: h } = body;
-  const keep = new Uint8Array(w * h);
+  const head = new Uint8Array(w * h),
+    limbs = new Uint8Array(w * h);
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
       const i = y * w + x;
-      keep[i] = forearms.data[i] || body.hands?.data[i] || inHead(body.head, x, y) ? 1 : 0;
+      head[i] = inHead(body.head, x, y) ? 1 : 0;
+      limbs[i] = forearms.data[i] || body.hands?.data[i] ? 1 : 0;
     }
   }
-  const [photo, inFront] = await Promise.all([softMask(photoNeck, width, height), softMask(plane(w, h, keep), width, height)]);
+  const [photo, headIn, limbsIn] = await Promise.all([
+    softMask(photoNeck, width, height),
+    softMask(plane(w, h, head), width, height),
+    softMask(plane(w, h, limbs), width, height),
+  ]);
   const kept = plane(
     width,
     height,
-    inFront.data.map((v, i) => Math.min(v, occ.data[i]!)),
+    headIn.data.map((v, i) => Math.max(v, Math.min(limbsIn.data[i]!, occ.data[i]!))),
   );
   // Where old clothing covers the neck (up to the chin, or under a collar), a painted neck
   // (bare-neck.ts) shows through the opening as well.
@@ -550,10 +556,8 @@ async function neckPlanes(
     return [data[i]!, data[i + 1]!, data[i + 2]!];
   });
   if (!column) return { through: photo, keep: kept, opening, painted: null };
-  // Its own neck (with what the colour rule missed in it) is not painted over. Where it lies
-  // outside the painted column it does not show through: there the colour rule's skin alone does
-  // (the pixels mixing grace_hopper.jpg's neck with her white collar joined it, and showed a
-  // sliver of the collar beside the neck).
+  // Its own neck, with what the colour rule missed in it, is not painted over; what shows
+  // through outside the painted column is the colour rule's skin, as before.
   const own = await softMask(column.own, width, height);
   const alpha = neckColumnAlpha(column, body, k, opening, width, height);
   const through = plane(
