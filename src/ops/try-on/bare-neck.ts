@@ -250,12 +250,13 @@ export function neckColumnAlpha(col: NeckColumn, body: BodyGeometry, k: number, 
  * the photo's light does (at most MAX_SLOPE), never past the colour's brightest channel. Where
  * no skin of the photo lies above it in SEAM_MIN of its columns, the face's skin (the median of
  * the face's skin between the eyes' and the chin's rows) lit as the lower neck (NECK_LIT), in
- * the jaw's shadow under the chin (NECK_DARK rising to NECK_LIT over NECK_SHADOW). Not over the
- * photo's own skin (`photo`: its neck and head, ownNeck; painted up to its core, so that the
- * painted neck blends into its edge) or what stays in front (`keep`: the head shape, forearms, hands), both
- * full-size 0..255, and only inside the person's outline (`inside`, 0..1); where the photo
- * shows its own neck, and on its spread and below the shoulder line, only inside the opening
- * (`opening`, full-size 0..255).
+ * the jaw's shadow under the chin (NECK_DARK rising to NECK_LIT over NECK_SHADOW); so too under
+ * a head bent to the shoulders. Not over the photo's own skin (`photo`: its neck and head,
+ * ownNeck; painted up to its core, so that the painted neck blends into its edge, but for a bent
+ * head's) or what stays in front (`keep`: the head shape, forearms, hands), both full-size
+ * 0..255, and only inside the person's outline (`inside`, 0..1); where the photo shows its own
+ * neck, and on its spread and below the shoulder line, only inside the opening (`opening`,
+ * full-size 0..255).
  */
 export function paintBareNeck(
   out: Uint8Array,

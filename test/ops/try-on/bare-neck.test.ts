@@ -53,6 +53,7 @@ describe('a neck covered by old clothing, worn', () => {
     // Measured: 0 of 198 before (the t-shirt's inner back), 198 after.
     expect(skin / n).toBeGreaterThan(0.8);
   });
+
   it("covers the turtleneck beside astronaut.png's painted neck, between it and the t-shirt's shoulders", { timeout: SLOW }, async () => {
     // Round 19: beside a neck painted up to the chin the band's pockets go up to it (the collar's
     // back lies there); they stayed off the neck's column, and her black turtleneck showed as a

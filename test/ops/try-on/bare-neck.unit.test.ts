@@ -247,7 +247,7 @@ describe('bare neck', () => {
     expect(at(out, 50, 90)).toEqual(SKIN);
     expect(at(out, 50, 105)).toEqual(SKIN);
     // Beside it above the opening the collar's back lies behind the neck: nothing painted or
-    // shown (round 18 painted the column there, a pillar either side of grace_hopper.jpg's neck).
+    // shown (painted there, the column stood as a pillar either side of grace_hopper.jpg's neck).
     expect(alpha.data[85 * W + 38]).toBe(0);
     expect(at(out, 38, 85)).toEqual(SUIT);
     // Under and beside it inside the opening: the neck going on into the shoulders, in its hue

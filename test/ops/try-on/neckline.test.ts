@@ -2,7 +2,7 @@
 // neckline opening (its inner back, neckline.ts) was drawn as cloth over the neck: a flat band
 // under the chin. grace_hopper.jpg's neck reaches down into the warped opening; there the photo
 // shows through, and only there (the rest of the opening, her white shirt collar and jacket,
-// stays covered by the inner back).
+// stays covered: by the inner back until round 19, by the painted neck since).
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM bench helper without type declarations
 import { neckShownIn } from '../../../bench/lib/try-on-neckline.mjs';
