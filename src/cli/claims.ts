@@ -20,8 +20,14 @@ import type { OutputPlan } from './naming.js';
 // recognised by pid at once; only claims from other machines wait this long.
 export const CLAIM_STALE_MS = 10 * 60_000;
 const UPDATE_MS = 30_000;
-/** Written inside the lock folder: who holds the claim. */
-const OWNER_FILE = 'owner.json';
+/**
+ * Who holds the claim, written beside the lock folder (`<claim>.owner`). Not inside it: a file
+ * written there changes the folder's mtime, proper-lockfile's first refresh then finds the
+ * mtime not its own and drops the claim as compromised, and the release left the folder behind,
+ * empty. Every input that took longer than UPDATE_MS kept a claim with no owner, which a rerun
+ * within CLAIM_STALE_MS took for a live run's and skipped ("claimed").
+ */
+const ownerPath = (path: string) => `${path}.owner`;
 
 /**
  * The claim's path: hidden, beside the output, independent of the output's extension, and
@@ -36,21 +42,21 @@ export function claimPath(plan: OutputPlan, inputKey: string): string {
 
 export type Release = () => Promise<void>;
 
-function readOwner(lockDir: string): { pid?: number; host?: string } | undefined {
+function readOwner(path: string): { pid?: number; host?: string } | undefined {
   try {
-    return JSON.parse(readFileSync(join(lockDir, OWNER_FILE), 'utf8'));
+    return JSON.parse(readFileSync(ownerPath(path), 'utf8'));
   } catch {
     return undefined;
   }
 }
 
-function ownedByOther(lockDir: string): boolean {
-  const owner = readOwner(lockDir);
+function ownedByOther(path: string): boolean {
+  const owner = readOwner(path);
   return owner !== undefined && (owner.pid !== process.pid || owner.host !== hostname());
 }
 
-function ownerIsDeadHere(lockDir: string): boolean {
-  const owner = readOwner(lockDir);
+function ownerIsDeadHere(path: string): boolean {
+  const owner = readOwner(path);
   // No owner yet (a run between taking the lock and naming itself) or unreadable: alive.
   if (!owner) return false;
   if (owner.host !== hostname() || typeof owner.pid !== 'number' || owner.pid === process.pid) return false;
@@ -63,7 +69,6 @@ function ownerIsDeadHere(lockDir: string): boolean {
 }
 
 async function lock(path: string, onLost: (message: string) => void): Promise<Release> {
-  const lockDir = `${path}.lock`;
   const release = await lockfile.lock(path, {
     realpath: false,
     stale: CLAIM_STALE_MS,
@@ -72,13 +77,12 @@ async function lock(path: string, onLost: (message: string) => void): Promise<Re
     // A refresh that came too late. Only worth a word if another run has really taken the claim
     // over; either way the output is delivered atomically and charged once.
     onCompromised: () => {
-      if (ownedByOther(lockDir)) onLost("another imgtool run took over this input's claim; one of the two deliveries will be refused as output_exists");
+      if (ownedByOther(path)) onLost("another imgtool run took over this input's claim; one of the two deliveries will be refused as output_exists");
     },
   });
-  await writeFile(join(lockDir, OWNER_FILE), JSON.stringify({ pid: process.pid, host: hostname() })).catch(() => {});
+  await writeFile(ownerPath(path), JSON.stringify({ pid: process.pid, host: hostname() })).catch(() => {});
   return async () => {
-    // proper-lockfile removes its folder with rmdir, which needs it empty.
-    await unlink(join(lockDir, OWNER_FILE)).catch(() => {});
+    await unlink(ownerPath(path)).catch(() => {});
     await release();
   };
 }
@@ -91,11 +95,12 @@ export async function tryClaim(plan: OutputPlan, inputKey: string, onLost: (mess
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
   }
-  if (!ownerIsDeadHere(`${path}.lock`)) return undefined;
+  if (!ownerIsDeadHere(path)) return undefined;
   // Left by a killed run on this machine. If two runs clear it at once, one of them gets the
   // lock and the other sees it held; in the worst case both run and the second delivery is
   // refused by the output_exists check, never charged twice.
   await rm(`${path}.lock`, { recursive: true, force: true });
+  await rm(ownerPath(path), { force: true });
   try {
     return await lock(path, onLost);
   } catch (err) {

@@ -196,15 +196,16 @@ describe('overlapping runs share the work', () => {
       index: 1,
       cwd,
     });
-    const lock = `${claimPath(plan, join(cwd, 'a.jpg'))}.lock`;
-    mkdirSync(lock, { recursive: true });
-    // A process that has exited: its pid names no one (a live pid, ours, keeps the claim).
+    const claim = claimPath(plan, join(cwd, 'a.jpg'));
+    mkdirSync(`${claim}.lock`, { recursive: true });
+    // A process that has exited: its pid names no one (a live pid, ours, keeps the claim). The
+    // owner is recorded beside the lock folder (claims.ts).
     const gone = spawn(process.execPath, ['-e', '0']);
     await new Promise((r) => gone.on('exit', r));
-    writeFileSync(join(lock, 'owner.json'), JSON.stringify({ pid: process.pid, host: hostname() }));
+    writeFileSync(`${claim}.owner`, JSON.stringify({ pid: process.pid, host: hostname() }));
     const held = await cli([...UPSCALE, 'a.jpg', '-o', 'out', '--json'], { cwd, home });
     expect(JSON.parse(held.stdout)).toMatchObject({ status: 'skipped', skip_reason: 'claimed' });
-    writeFileSync(join(lock, 'owner.json'), JSON.stringify({ pid: gone.pid, host: hostname() }));
+    writeFileSync(`${claim}.owner`, JSON.stringify({ pid: gone.pid, host: hostname() }));
     const taken = await cli([...UPSCALE, 'a.jpg', '-o', 'out', '--json'], { cwd, home });
     expect(JSON.parse(taken.stdout)).toMatchObject({ status: 'ok', credits: 1 });
     expect(walk(join(cwd, 'out'))).toEqual(['a.upscale.jpg']);
