@@ -45,9 +45,11 @@ const SEAM_ROWS = 0.015;
 const SEAM_MIN = 0.3;
 /** Its light across the neck (luma = m (1 + slope u), u -1..1 side to side) is at most this steep. */
 const MAX_SLOPE = 0.3;
-/** Below the seam its difference from that light fades over this many shoulder widths, spread along the row over SEAM_SPREAD plus half the depth. */
+/** Below the seam its difference from that light fades over this many shoulder widths from it, averaged over the seam within SEAM_SPREAD plus half that distance. */
 const SEAM_FADE = 0.08;
 const SEAM_SPREAD = 0.025;
+/** The seam's difference is carried from at most this many of its points. */
+const SEAM_POINTS = 96;
 /** A pixel the colour rule does not take for skin is still the photo's neck within this of the face's chromaticity (r and g over r + g + b) and at least this light (luma). */
 const NECK_NEAR = 0.07;
 const NECK_MIN_Y = 30;
@@ -242,9 +244,9 @@ export function neckColumnAlpha(col: NeckColumn, body: BodyGeometry, k: number, 
 /**
  * Paints the column's neck into `out` (full-size RGB) across its whole width (the opening's
  * plane, neckColumnAlpha, blends it with the garment). It continues the photo's skin above it
- * (the seam, neckSeam): each column starts in the colour the photo shows just above it, and that
- * difference fades over SEAM_FADE into the neck's own light, spreading along the row as it goes
- * down (one column's pixels are noise). The neck's own light is the seam's: its upper half by
+ * (the seam, neckSeam): the paint starts in the colour the photo shows just above it, and that
+ * difference fades over SEAM_FADE from the seam into the neck's own light, averaged over more of
+ * the seam the further it is carried (one column's pixels are noise). The neck's own light is the seam's: its upper half by
  * luma (the neck out of the jaw's shadow), darker towards the sides (SIDE_DARK, a cylinder lit
  * from the front, turning to the front again on its spread: CHEST_DARK) and sloping across as
  * the photo's light does (at most MAX_SLOPE), never past the colour's brightest channel. Where
@@ -291,39 +293,49 @@ export function paintBareNeck(
     const v = clamp((wy - col.chinY) / (NECK_SHADOW * sw), 0, 1);
     return (NECK_DARK + (NECK_LIT - NECK_DARK) * v * v * (3 - 2 * v)) * f;
   };
-  // The seam's difference from the model, summed along the columns (r, g, b, count).
+  // The seam's points (full-size x, y) and their difference from the model.
   const { x0, cols, top, u: seamU, rgb: seamRgb } = seam;
-  const sums = new Float64Array((cols + 1) * 4);
-  for (let q = 0; q < cols; q++) {
-    const v = seamRgb[q];
-    for (let c = 0; c < 4; c++) sums[(q + 1) * 4 + c] = sums[q * 4 + c]!;
-    if (!v || !light) continue;
-    const f = model(col.chinY, seamU[q]!);
-    for (let c = 0; c < 3; c++) sums[(q + 1) * 4 + c]! += v[c]! - colour[c]! * f;
-    sums[(q + 1) * 4 + 3]! += 1;
+  const points: { x: number; y: number; diff: number[] }[] = [];
+  if (light) {
+    for (let q = 0; q < cols; q++) {
+      const v = seamRgb[q];
+      if (!v) continue;
+      const f = model(col.chinY, seamU[q]!);
+      points.push({ x: x0 + q + 0.5, y: top[q]!, diff: [0, 1, 2].map((c) => v[c]! - colour[c]! * f) });
+    }
   }
+  // At most SEAM_POINTS of them, evenly (a wide neck at full size has hundreds of columns).
+  const step = Math.max(1, Math.ceil(points.length / SEAM_POINTS));
+  const used = points.filter((_, n) => n % step === 0);
   const fade = Math.max(1, SEAM_FADE * sw * k),
     spread = Math.max(1, SEAM_SPREAD * sw * k);
-  // A column whose painted run starts on the spread has no seam of its own: its rows count from
-  // the seam's (the difference of the neck's columns beside it went on at full strength there).
-  const seamRows: number[] = [];
-  for (let q = 0; q < cols; q++) if (seamRgb[q] && Math.abs(seamU[q]!) <= 1) seamRows.push(top[q]!);
-  const seamRow = seamRows.length ? median(seamRows) : -1;
-  const from = (q: number) => (Math.abs(seamU[q]!) > 1 ? seamRow : top[q]!);
   forColumn(col, sw, k, opening, width, height, (i, _wx, wy, _cover, u) => {
     const a = share(i);
     if (a <= 0) return;
-    const q = (i % width) - x0;
     const f = model(wy, u);
-    // Below the seam its difference fades, spreading along the row as it goes down.
-    const d = q >= 0 && q < cols && top[q]! >= 0 && from(q) >= 0 ? Math.max(0, Math.floor(i / width) - from(q)) : -1;
-    const r = Math.round(spread + d / 2);
-    const lo = clamp(q - r, 0, cols),
-      hi = clamp(q + r + 1, 0, cols);
-    const n = d >= 0 ? sums[hi * 4 + 3]! - sums[lo * 4 + 3]! : 0;
-    const t = n > 0 ? Math.exp(-d / fade) / n : 0;
+    // The seam's difference, carried into the paint as a field over the plane (not down each
+    // column: the seam's columns start at different depths, and a V's side, deep below its
+    // neighbours, drew a lighter stripe down the neck): the nearest seam's, fading over
+    // SEAM_FADE with the distance d to it, averaged over the seam points within SEAM_SPREAD plus
+    // half of d (a Gaussian of that sigma: one column's pixels are noise).
+    const px = (i % width) + 0.5,
+      py = Math.floor(i / width);
+    let dmin = Infinity;
+    for (const p of used) dmin = Math.min(dmin, (px - p.x) ** 2 + (py - p.y) ** 2);
+    const sum = [0, 0, 0];
+    let wsum = 0;
+    if (Number.isFinite(dmin)) {
+      dmin = Math.sqrt(dmin);
+      const sigma = spread + dmin / 2;
+      for (const p of used) {
+        const w = Math.exp(-((px - p.x) ** 2 + (py - p.y) ** 2 - dmin * dmin) / (2 * sigma * sigma));
+        wsum += w;
+        for (let c = 0; c < 3; c++) sum[c]! += w * p.diff[c]!;
+      }
+    }
+    const t = wsum > 0 ? Math.exp(-dmin / fade) / wsum : 0;
     for (let c = 0; c < 3; c++) {
-      const v = colour[c]! * f + (sums[hi * 4 + c]! - sums[lo * 4 + c]!) * t;
+      const v = colour[c]! * f + sum[c]! * t;
       out[i * 3 + c] = Math.round(out[i * 3 + c]! * (1 - a) + clamp(v, 0, 255) * a);
     }
   });

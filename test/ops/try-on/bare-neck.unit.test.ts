@@ -4,6 +4,8 @@
 // above it column by column, and its light across; the jaw's shadow only where none shows.
 // Round 19: a photo that shows its own neck, or a head bent down to the shoulders, gets one only
 // inside the opening, under and beside the photo's neck.
+// Round 20: the seam's colour is carried into the paint as a field over the plane, not down each
+// column (a V's lit sides drew a stripe).
 import { describe, expect, it } from 'vitest';
 import { type NeckColumn, neckColumn, neckColumnAlpha, ownNeck, paintBareNeck } from '../../../src/ops/try-on/bare-neck.js';
 import type { BodyGeometry } from '../../../src/ops/try-on/body.js';
@@ -165,6 +167,32 @@ describe('bare neck', () => {
     }
     // The photo's light across the neck goes on down it: its left side the lighter.
     expect(lum(at(out, 44, 100)) - lum(at(out, 56, 100))).toBeGreaterThan(10);
+  });
+
+  it("carries the seam's colour on smoothly where the photo's neck ends deeper in some columns (a V)", async () => {
+    // Round 20: the seam's difference went down each column from that column's own seam, so a
+    // column whose seam lay deeper kept more of it further down, and the light rim along a V's
+    // sides drew a lighter stripe down grace_hopper.jpg's painted neck.
+    const NECK = [170, 120, 100];
+    const s = scene(110, false, true, NECK);
+    // The photo's neck runs on down to y 90 between x 44 and 56, its sides lit (a white collar's
+    // light along a V's sides).
+    const rim = NECK.map((v) => Math.round(1.25 * v));
+    for (let y = 79; y <= 90; y++) {
+      for (let x = 44; x <= 56; x++) {
+        s.rgb.set(x <= 45 || x >= 55 ? rim : NECK, (y * W + x) * 3);
+        s.skin.data[y * W + x] = 1;
+      }
+    }
+    const col = neckColumn(s.body, s.skin, s.colourAt)!;
+    const out = await painted(s, col);
+    // Below the tongue, along the rows across the neck: no stripe (a column's light off the
+    // curve its neighbours make: 11.7 levels at the tongue's sides before, 3.2 after).
+    let kink = 0;
+    for (const y of [92, 96, 104]) {
+      for (let x = 40; x <= 60; x++) kink = Math.max(kink, Math.abs(lum(at(out, x - 1, y)) - 2 * lum(at(out, x, y)) + lum(at(out, x + 1, y))));
+    }
+    expect(kink).toBeLessThan(5);
   });
 
   it("blends the painted neck into the photo's last rows of skin above it, where the skin mixes with the suit", async () => {
