@@ -1,3 +1,4 @@
+import { maskedGaussianBlur } from '../../media/filters.js';
 import { maskedBlurRgb, morph, plane } from './raster.js';
 
 /** The garment's outer edge reaches this far (shoulder widths, at least 2 px) into the pixels that mix the old clothing with the backdrop: about one pixel of BlazePose's 256-pixel mask, whose edge lies that far off the photo's (at 0.025 the correction laid patches over grace_hopper.jpg's flag, where the mask takes in backdrop). */
@@ -8,6 +9,8 @@ const OVERSHOOT = 2;
 const MIN_CONTRAST = 30;
 /** The outline is only taken back where they differ by this much: between the astronaut's dark red side in shadow and the black helmet beside it, each pixel's share was noise, and the garment's edge was cut into by a jagged black sliver. */
 const TAKE_BACK_CONTRAST = 60;
+/** Nor where they differ by less than this many deviations of the backdrop beside (a textured backdrop, a flag's stripes: its mean is no one pixel's colour, and grace_hopper.jpg's dress was taken back beside the flag and its gold pole in notches and orange specks). */
+const TEXTURE = 3;
 /** A pixel further off the backdrop-clothing line than this share of their distance is not a mix of the two. */
 const MIX_FIT = 0.35;
 /** The old clothing's colour is only judged where this much of the Gaussian's weight lies under the garment. */
@@ -38,7 +41,8 @@ const BACKDROP_SIGMA = 0.03;
  * and shoulder), where the outline is full and the garment stood over the backdrop in the mask's
  * stair-stepped edge (issue 35, round 20). So the pixels the garment holds are also reached from
  * outside the outline (up to OVERSHOOT x EDGE_REACH deep, on through pixels mostly backdrop) and
- * judged the same way, where clothing and backdrop differ by TAKE_BACK_CONTRAST: the garment keeps the clothing's share of each and the rest is the
+ * judged the same way, where clothing and backdrop differ by TAKE_BACK_CONTRAST and by TEXTURE
+ * deviations of the backdrop beside: the garment keeps the clothing's share of each and the rest is the
  * backdrop, so its edge follows the photo's, anti-aliased as the photo is. The clothing's colour
  * is read beyond the outline's outer reach and not from pixels like the backdrop (the overshoot
  * mixed backdrop into it). `base` is the image the garment was drawn over; `out` is changed in
@@ -81,6 +85,14 @@ export function backdropAtEdge(
   }
   if (!any) return;
   const bg = maskedBlurRgb(base, width, x0, y0, w, h, bgWeight, sigma);
+  // The backdrop's own spread there (RGB distance, one deviation of its pixels about that mean).
+  const spread = new Float32Array(w * h);
+  for (let c = 0; c < 3; c++) {
+    const sq = new Float32Array(w * h);
+    for (let j = 0; j < w * h; j++) sq[j] = base[at(j) * 3 + c]! ** 2;
+    const m2 = maskedGaussianBlur(sq, bgWeight, w, h, sigma);
+    for (let j = 0; j < w * h; j++) spread[j] = spread[j]! + Math.max(0, m2[j]! - bg[c]![j]! ** 2);
+  }
   // Within MIN_CONTRAST of the backdrop's colour (not NaN: a backdrop lies near).
   const likeBackdrop = (j: number, i: number) => {
     let dist = 0;
@@ -152,7 +164,7 @@ export function backdropAtEdge(
   for (let q = 0; q < queue.length; q++) {
     const j = queue[q]!;
     if (depth[j]! > 0) {
-      const m = mix(j, at(j), TAKE_BACK_CONTRAST);
+      const m = mix(j, at(j), Math.max(TAKE_BACK_CONTRAST, TEXTURE * Math.sqrt(spread[j]!)));
       if (!m) continue;
       share[j] = m.alpha;
       if (m.alpha >= 0.5 || depth[j]! >= OVERSHOOT * reach) continue;

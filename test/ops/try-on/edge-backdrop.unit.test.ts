@@ -69,7 +69,7 @@ describe('backdropAtEdge', () => {
   // the garment stood out over the backdrop in a stair-stepped edge (the astronaut's coat collar).
   // The photo's jersey ends at x = `edge`, half of that pixel (null: it fills the frame); the
   // outline is 1 up to x = 41, and the garment covers it whole.
-  function overshoot(edge: number | null, jersey: readonly number[] = JERSEY, backdrop: readonly number[] = BACKDROP) {
+  function overshoot(edge: number | null, jersey: readonly number[] = JERSEY, backdropAt: (y: number) => readonly number[] = () => BACKDROP) {
     const w = 100,
       h = 60;
     const base = new Uint8Array(w * h * 3);
@@ -79,6 +79,7 @@ describe('backdropAtEdge', () => {
     for (let y = 0; y < h; y++) {
       for (let x = 0; x < w; x++) {
         const i = y * w + x;
+        const backdrop = backdropAt(y);
         const colour = edge === null || x < edge ? jersey : x === edge ? jersey.map((v, c) => (v + backdrop[c]!) / 2) : backdrop;
         base.set(colour, i * 3);
         inPerson[i] = x <= 41 ? 1 : 0;
@@ -112,7 +113,17 @@ describe('backdropAtEdge', () => {
     // pixel's share was noise and a jagged black sliver was cut into the garment's edge.
     const SHADOW = [45, 18, 22] as const,
       BLACK = [8, 6, 10] as const;
-    const at = overshoot(38, SHADOW, BLACK);
+    const at = overshoot(38, SHADOW, () => BLACK);
     for (const x of [36, 38, 39, 40, 41]) expect(at(x), `x=${x}`).toEqual([...GARMENT]);
+  });
+
+  it('leaves the garment where the backdrop beyond is textured', () => {
+    // Stripes 3 px each, either side of grey along the line to the jersey: their mean is no one
+    // pixel's colour (a flag's; the astronaut's shoulder against it was taken back raggedly), and
+    // the dark stripe's pixels pass for 0.4 of the jersey.
+    const DARK = [96, 100, 148] as const,
+      LIGHT = [184, 180, 132] as const;
+    const at = overshoot(39, JERSEY, (y) => (Math.floor(y / 3) % 2 ? DARK : LIGHT));
+    for (const y of [29, 30, 31, 32, 33, 34]) for (const x of [40, 41]) expect(at(x, y), `${x},${y}`).toEqual([...GARMENT]);
   });
 });
