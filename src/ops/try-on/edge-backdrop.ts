@@ -85,14 +85,12 @@ export function backdropAtEdge(
   }
   if (!any) return;
   const bg = maskedBlurRgb(base, width, x0, y0, w, h, bgWeight, sigma);
-  // The backdrop's own spread there (RGB distance, one deviation of its pixels about that mean).
-  const spread = new Float32Array(w * h);
-  for (let c = 0; c < 3; c++) {
-    const sq = new Float32Array(w * h);
-    for (let j = 0; j < w * h; j++) sq[j] = base[at(j) * 3 + c]! ** 2;
-    const m2 = maskedGaussianBlur(sq, bgWeight, w, h, sigma);
-    for (let j = 0; j < w * h; j++) spread[j] = spread[j]! + Math.max(0, m2[j]! - bg[c]![j]! ** 2);
-  }
+  // The backdrop's own spread there (its pixels' variance about that mean, summed over the
+  // channels: the mean of their squared norms less the mean's).
+  const norm2 = new Float32Array(w * h);
+  for (let j = 0; j < w * h; j++) for (let c = 0; c < 3; c++) norm2[j] = norm2[j]! + base[at(j) * 3 + c]! ** 2;
+  const spread = maskedGaussianBlur(norm2, bgWeight, w, h, sigma);
+  for (let j = 0; j < w * h; j++) spread[j] = Math.max(0, spread[j]! - (bg[0]![j]! ** 2 + bg[1]![j]! ** 2 + bg[2]![j]! ** 2));
   // Within MIN_CONTRAST of the backdrop's colour (not NaN: a backdrop lies near).
   const likeBackdrop = (j: number, i: number) => {
     let dist = 0;
