@@ -246,10 +246,11 @@ export function neckColumnAlpha(col: NeckColumn, body: BodyGeometry, k: number, 
  * plane, neckColumnAlpha, blends it with the garment). It continues the photo's skin above it
  * (the seam, neckSeam): the paint starts in the colour the photo shows just above it, and that
  * difference fades over SEAM_FADE from the seam into the neck's own light, averaged over more of
- * the seam the further it is carried (one column's pixels are noise). The neck's own light is the seam's: its upper half by
- * luma (the neck out of the jaw's shadow), darker towards the sides (SIDE_DARK, a cylinder lit
- * from the front, turning to the front again on its spread: CHEST_DARK) and sloping across as
- * the photo's light does (at most MAX_SLOPE), never past the colour's brightest channel. Where
+ * the seam the further it is carried (one column's pixels are noise). The neck's own light is
+ * the seam's: its upper half by luma (the neck out of the jaw's shadow), darker towards the
+ * sides (SIDE_DARK, a cylinder lit from the front, turning to the front again on its spread:
+ * CHEST_DARK) and sloping across as the photo's light does (at most MAX_SLOPE), never past the
+ * colour's brightest channel. Where
  * no skin of the photo lies above it in SEAM_MIN of its columns, the face's skin (the median of
  * the face's skin between the eyes' and the chin's rows) lit as the lower neck (NECK_LIT), in
  * the jaw's shadow under the chin (NECK_DARK rising to NECK_LIT over NECK_SHADOW); so too under

@@ -42,11 +42,11 @@ const BACKDROP_SIGMA = 0.03;
  * stair-stepped edge (issue 35, round 20). So the pixels the garment holds are also reached from
  * outside the outline (up to OVERSHOOT x EDGE_REACH deep, on through pixels mostly backdrop) and
  * judged the same way, where clothing and backdrop differ by TAKE_BACK_CONTRAST and by TEXTURE
- * deviations of the backdrop beside: the garment keeps the clothing's share of each and the rest is the
- * backdrop, so its edge follows the photo's, anti-aliased as the photo is. The clothing's colour
- * is read beyond the outline's outer reach and not from pixels like the backdrop (the overshoot
- * mixed backdrop into it). `base` is the image the garment was drawn over; `out` is changed in
- * place.
+ * deviations of the backdrop beside: the garment keeps the clothing's share of each and the rest
+ * is the backdrop, so its edge follows the photo's, anti-aliased as the photo is. The clothing's
+ * colour is read beyond the outline's outer reach and not from pixels like the backdrop (the
+ * overshoot mixed backdrop into it). `base` is the image the garment was drawn over; `out` is
+ * changed in place.
  */
 export function backdropAtEdge(
   out: Uint8Array,
@@ -143,8 +143,8 @@ export function backdropAtEdge(
     for (let c = 0; c < 3; c++) out[i * 3 + c] = Math.round(Math.min(255, Math.max(0, out[i * 3 + c]! - left * m.alpha * m.d[c]!)));
   }
   // The pixels the garment holds (cover >= 0.5) reached from outside the outline through the
-  // backdrop: 4-neighbour steps, up to `reach`, on from a pixel that is mostly backdrop. Each
-  // one's mix is kept (`share`: NaN where the mix does not explain it).
+  // backdrop: 4-neighbour steps, up to OVERSHOOT x `reach`, on from a pixel that is mostly
+  // backdrop. Each one's mix is kept (`share`: NaN where the mix does not explain it).
   const depth = new Int32Array(w * h).fill(-1);
   const share = new Float32Array(w * h).fill(Number.NaN);
   const queue: number[] = [];
