@@ -5,10 +5,11 @@ const JERSEY = [30, 40, 160] as const;
 const BACKDROP = [120, 120, 120] as const;
 const GARMENT = [60, 180, 60] as const;
 
-// A person filling x < 40 of a 100 x 60 image, worn a jersey; the outline (inPerson) is 1 up to
-// x = 38, 0.5 at x = 39 and 0 beyond; the photo's jersey reaches x = 41 (the mask lies two pixels
-// inside the photo's edge). The garment is drawn over x <= 38 whole and x = 39 at half.
-function scene(detail: readonly number[] | null = null) {
+/**
+ * A 100 x 60 photo (`colour` per pixel) with the garment drawn over it at `inside` (x: the
+ * outline, inPerson, and the garment's alpha alike).
+ */
+function build(colour: (x: number, y: number) => readonly number[], inside: (x: number) => number) {
   const w = 100,
     h = 60;
   const base = new Uint8Array(w * h * 3);
@@ -18,15 +19,24 @@ function scene(detail: readonly number[] | null = null) {
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
       const i = y * w + x;
-      base.set(detail && x === 41 ? detail : x <= 41 ? JERSEY : BACKDROP, i * 3);
-      inPerson[i] = x <= 38 ? 1 : x === 39 ? 0.5 : 0;
-      cover[i] = x <= 38 ? 1 : x === 39 ? 0.5 : 0;
+      base.set(colour(x, y), i * 3);
+      inPerson[i] = inside(x);
+      cover[i] = inPerson[i]!;
       for (let c = 0; c < 3; c++) out[i * 3 + c] = Math.round(base[i * 3 + c]! * (1 - cover[i]!) + GARMENT[c]! * cover[i]!);
     }
   }
   const at = (x: number, y = 30) => [...out.subarray((y * w + x) * 3, (y * w + x) * 3 + 3)];
   return { base, inPerson, cover, out, at, w, h };
 }
+
+// A person filling x < 40 of the image, worn a jersey; the outline (inPerson) is 1 up to x = 38,
+// 0.5 at x = 39 and 0 beyond; the photo's jersey reaches x = 41 (the mask lies two pixels inside
+// the photo's edge). The garment is drawn over x <= 38 whole and x = 39 at half.
+const scene = (detail: readonly number[] | null = null) =>
+  build(
+    (x) => (detail && x === 41 ? detail : x <= 41 ? JERSEY : BACKDROP),
+    (x) => (x <= 38 ? 1 : x === 39 ? 0.5 : 0),
+  );
 
 describe('backdropAtEdge', () => {
   it('shows the backdrop, not the old clothing, round the garment outer edge', () => {
@@ -70,25 +80,15 @@ describe('backdropAtEdge', () => {
   // The photo's jersey ends at x = `edge`, half of that pixel (null: it fills the frame); the
   // outline is 1 up to x = 41, and the garment covers it whole.
   function overshoot(edge: number | null, jersey: readonly number[] = JERSEY, backdropAt: (y: number) => readonly number[] = () => BACKDROP) {
-    const w = 100,
-      h = 60;
-    const base = new Uint8Array(w * h * 3);
-    const inPerson = new Float32Array(w * h);
-    const cover = new Float32Array(w * h);
-    const out = new Uint8Array(w * h * 3);
-    for (let y = 0; y < h; y++) {
-      for (let x = 0; x < w; x++) {
-        const i = y * w + x;
+    const s = build(
+      (x, y) => {
         const backdrop = backdropAt(y);
-        const colour = edge === null || x < edge ? jersey : x === edge ? jersey.map((v, c) => (v + backdrop[c]!) / 2) : backdrop;
-        base.set(colour, i * 3);
-        inPerson[i] = x <= 41 ? 1 : 0;
-        cover[i] = inPerson[i]!;
-        for (let c = 0; c < 3; c++) out[i * 3 + c] = cover[i] ? GARMENT[c]! : base[i * 3 + c]!;
-      }
-    }
-    backdropAtEdge(out, base, cover, inPerson, 100, w, h, { x: 0, y: 0, width: 42, height: 60 });
-    return (x: number, y = 30) => [...out.subarray((y * w + x) * 3, (y * w + x) * 3 + 3)];
+        return edge === null || x < edge ? jersey : x === edge ? jersey.map((v, c) => (v + backdrop[c]!) / 2) : backdrop;
+      },
+      (x) => (x <= 41 ? 1 : 0),
+    );
+    backdropAtEdge(s.out, s.base, s.cover, s.inPerson, 100, s.w, s.h, { x: 0, y: 0, width: 42, height: 60 });
+    return s.at;
   }
   const near = (a: number[], b: readonly number[], tol = 4) => a.every((v, c) => Math.abs(v - b[c]!) <= tol);
 
