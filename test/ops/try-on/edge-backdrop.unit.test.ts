@@ -119,7 +119,7 @@ describe('backdropAtEdge', () => {
 
   it('leaves the garment where the backdrop beyond is textured', () => {
     // Stripes 3 px each, either side of grey along the line to the jersey: their mean is no one
-    // pixel's colour (a flag's; the astronaut's shoulder against it was taken back raggedly), and
+    // pixel's colour (a flag's: grace_hopper's dress was taken back beside it in notches), and
     // the dark stripe's pixels pass for 0.4 of the jersey.
     const DARK = [96, 100, 148] as const,
       LIGHT = [184, 180, 132] as const;
