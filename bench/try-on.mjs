@@ -22,11 +22,11 @@ import { parseOptions } from '../dist/ops/validate.js';
 import { cutoutSubject } from '../dist/vision/cutout/cutout.js';
 import { detectPeople } from '../dist/engine/people.js';
 import { FIXTURES } from './fixtures.mjs';
-import { clothedOverlay, oldClothingClothed, oldClothingShown, tryOnMeasures } from './lib/try-on-metrics.mjs';
+import { clothedOverlay, oldClothingClothed, oldClothingShown, quadShare, tryOnMeasures } from './lib/try-on-metrics.mjs';
 import { dimmed, exposureGain, lightMeasures, meanChroma, meanLuma, rampMeasures } from './lib/try-on-light.mjs';
 import { garmentOutside, neckFlat, notchOverlay, outlineNotch, outlineSoftness, seamMeasures, shapeNotch } from './lib/try-on-seams.mjs';
 import { sleeveShapes } from './lib/try-on-sleeve-notch.mjs';
-import { neckOpenings, neckShownIn } from './lib/try-on-neckline.mjs';
+import { dressUncovered, neckOpenings, neckShownIn } from './lib/try-on-neckline.mjs';
 import { renderTryOn } from '../dist/ops/try-on/pipeline.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -44,6 +44,9 @@ const sleevesNow = await sleeveShapes();
 const sleevesBefore = beforeAt >= 0 ? await sleeveShapes(process.argv[beforeAt + 1]) : null;
 // The garment's neckline opening as this build warps it (neckline.ts), for both builds' rows.
 const openingNow = await neckOpenings();
+// What a strapped dress leaves uncovered (all its shape does not cover: the photo's own top stays
+// there), left out of the old-clothing figures for both builds' rows.
+const uncoveredNow = await dressUncovered();
 
 const astronaut = await sharp(join(FIX, 'images/astronaut.png')).png().toBuffer();
 const persons = [
@@ -297,7 +300,8 @@ for (const [pname, pbuf] of persons) {
       const lm = lightMeasures(pr.data, out.data, flat.data, pr.width, pr.height, subject.mask, region, sw);
       // Where the garment is drawn is judged on the unlit render: lit by a greyscale photo, a
       // grey garment can lie within 24 levels of the old clothing and would pass for it.
-      const fm = tryOnMeasures(pr.data, flat.data, pr.width, pr.height, subject.mask, lms, res.meta.face, jpegRef);
+      const uncovered = await uncoveredNow(gname, gbuf, subject, pr.width, pr.height);
+      const fm = tryOnMeasures(pr.data, flat.data, pr.width, pr.height, subject.mask, lms, res.meta.face, jpegRef, uncovered);
       // The same geometry in the complemented colours (no extraction: these garments are clean).
       const invOptions = parseOptions(op, { preprocess_garment: false }, 'field');
       const invRes = await run(
@@ -307,10 +311,10 @@ for (const [pname, pbuf] of persons) {
       );
       if (invRes.meta.garment_kind !== flatRes.meta.garment_kind) throw new Error(`${pname} ${gname}: the complemented garment changed kind`);
       const inv = await rgb(invRes.data);
-      const shown = oldClothingShown(pr.data, flat.data, inv.data, pr.width, pr.height, subject.mask, lms, res.meta.face);
+      const shown = oldClothingShown(pr.data, flat.data, inv.data, pr.width, pr.height, subject.mask, lms, res.meta.face, uncovered);
       // Old clothing over the whole region the garment should cover (shoulder tops, sleeves to
       // their drawn length), with an overlay of what it counts (magenta) in its region (blue).
-      const band = { shoulderBand: res.meta.garment_kind !== 'full' };
+      const band = { shoulderBand: res.meta.garment_kind !== 'full', leaveOut: uncovered };
       const clothed = oldClothingClothed(pr.data, flat.data, inv.data, pr.width, pr.height, subject.mask, lms, res.meta.face, band);
       // Round 9: the sleeve's reach as the sleeve itself, the bare upper arm beyond it left out
       // (and reported as bareArm); overlay <person>-<garment>-old-sleeve.png.
@@ -363,7 +367,8 @@ for (const [pname, pbuf] of persons) {
         oldColourMatched: shown.colourMatched,
         oldSkin: shown.skin,
         // The same without leaving the face out (the definition before issue 35's second round).
-        oldVisibleWithFace: tryOnMeasures(pr.data, flat.data, pr.width, pr.height, subject.mask, lms, null, null).quadOriginalFront,
+        oldVisibleWithFace: tryOnMeasures(pr.data, flat.data, pr.width, pr.height, subject.mask, lms, null, null, uncovered).quadOriginalFront,
+        dressOpen: uncovered ? quadShare(uncovered, lms, pr.width, pr.height) : undefined,
         garmentChroma: meanChroma(out.data, pr.width * pr.height, region),
         flatChroma: meanChroma(flat.data, pr.width * pr.height, region),
         photoChroma: meanChroma(pr.data, pr.width * pr.height),
@@ -410,7 +415,7 @@ for (const [pname, pbuf] of persons) {
         const bOut = await rgb(bRes.data);
         const bDimRes = await before({ ...job, inputs: { ...job.inputs, person: input(pname, dimPng) } }, { ...ctx, warn() {} }, 'scene');
         const bDim = await rgb(bDimRes.data);
-        const bShown = oldClothingShown(pr.data, bFlat.data, bInv.data, pr.width, pr.height, subject.mask, lms, res.meta.face);
+        const bShown = oldClothingShown(pr.data, bFlat.data, bInv.data, pr.width, pr.height, subject.mask, lms, res.meta.face, uncovered);
         const bNotch = outlineNotch(pr.data, bFlat.data, bInv.data, pr.width, pr.height, sw);
         const bSoft = outlineSoftness(pr.data, bFlat.data, bInv.data, pr.width, pr.height);
         const bClothed = oldClothingClothed(pr.data, bFlat.data, bInv.data, pr.width, pr.height, subject.mask, lms, res.meta.face, band);
@@ -420,8 +425,8 @@ for (const [pname, pbuf] of persons) {
           ? oldClothingClothed(pr.data, bFlat.data, bInv.data, pr.width, pr.height, subject.mask, lms, res.meta.face, { ...band, leaveOut: bOpening }).shown
           : bClothed.shown;
         // Judged with this run's meta.face (the same person's face, left out for both).
-        const bm = tryOnMeasures(pr.data, bFlat.data, pr.width, pr.height, subject.mask, lms, res.meta.face, null);
-        const bmWithFace = tryOnMeasures(pr.data, bFlat.data, pr.width, pr.height, subject.mask, lms, null, null);
+        const bm = tryOnMeasures(pr.data, bFlat.data, pr.width, pr.height, subject.mask, lms, res.meta.face, null, uncovered);
+        const bmWithFace = tryOnMeasures(pr.data, bFlat.data, pr.width, pr.height, subject.mask, lms, null, null, uncovered);
         const bs = seamMeasures(pr.data, bFlat.data, pr.width, pr.height, subject.mask, lms, res.meta.garment_kind);
         beforeRows.push({
           person: pname,
@@ -528,6 +533,7 @@ const cols = [
   'oldColourMatched',
   'oldSkin',
   'oldVisibleWithFace',
+  'dressOpen',
   'outsideMask',
   'garmentOutside',
   'rampGain',
@@ -568,7 +574,7 @@ console.log(
   'coverage: share of the central torso in the garment hue (higher is better); spill: share of changed pixels on the background (lower); outside: share of pixels away from the torso that changed (lower).',
 );
 console.log(
-  `oldClothed: old clothing visible over the whole region the garment should cover, not only the quadrilateral: the person mask below the mouth row in the quadrilateral, the shoulder band (the shoulder line between the joints raised 0.45 sw: the shoulder tops beside the neck; not for dresses, whose straps leave them bare) and each seen arm's capsule (0.17 sw) out to the sleeve's drawn length; face, forearms and hands in front and bare skin joined to them left out; counted as oldVisible (unchanged in both unlit renders); overlay <person>-<garment>-old.png (region blue, counted magenta). oldClothedSleeve (round 9): the same with the sleeve's drawn length measured as the sleeve itself (slices of 0.02 sw along the arm at least half changed, from the shoulder on; the furthest changed pixel also took the torso garment and the fill band lying in the capsule) and the upper arm beyond it left out of the region everywhere, the quadrilateral included (bare arm: a strapped dress, below a short sleeve); bareArm: the share of that bare upper arm still showing old clothing (the old sleeves the new garment has none for); overlay <person>-<garment>-old-sleeve.png. oldVisible: share of the shoulder-hip quadrilateral still showing the old clothing, forearms, hands and the landmark-shaped face in front left out (<= 0.01; judged on the unlit render where there is one; a pixel counts as covered when it changed in the unlit render or in the unlit render of the colour-complemented garment, and unchanged skin joined to the face is not clothing); oldVisibleNaive: the figure before round 6 (changed in the unlit render only, skin counted); oldColourMatched: share the garment covers in a colour within 24 levels of the photo (naive counted it); oldSkin: share of unchanged skin joined to the face (naive counted it); oldVisibleWithFace: the same counting a face bent into the quadrilateral as old clothing; outsideMask: share of changed pixels outside the person mask (<= 0.03); garmentOutside: the garment itself outside the mask: of the pixels where the unlit render and that of the colour-complemented garment differ (> 24 levels), the share outside it (the backdrop put back where old clothing lay outside the mask is not garment; <= 0.03); rampGain: the person lit by a known left-to-right ramp (x0.6..x1.25) and not: slope of the garment luminance change between the two renders (ln, 8 column bands) on the ln ramp (1: the garment takes the scene light, 0: flat), rampCorr its correlation, todayRampGain the same for the shading applied before issue 35 (reproduced); patternLeak / todayLeak: slope of the garment luminance change (result over the unlit render, ln) on the photo pattern (ln luminance less its sigma 0.15 shoulder-width smoothing: stripes, print, folds; 0 = none reaches the garment); shadeCorr: correlation of that change with the photo smoothed light (which still holds the old clothing large-scale albedo); garmentChroma / flatChroma / photoChroma: mean chroma (levels) of the garment on the torso, of the unlit garment there, of the whole photo; garmentY / torsoY: mean luminance (levels) of the garment on the torso and of the photo there (the old clothing); white: the photo white point around the person (meta.exposure.white); exposureGain: the person also rendered at ${DIM} x the photo exposure, ln(garment luminance dim / normal) / ln ${DIM} (1: the garment takes the scene exposure, 0: keeps its studio level; - when the dim photo dresses another person).`,
+  `oldClothed: old clothing visible over the whole region the garment should cover, not only the quadrilateral: the person mask below the mouth row in the quadrilateral, the shoulder band (the shoulder line between the joints raised 0.45 sw: the shoulder tops beside the neck; not for dresses, whose straps leave them bare) and each seen arm's capsule (0.17 sw) out to the sleeve's drawn length; face, forearms and hands in front and bare skin joined to them left out; counted as oldVisible (unchanged in both unlit renders); overlay <person>-<garment>-old.png (region blue, counted magenta). oldClothedSleeve (round 9): the same with the sleeve's drawn length measured as the sleeve itself (slices of 0.02 sw along the arm at least half changed, from the shoulder on; the furthest changed pixel also took the torso garment and the fill band lying in the capsule) and the upper arm beyond it left out of the region everywhere, the quadrilateral included (bare arm: a strapped dress, below a short sleeve); bareArm: the share of that bare upper arm still showing old clothing (the old sleeves the new garment has none for); overlay <person>-<garment>-old-sleeve.png. oldVisible: share of the shoulder-hip quadrilateral still showing the old clothing, forearms, hands and the landmark-shaped face in front left out (<= 0.01; judged on the unlit render where there is one; a pixel counts as covered when it changed in the unlit render or in the unlit render of the colour-complemented garment, and unchanged skin joined to the face is not clothing); oldVisibleNaive: the figure before round 6 (changed in the unlit render only, skin counted); oldColourMatched: share the garment covers in a colour within 24 levels of the photo (naive counted it); oldSkin: share of unchanged skin joined to the face (naive counted it); oldVisibleWithFace: the same counting a face bent into the quadrilateral as old clothing; dressOpen: for a dress without sleeves, the share of the quadrilateral it leaves as the photo shows it (all its own shape does not cover, above its bodice and beside it, where the photo's own top stays: layout.ts uncovered, as this build lays it), left out of every old-clothing figure above for both builds' rows; outsideMask: share of changed pixels outside the person mask (<= 0.03); garmentOutside: the garment itself outside the mask: of the pixels where the unlit render and that of the colour-complemented garment differ (> 24 levels), the share outside it (the backdrop put back where old clothing lay outside the mask is not garment; <= 0.03); rampGain: the person lit by a known left-to-right ramp (x0.6..x1.25) and not: slope of the garment luminance change between the two renders (ln, 8 column bands) on the ln ramp (1: the garment takes the scene light, 0: flat), rampCorr its correlation, todayRampGain the same for the shading applied before issue 35 (reproduced); patternLeak / todayLeak: slope of the garment luminance change (result over the unlit render, ln) on the photo pattern (ln luminance less its sigma 0.15 shoulder-width smoothing: stripes, print, folds; 0 = none reaches the garment); shadeCorr: correlation of that change with the photo smoothed light (which still holds the old clothing large-scale albedo); garmentChroma / flatChroma / photoChroma: mean chroma (levels) of the garment on the torso, of the unlit garment there, of the whole photo; garmentY / torsoY: mean luminance (levels) of the garment on the torso and of the photo there (the old clothing); white: the photo white point around the person (meta.exposure.white); exposureGain: the person also rendered at ${DIM} x the photo exposure, ln(garment luminance dim / normal) / ln ${DIM} (1: the garment takes the scene exposure, 0: keeps its studio level; - when the dim photo dresses another person).`,
 );
 console.log(
   `collarGap: topmost garment row in the collar corners (0.12-0.3 sw beside the middle) less the neck-base estimate, shoulder widths (> 0: the old collar shows above); shoulderGap: topmost garment row at the shoulder joints less the person mask top there (sw); hemGap: lowest garment row in the middle less the hip line (sw, tops with hips in frame); sleeveEdgePx: how many 1-px steps along the arm the sleeve end takes to fall from 80% to 20% of its contrast (median over offsets across the arm; 1 = a hard square cut); outlineSoft: the garment's coverage a per pixel from the unlit renders of the garment and of its colour complement (a = (out + inv - 2 photo) / (255 - 2 photo)), edge pixels = partial ones (0.1 < a < 0.9) within 2 px of an empty one (a <= 0.1; round 15: a partial pixel further in is the garment's edge mixed with the fill band, no outline) and opaque ones beside an empty 4-neighbour; the partial share (1: anti-aliased, 0: stair-stepped); hardPx: the number of those opaque ones (stair steps); notch: the drawn shape (changed in either unlit render) against itself closed and opened by a disc of 0.05 sw: square root of the largest differing piece, sw (multi-pixel notches and steps; notches: pieces of at least (0.05 sw)^2; notchAt: the largest piece's centre, x,y in photo pixels, also crossed in red on <person>-<garment>-notch.png); sleeveNotch: the same figure, concave pieces only (what the closing adds, not pointed tips), on the sleeves laid along the arms alone (sleeves.ts, alpha >= 128; in the render they lie over the torso warp's copy of the sleeve, so a step in their inner outline is between two garment colours and outlineNotch cannot see it), sleeveNotchAt its largest piece's centre, overlay <person>-<garment>-sleeve-notch.png; neckFlat: in the face's columns (the nose's, half the ear-to-ear span either side), the topmost garment row below the mouth row per column, and the longest run of neighbouring columns whose tops lie within 1 px, as a share of the columns (near 1: a straight horizontal cut across the neck under the chin); neckShown: inside the garment's neckline opening (the t-shirt's inner back inside its collar ring, the coat's V between the lapels: neckline.ts, warped and turned as this build draws it, >= 128 of 255, the same pixels for the --before row) the share of pixels changed in neither unlit render (<= 24 levels): the photo (the neck) shown through the opening (- when the garment has none); oldClothedOpen: oldClothed with that opening left out of its region (the neck shown through it is skin the bench's skin rule may not join to the face across the chin's shadow). All on the unlit render.`,

@@ -9,6 +9,21 @@ function diff(a, b, i) {
   return Math.max(Math.abs(a[i] - b[i]), Math.abs(a[i + 1] - b[i + 1]), Math.abs(a[i + 2] - b[i + 2]));
 }
 
+/** Share of the shoulder-hip quadrilateral (landmarks 11, 12, 24, 23) whose pixels `set` (0/1 per pixel) holds. */
+export function quadShare(set, landmarks, width, height) {
+  const quad = [11, 12, 24, 23].map((k) => [landmarks[k][0], landmarks[k][1]]);
+  let n = 0,
+    hit = 0;
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      if (!inPoly(quad, x + 0.5, y + 0.5)) continue;
+      n++;
+      if (set[y * width + x]) hit++;
+    }
+  }
+  return n ? hit / n : 0;
+}
+
 /** Inside test for a convex polygon of [x, y] points (any winding). */
 function inPoly(q, x, y) {
   let sign = 0;
@@ -183,8 +198,10 @@ export function faceRegion(ref, width, face, landmarks) {
  *   what "unchanged within JPEG noise" allows on this photo (1.1 on grace_hopper.jpg, 3.5 on
  *   the noisy, small-faced messi5.jpg, so one fixed bound cannot serve both);
  * faceChanged: share of those pixels changed by more than CHANGED (garment drawn there).
+ * `leaveOut` (0/1 per pixel, optional): pixels left out of the quadrilateral (what the garment's
+ * own design leaves uncovered: a strapped dress's shoulders and neckline, layout.ts `uncovered`).
  */
-export function tryOnMeasures(ref, out, width, height, mask, landmarks, face, jpegRef = null) {
+export function tryOnMeasures(ref, out, width, height, mask, landmarks, face, jpegRef = null, leaveOut = null) {
   const L = (k) => landmarks[k];
   const quad = [L(11), L(12), L(24), L(23)].map(([x, y]) => [x, y]);
   const limbs = limbsInFront(landmarks, mask, width);
@@ -214,7 +231,7 @@ export function tryOnMeasures(ref, out, width, height, mask, landmarks, face, jp
         changed++;
         if (mask[p] >= 128) changedIn++;
       }
-      if (inPoly(quad, x + 0.5, y + 0.5)) {
+      if (inPoly(quad, x + 0.5, y + 0.5) && !leaveOut?.[p]) {
         quadN++;
         if (d > CHANGED) quadChanged++;
         if (front(x + 0.5, y + 0.5)) {
@@ -277,8 +294,9 @@ export function isSkin(r, g, b) {
  * Returns shares of the shoulder-hip quadrilateral less forearms, hands and face (the
  * quadOriginalFront denominator): `shown` (what is left: old clothing), `naive` (= quadOriginalFront
  * on `out`), `colourMatched`, `skin`; and `pixels`, the left ones as [x, y] (a debug overlay).
+ * `leaveOut` (0/1 per pixel, optional) as for tryOnMeasures.
  */
-export function oldClothingShown(ref, out, outInverse, width, height, mask, landmarks, face) {
+export function oldClothingShown(ref, out, outInverse, width, height, mask, landmarks, face, leaveOut = null) {
   const L = (k) => landmarks[k];
   const quad = [L(11), L(12), L(24), L(23)].map(([x, y]) => [x, y]);
   const limbs = limbsInFront(landmarks, mask, width);
@@ -293,7 +311,7 @@ export function oldClothingShown(ref, out, outInverse, width, height, mask, land
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
       const p = y * width + x;
-      if (!inPoly(quad, x + 0.5, y + 0.5)) continue;
+      if (!inPoly(quad, x + 0.5, y + 0.5) || leaveOut?.[p]) continue;
       if (isFace(x, y) || limbs(x + 0.5, y + 0.5)) {
         state[p] = 1;
         continue;

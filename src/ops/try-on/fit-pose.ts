@@ -75,11 +75,12 @@ export function fitGarmentToPose(g: Garment, p: Person, width: number, height: n
   const pairs: Pair[] = [];
   const add = (from: Point, to: Point) => pairs.push({ from, to });
   const gShoulder = Math.max(1, Math.hypot(lm.shoulderR.x - lm.shoulderL.x, lm.shoulderR.y - lm.shoulderL.y));
-  const s = (pSR.x - pSL.x) / gShoulder;
+  // A dress's shoulder landmarks are its straps' tops: on the shoulders' slope, not at the seams.
+  const [strapL, strapR] = g.kind === 'full' ? straps(g, p, width, height, axis, halfAt(CHEST_T) * 1.06, sl, sr, sw) : [pSL, pSR];
+  const s = (strapR.x - strapL.x) / gShoulder;
 
-  add(lm.neck, neck);
-  add(lm.shoulderL, pSL);
-  add(lm.shoulderR, pSR);
+  add(lm.shoulderL, strapL);
+  add(lm.shoulderR, strapR);
   const row = (gy: number, gl: number, gr: number, t: number, widen = 1) => {
     const c = axis(t);
     const half = Math.max(halfAt(t) * 1.06, (Math.abs(gr - gl) / 2) * s * widen);
@@ -88,9 +89,16 @@ export function fitGarmentToPose(g: Garment, p: Person, width: number, height: n
     add({ x: lm.cx, y: gy }, c);
   };
   if (g.kind === 'full') {
-    // A dress: bodice top at the armpits, waist at the waist, hem at the knees.
+    // A dress: bodice top at the armpits, waist at the waist, hem at the knees. The neckline's
+    // centre (a sweetheart's dip) lies between the straps' tops and the bodice's row as in the
+    // garment: pinned to the neck, it pulled the bodice up to the chin (a high-necked dress).
     const kneeY = Math.max(hip.y + 0.6 * torso, (kl.y + kr.y) / 2);
-    row(lm.chestY, lm.chestL, lm.chestR, 0.28, 0);
+    const chest = axis(CHEST_T);
+    const gTop = (lm.shoulderL.y + lm.shoulderR.y) / 2,
+      pTop = (strapL.y + strapR.y) / 2;
+    const f = clamp((lm.neck.y - gTop) / Math.max(1, lm.chestY - gTop), 0, 1);
+    add(lm.neck, { x: top.x + (chest.x - top.x) * f, y: pTop + (chest.y - pTop) * f });
+    row(lm.chestY, lm.chestL, lm.chestR, CHEST_T, 0);
     row(lm.waistY, lm.waistL, lm.waistR, 0.68, 0);
     // The skirt hangs from the hips straight down (gravity), not along the torso's lean or a
     // raised thigh: the hem's centre is below the hips' centre.
@@ -102,6 +110,7 @@ export function fitGarmentToPose(g: Garment, p: Person, width: number, height: n
     add({ x: lm.hemR, y: lm.hemY }, { x: c.x + half, y: c.y });
     add({ x: lm.cx, y: lm.hemY }, c);
   } else {
+    add(lm.neck, neck);
     // A top: armpit row, a middle row, then the hem on the hip line; each row at least as wide
     // as the torso and otherwise keeping (90% of) the garment's own width at the shoulder scale,
     // so the body of the garment is not pinched in under its sleeves. Rows keep the garment's
@@ -153,6 +162,42 @@ export function fitGarmentToPose(g: Garment, p: Person, width: number, height: n
     scaleNorm,
   );
   return { pairs, inverse, forward, scale: s };
+}
+
+/** A dress's bodice row (its chestY) lies this far down the torso, shoulders (0) to hips (1): the armpits. */
+const CHEST_T = 0.28;
+/** Its straps lie as far out from the middle as in the garment, relative to the bodice's width, within STRAP_MIN..STRAP_MAX shoulder widths. */
+const STRAP_MIN = 0.18;
+const STRAP_MAX = 0.36;
+
+/**
+ * A dress's straps' tops (person pixels, image-left first): as far out from the shoulders'
+ * middle as the garment's are, relative to its bodice (the bodice row laid `chestHalf` wide
+ * either side), within STRAP_MIN..STRAP_MAX shoulder widths; each on the person's shoulder top
+ * there (seamY over the shoulder line at that x).
+ */
+function straps(
+  g: Garment,
+  p: Person,
+  width: number,
+  height: number,
+  axis: (t: number) => Point,
+  chestHalf: number,
+  sl: Point,
+  sr: Point,
+  sw: number,
+): [Point, Point] {
+  const lm = g.landmarks;
+  const gHalf = Math.max(1, (lm.chestR - lm.chestL) / 2);
+  const mid = axis(0);
+  return ([lm.shoulderL, lm.shoulderR] as const).map((sh, n) => {
+    const dir = n === 0 ? -1 : 1;
+    const out = clamp((Math.abs(sh.x - lm.cx) / gHalf) * chestHalf, STRAP_MIN * sw, STRAP_MAX * sw);
+    const x = mid.x + dir * out;
+    // The shoulder line's row at x (between the two joints).
+    const t = clamp((x - sl.x) / Math.max(1, sr.x - sl.x), 0, 1);
+    return { x, y: seamY(p.mask, width, height, x, sl.y + (sr.y - sl.y) * t, sw) };
+  }) as [Point, Point];
 }
 
 /** Shoulder widths: how far above the joint a shoulder seam may rise to the shoulder top, and its inset below that top. */

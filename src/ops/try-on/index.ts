@@ -50,7 +50,7 @@ export const tryOn = defineOperation({
   jobPath: '/v1/try-on/job',
   summary: 'Try a garment on a person image (beta; best on tops)',
   description:
-    "A classical render for previews, best on a frontal photo and a top: fits the garment to the person's pose (collar, shoulders, sleeves along the arms, hem), lights it with the photo's shading and colour treatment, keeps arms and hands in front. Not photoreal: for photoreal results use --remote with a server that runs a photoreal try-on model. Output JPEG the size of the person image; meta.warnings flags side views and heavily occluded torsos.",
+    "A classical render for previews, best on a frontal photo and a top: fits the garment to the person's pose (collar, shoulders, sleeves along the arms, hem), lights it with the photo's shading and colour treatment, keeps arms and hands in front. A dress without sleeves is drawn over the person's own top, which stays above and beside its bodice. Not photoreal: for photoreal results use --remote with a server that runs a photoreal try-on model. Output JPEG the size of the person image; meta.warnings flags side views and heavily occluded torsos.",
   mode: 'sync-or-async',
   bodies: ['json', 'multipart'],
   jobError: tryOnJobError,

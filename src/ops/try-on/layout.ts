@@ -2,6 +2,7 @@ import { type Person, torsoTurn, type TorsoTurn } from '../../engine/people.js';
 import type { Fit } from './fit.js';
 import { fitGarmentToPose } from './fit-pose.js';
 import type { Garment } from './garment.js';
+import { plane, type Plane } from './raster.js';
 import { type ArmSleeve, type OldSleeveEnd, warpSleevesOnArms } from './sleeves.js';
 import { type TurnedLayer, turnLayer } from './turn.js';
 import { type WarpedLayer, warpGarment } from './warp.js';
@@ -20,6 +21,11 @@ import { type WarpedLayer, warpGarment } from './warp.js';
  * the far half is compressed and the far sleeve goes behind the body (turn.ts). `oldSleeve`
  * stretches a short sleeve to the end of a longer one in the photo (the pipeline passes
  * old-sleeve.ts's; the bench's neckline figures do without, as sleeves do not move the opening).
+ * `uncovered`: for a dress without sleeves, what it leaves as the photo shows it (full-size
+ * 0..255; null otherwise): all that its own shape, the layer before occluders cut it, does not
+ * cover, anti-aliased as its edge. The dress is worn over the photo's top, like a pinafore:
+ * above its bodice and between its straps, beside it, between the scallops of its hem. The
+ * pipeline's fill band does not go there; it only mends the shape where something cut it.
  */
 export function layOnPose(
   garment: Garment,
@@ -28,7 +34,7 @@ export function layOnPose(
   height: number,
   signal?: AbortSignal,
   oldSleeve?: OldSleeveEnd,
-): { fit: Fit; flat: WarpedLayer | null; armSleeves: ArmSleeve[]; turn: TorsoTurn; turned: TurnedLayer | null } {
+): { fit: Fit; flat: WarpedLayer | null; armSleeves: ArmSleeve[]; turn: TorsoTurn; turned: TurnedLayer | null; uncovered: Plane | null } {
   const fit = fitGarmentToPose(garment, subject, width, height);
   const flat = warpGarment(garment, fit, width, height, signal);
   const armSleeves = warpSleevesOnArms(garment, subject, fit.scale, width, height, signal, oldSleeve);
@@ -43,5 +49,18 @@ export function layOnPose(
         signal,
       )
     : null;
-  return { fit, flat, armSleeves, turn, turned };
+  // What a dress without sleeves leaves as the photo shows it: all its shape does not cover.
+  const layer = turned?.layer ?? flat;
+  const sleeveless = garment.kind === 'full' && !garment.landmarks.sleeveL && !garment.landmarks.sleeveR;
+  const uncovered = layer && sleeveless ? outside(layer, width, height) : null;
+  return { fit, flat, armSleeves, turn, turned, uncovered };
+}
+
+/** Full-size 0..255: what the layer `l` does not cover (255 - its alpha; 255 outside its box). */
+function outside(l: WarpedLayer, width: number, height: number): Plane {
+  const out = new Uint8Array(width * height).fill(255);
+  for (let y = Math.max(0, -l.y0); y < Math.min(l.height, height - l.y0); y++) {
+    for (let x = Math.max(0, -l.x0); x < Math.min(l.width, width - l.x0); x++) out[(y + l.y0) * width + x + l.x0] = 255 - l.alpha[y * l.width + x]!;
+  }
+  return plane(width, height, out);
 }

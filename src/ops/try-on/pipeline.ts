@@ -208,6 +208,13 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
   // inner back covers the rest (old collar, background): there the occluder is the neck's skin,
   // the head shape, forearms and hands only.
   const neck = layer?.opening ? await neckPlanes(body, forearms, occ, person, k, openingPlane(layer, person.width, person.height)) : null;
+  // A dress without sleeves is worn over what the photo shows around it (the old top's
+  // shoulders, collar and sleeves above and beside its bodice, like a pinafore): the band does
+  // not fill there (layout.ts `uncovered`). Filled from the dress, the old clothing above the
+  // bodice read as a high-necked dress up to the jaw, and the arms and torso beside it became
+  // blocks and smudges of the dress's colour; painted as bare skin, they were flat panels of
+  // paint (a classical render cannot undress the person).
+  const aroundDress = posed?.uncovered ?? null;
   // A dress without a neckline opening (the strapped dress) leaves the neck bare: the neck's
   // skin joined to the head stays in front of its top, and the band stops at it, as at the neck
   // shown through an opening (the dress's bodice and the band covered grace_hopper's neck up to
@@ -324,7 +331,8 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
       // Above the opening's start the band stops at the neck too, where no garment pixel lies
       // (it ran a line of coat colour across grace_hopper.jpg's neck under the chin).
       const shown = neck && y < neckBack ? Math.max(neckShown[i]!, neck.through.data[i]! / 255) : neckShown[i]!;
-      return inPerson[i]! * (block.data[j] ? 1 - occ.data[i]! / 255 : 1) * (1 - shown) * (neckSkin ? 1 - neckSkin.data[i]! / 255 : 1);
+      const kept = (neckSkin ? 1 - neckSkin.data[i]! / 255 : 1) * (aroundDress ? 1 - aroundDress.data[i]! / 255 : 1);
+      return inPerson[i]! * (block.data[j] ? 1 - occ.data[i]! / 255 : 1) * (1 - shown) * kept;
     };
     // Pockets stay off the neck's column (fill-blocked.ts): the neckline is the garment's own.
     // Beside a painted neck they go up to the photo's own neck instead, which they do not cover:
@@ -349,7 +357,7 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
     const hangingSleeves = garment.kind === 'top' && (lmG.sleeveL?.inner !== undefined || lmG.sleeveR?.inner !== undefined);
     const band = fillBand(out, cover, allow, person.width, person.height, region, {
       reach: FILL_REACH * body.shoulderW * k,
-      pocket: (hangingSleeves ? FILL_POCKET_HANGING : FILL_POCKET) * body.shoulderW * k,
+      pocket: (aroundDress ? FILL_POCKET_DRESS : hangingSleeves ? FILL_POCKET_HANGING : FILL_POCKET) * body.shoulderW * k,
       pocketWeight,
       rim: FILL_RIM * body.shoulderW * k,
       photo: under,
@@ -599,6 +607,8 @@ function aboveOpening(l: WarpedLayer): Int32Array {
   return top;
 }
 
+/** The arms in front of a dress without sleeves are feathered over this share of the image's width (at least a pixel). */
+const ARMS_FEATHER = 1 / 750;
 /** Pieces of a drawn layer smaller than this share of its largest piece are dropped as fragments. */
 const MIN_PIECE = 0.02;
 /** The band around the garment filled from it, in shoulder widths. */
@@ -609,6 +619,14 @@ const FILL_RIM = 0.04;
 const FILL_POCKET = 0.15;
 /** The same for a top whose sleeves hang against its body (they cover the arms beside the torso). */
 const FILL_POCKET_HANGING = 0.2;
+/**
+ * The same inside a dress without sleeves, whose band stays inside its own shape (layout.ts
+ * `uncovered`): a gap cut into it there (an arm in front at the astronaut's waist, a forearm
+ * BlazePose guessed in front of grace_hopper.jpg's chest) is the dress, mended whole. Faded at
+ * 0.15, they were smudges of the old clothing and the dress's colour, her name badge showing
+ * through.
+ */
+const FILL_POCKET_DRESS = 0.3;
 /** A torso this much covered by what stays in front of the garment is warned about. */
 const HEAVY_OCCLUSION = 0.3;
 
@@ -688,11 +706,16 @@ function personEdge(mask: Uint8Array, width: number, height: number): Float32Arr
   return out;
 }
 
-/** 0/1 full-size mask to a lightly feathered 0..255 mask. */
+/**
+ * 0/1 full-size mask to a feathered 0..255 mask (a Gaussian of sigma ARMS_FEATHER of the width,
+ * at least a pixel). The arms in front of a dress cut its sides along the shoulder-hip
+ * quadrilateral's straight edge: feathered over half a pixel, that cut was stair-stepped once
+ * the band no longer covered it (round 21).
+ */
 function featherFull(p: Plane): Promise<Plane> {
   const bytes = new Uint8Array(p.data.length);
   for (let i = 0; i < bytes.length; i++) bytes[i] = p.data[i] ? 255 : 0;
-  return blurPlane(plane(p.width, p.height, bytes), Math.max(0.5, p.width / 1500));
+  return blurPlane(plane(p.width, p.height, bytes), Math.max(1, ARMS_FEATHER * p.width));
 }
 
 /** 0/1 working-scale mask to a feathered 0..255 full-size mask. */

@@ -46,8 +46,13 @@ describe('bare arms under a sleeveless dress', () => {
     const ref = await rgb(fixture('images/messi5.jpg'));
     const { out, L } = await render('images/messi5.jpg');
     const inPhoto = onUpperArms(ref, L, oldSleeve);
-    const shown = onUpperArms(out, L, oldSleeve);
-    // Measured: 451 jersey pixels on the upper arms in the photo; 441 showed before, 14 after.
+    // Shown: the jersey's colours, unchanged from the photo (within 24 levels). By colour alone
+    // the dress's own blue in the shadow under his arm passed for the jersey's once the band no
+    // longer filled beside the bodice (round 21).
+    const unchanged = (i: number) => [0, 1, 2].every((c) => Math.abs(out.data[i + c]! - ref.data[i + c]!) <= 24);
+    const shown = onUpperArms(out, L, (r, g, b, i) => oldSleeve(r, g, b) && unchanged(i));
+    // Measured: 451 jersey pixels on the upper arms in the photo; 441 showed before, 14 after
+    // (by colour alone; unchanged ones: 0).
     expect(inPhoto).toBeGreaterThan(100);
     expect(shown / inPhoto).toBeLessThan(0.05);
 
