@@ -607,8 +607,6 @@ function aboveOpening(l: WarpedLayer): Int32Array {
   return top;
 }
 
-/** The arms in front of a dress without sleeves are feathered over this share of the image's width (at least a pixel). */
-const ARMS_FEATHER = 1 / 750;
 /** Pieces of a drawn layer smaller than this share of its largest piece are dropped as fragments. */
 const MIN_PIECE = 0.02;
 /** The band around the garment filled from it, in shoulder widths. */
@@ -706,16 +704,11 @@ function personEdge(mask: Uint8Array, width: number, height: number): Float32Arr
   return out;
 }
 
-/**
- * 0/1 full-size mask to a feathered 0..255 mask (a Gaussian of sigma ARMS_FEATHER of the width,
- * at least a pixel). The arms in front of a dress cut its sides along the shoulder-hip
- * quadrilateral's straight edge: feathered over half a pixel, that cut was stair-stepped once
- * the band no longer covered it (round 21).
- */
+/** 0/1 full-size mask to a lightly feathered 0..255 mask. */
 function featherFull(p: Plane): Promise<Plane> {
   const bytes = new Uint8Array(p.data.length);
   for (let i = 0; i < bytes.length; i++) bytes[i] = p.data[i] ? 255 : 0;
-  return blurPlane(plane(p.width, p.height, bytes), Math.max(1, ARMS_FEATHER * p.width));
+  return blurPlane(plane(p.width, p.height, bytes), Math.max(0.5, p.width / 1500));
 }
 
 /** 0/1 working-scale mask to a feathered 0..255 full-size mask. */
