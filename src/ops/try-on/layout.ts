@@ -2,10 +2,10 @@ import { type Person, torsoTurn, type TorsoTurn } from '../../engine/people.js';
 import type { Fit } from './fit.js';
 import { fitGarmentToPose } from './fit-pose.js';
 import type { Garment } from './garment.js';
-import { plane, type Plane } from './raster.js';
+import type { Plane } from './raster.js';
 import { type ArmSleeve, type OldSleeveEnd, warpSleevesOnArms } from './sleeves.js';
 import { type TurnedLayer, turnLayer } from './turn.js';
-import { type WarpedLayer, warpGarment } from './warp.js';
+import { layerPlane, type WarpedLayer, warpGarment } from './warp.js';
 
 /**
  * A top or a dress laid on a person whose shoulders BlazePose saw: fitted to the landmarks,
@@ -52,15 +52,6 @@ export function layOnPose(
   // What a dress without sleeves leaves as the photo shows it: all its shape does not cover.
   const layer = turned?.layer ?? flat;
   const sleeveless = garment.kind === 'full' && !garment.landmarks.sleeveL && !garment.landmarks.sleeveR;
-  const uncovered = layer && sleeveless ? outside(layer, width, height) : null;
+  const uncovered = layer && sleeveless ? layerPlane(layer, layer.alpha.map((a) => 255 - a), 255, width, height) : null;
   return { fit, flat, armSleeves, turn, turned, uncovered };
-}
-
-/** Full-size 0..255: what the layer `l` does not cover (255 - its alpha; 255 outside its box). */
-function outside(l: WarpedLayer, width: number, height: number): Plane {
-  const out = new Uint8Array(width * height).fill(255);
-  for (let y = Math.max(0, -l.y0); y < Math.min(l.height, height - l.y0); y++) {
-    for (let x = Math.max(0, -l.x0); x < Math.min(l.width, width - l.x0); x++) out[(y + l.y0) * width + x + l.x0] = 255 - l.alpha[y * l.width + x]!;
-  }
-  return plane(width, height, out);
 }

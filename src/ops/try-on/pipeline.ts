@@ -27,7 +27,7 @@ import { neckThrough } from './neckline.js';
 import { oldSleeveEnd } from './old-sleeve.js';
 import { skirtClip } from './skirt.js';
 import { isSideView } from './turn.js';
-import { type WarpedLayer, warpGarment } from './warp.js';
+import { layerPlane, type WarpedLayer, warpGarment } from './warp.js';
 
 /** Body analysis runs at this long side at most; the warp and composite run at full size. */
 const BODY_SIDE = 768;
@@ -207,7 +207,7 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
   // Inside the garment's neckline opening (neckline.ts) the photo's neck shows through and the
   // inner back covers the rest (old collar, background): there the occluder is the neck's skin,
   // the head shape, forearms and hands only.
-  const neck = layer?.opening ? await neckPlanes(body, forearms, occ, person, k, openingPlane(layer, person.width, person.height)) : null;
+  const neck = layer?.opening ? await neckPlanes(body, forearms, occ, person, k, layerPlane(layer, layer.opening, 0, person.width, person.height)) : null;
   // A dress without sleeves is worn over what the photo shows around it (the old top's
   // shoulders, collar and sleeves above and beside its bodice, like a pinafore): the band does
   // not fill there (layout.ts `uncovered`). Filled from the dress, the old clothing above the
@@ -506,15 +506,6 @@ async function limbZone(forearms: Plane, hands: Plane | undefined, grow: number,
   const up = await resizePlane(plane(w, h, bytes), width, height);
   const out = new Uint8Array(width * height);
   for (let i = 0; i < out.length; i++) out[i] = up.data[i]! >= 128 ? 1 : 0;
-  return plane(width, height, out);
-}
-
-/** The warped layer's neckline opening as a full-size 0..255 plane (`l.opening` must be set). */
-function openingPlane(l: WarpedLayer, width: number, height: number): Plane {
-  const out = new Uint8Array(width * height);
-  for (let y = Math.max(0, -l.y0); y < Math.min(l.height, height - l.y0); y++) {
-    for (let x = Math.max(0, -l.x0); x < Math.min(l.width, width - l.x0); x++) out[(y + l.y0) * width + x + l.x0] = l.opening![y * l.width + x]!;
-  }
   return plane(width, height, out);
 }
 

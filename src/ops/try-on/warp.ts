@@ -2,6 +2,7 @@ import { throwIfAborted } from '../../errors.js';
 import { gaussianBlurKernel } from '../../media/filters.js';
 import type { Fit } from './fit.js';
 import type { Garment } from './garment.js';
+import { plane, type Plane } from './raster.js';
 
 /** The warped garment over its bounding box in the person image. */
 export interface WarpedLayer {
@@ -109,6 +110,18 @@ export function warpGarment(g: Garment, fit: Fit, width: number, height: number,
     }
   }
   return { x0, y0, width: w, height: h, rgb, alpha, sleeve, ...(opening ? { opening } : {}) };
+}
+
+/**
+ * One of a warped layer's per-pixel planes (`values`, l.width x l.height, 0..255) placed in the
+ * full-size image (`width` x `height`), `beyond` where the layer's box does not reach.
+ */
+export function layerPlane(l: WarpedLayer, values: Uint8Array, beyond: number, width: number, height: number): Plane {
+  const out = new Uint8Array(width * height).fill(beyond);
+  for (let y = Math.max(0, -l.y0); y < Math.min(l.height, height - l.y0); y++) {
+    for (let x = Math.max(0, -l.x0); x < Math.min(l.width, width - l.x0); x++) out[(y + l.y0) * width + x + l.x0] = values[y * l.width + x]!;
+  }
+  return plane(width, height, out);
 }
 
 /**
