@@ -76,7 +76,7 @@ export function fitGarmentToPose(g: Garment, p: Person, width: number, height: n
   const add = (from: Point, to: Point) => pairs.push({ from, to });
   const gShoulder = Math.max(1, Math.hypot(lm.shoulderR.x - lm.shoulderL.x, lm.shoulderR.y - lm.shoulderL.y));
   // A dress's shoulder landmarks are its straps' tops: on the shoulders' slope, not at the seams.
-  const [strapL, strapR] = g.kind === 'full' ? straps(g, p, width, height, axis, halfAt(CHEST_T) * 1.06, sl, sr, sw) : [pSL, pSR];
+  const [strapL, strapR] = g.kind === 'full' ? straps(g, p, width, height, top, halfAt(CHEST_T) * 1.06, sl, sr, sw) : [pSL, pSR];
   const s = (strapR.x - strapL.x) / gShoulder;
 
   add(lm.shoulderL, strapL);
@@ -172,7 +172,7 @@ const STRAP_MAX = 0.36;
 
 /**
  * A dress's straps' tops (person pixels, image-left first): as far out from the shoulders'
- * middle as the garment's are, relative to its bodice (the bodice row laid `chestHalf` wide
+ * middle (`mid`) as the garment's are, relative to its bodice (the bodice row laid `chestHalf` wide
  * either side), within STRAP_MIN..STRAP_MAX shoulder widths; each on the person's shoulder top
  * there (seamY over the shoulder line at that x).
  */
@@ -181,7 +181,7 @@ function straps(
   p: Person,
   width: number,
   height: number,
-  axis: (t: number) => Point,
+  mid: Point,
   chestHalf: number,
   sl: Point,
   sr: Point,
@@ -189,7 +189,6 @@ function straps(
 ): [Point, Point] {
   const lm = g.landmarks;
   const gHalf = Math.max(1, (lm.chestR - lm.chestL) / 2);
-  const mid = axis(0);
   return ([lm.shoulderL, lm.shoulderR] as const).map((sh, n) => {
     const dir = n === 0 ? -1 : 1;
     const out = clamp((Math.abs(sh.x - lm.cx) / gHalf) * chestHalf, STRAP_MIN * sw, STRAP_MAX * sw);
