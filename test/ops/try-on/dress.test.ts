@@ -6,12 +6,8 @@
 // and what the dress leaves around it stays the photo's (layout.ts `uncovered`).
 import { describe, expect, it } from 'vitest';
 import { detectPeople, POSE, type Person } from '../../../src/engine/people.js';
-import { decodeImage } from '../../../src/media/image.js';
-import { prepareGarment } from '../../../src/ops/try-on/garment.js';
-import { tryOn } from '../../../src/ops/try-on/index.js';
-import { layOnPose } from '../../../src/ops/try-on/layout.js';
 import { fileInput, fixture } from '../../helpers.js';
-import { renderPair, rgb } from './render.js';
+import { laidOn, renderPair, rgb } from './render.js';
 
 const SLOW = 300_000;
 
@@ -21,8 +17,7 @@ async function laid(person: string) {
   const res = await renderPair(fileInput(fixture(person)), fileInput(fixture('cutouts/dress.png')), 'scene');
   const meta = res.meta as { dressed_person: number; face: { mouth_y: number } };
   const subject = people[meta.dressed_person]!;
-  const g = await prepareGarment(await decodeImage(fileInput(fixture('cutouts/dress.png')), tryOn.limits, tryOn.name), { preprocess: true });
-  const lay = layOnPose(g, subject, ref.width, ref.height);
+  const lay = await laidOn('cutouts/dress.png', subject, ref.width, ref.height);
   const L = subject.landmarks;
   const [a, b] = [L[POSE.leftShoulder]!, L[POSE.rightShoulder]!];
   return { ref, out: await rgb(res.data as Buffer), subject, meta, lay, mid: (a.x + b.x) / 2, line: (a.y + b.y) / 2, sw: Math.hypot(b.x - a.x, b.y - a.y) };

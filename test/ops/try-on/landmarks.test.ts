@@ -7,12 +7,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM bench helper without type declarations
 import { faceRegion, tryOnMeasures } from '../../../bench/lib/try-on-metrics.mjs';
 import { detectPeople, type Person } from '../../../src/engine/people.js';
-import { decodeImage } from '../../../src/media/image.js';
-import { prepareGarment } from '../../../src/ops/try-on/garment.js';
-import { tryOn } from '../../../src/ops/try-on/index.js';
-import { layOnPose } from '../../../src/ops/try-on/layout.js';
 import { bufferInput, fileInput, fixture, runOp } from '../../helpers.js';
-import { renderPair, rgb } from './render.js';
+import { laidOn, renderPair, rgb } from './render.js';
 
 const PEOPLE = [
   'images/astronaut.png',
@@ -38,8 +34,7 @@ const QUAD_ORIGINAL_EXCEPTIONS: Record<string, number> = { 'images/basketball1.p
  * round 21: the dress is worn over the photo's top, which stays there).
  */
 async function uncovered(garmentPath: string, subject: Person, width: number, height: number): Promise<Uint8Array | null> {
-  const g = await prepareGarment(await decodeImage(fileInput(fixture(garmentPath)), tryOn.limits, tryOn.name), { preprocess: true });
-  const u = layOnPose(g, subject, width, height).uncovered;
+  const u = (await laidOn(garmentPath, subject, width, height)).uncovered;
   return u ? Uint8Array.from(u.data, (v) => (v >= 128 ? 1 : 0)) : null;
 }
 

@@ -7,12 +7,8 @@ import { describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM bench helper without type declarations
 import { neckShownIn } from '../../../bench/lib/try-on-neckline.mjs';
 import { detectPeople, type Person } from '../../../src/engine/people.js';
-import { decodeImage } from '../../../src/media/image.js';
-import { prepareGarment } from '../../../src/ops/try-on/garment.js';
-import { tryOn } from '../../../src/ops/try-on/index.js';
-import { layOnPose } from '../../../src/ops/try-on/layout.js';
 import { fileInput, fixture } from '../../helpers.js';
-import { renderPair, rgb } from './render.js';
+import { laidOn, renderPair, rgb } from './render.js';
 
 const SLOW = 300_000;
 
@@ -22,9 +18,7 @@ const SLOW = 300_000;
  * the neck worn).
  */
 async function warpedOpening(garmentPath: string, subject: Person, width: number, height: number, above = false): Promise<Uint8Array> {
-  const img = await decodeImage(fileInput(fixture(garmentPath)), tryOn.limits, tryOn.name);
-  const g = await prepareGarment(img, { preprocess: true });
-  const l = layOnPose(g, subject, width, height).turned!.layer;
+  const l = (await laidOn(garmentPath, subject, width, height)).turned!.layer;
   const out = new Uint8Array(width * height);
   for (let x = 0; x < l.width; x++) {
     let seen = false;

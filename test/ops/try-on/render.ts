@@ -1,17 +1,28 @@
 // Shared by the real-model try-on tests: the pipeline run at the operation's default options,
 // and a render or fixture read back as RGB.
 import sharp from 'sharp';
+import type { Person } from '../../../src/engine/people.js';
+import { decodeImage } from '../../../src/media/image.js';
 import type { LoadedInput } from '../../../src/ops/define.js';
 import { getOperation } from '../../../src/ops/registry.js';
-import type { TryOnOptions } from '../../../src/ops/try-on/index.js';
+import { prepareGarment } from '../../../src/ops/try-on/garment.js';
+import { tryOn, type TryOnOptions } from '../../../src/ops/try-on/index.js';
+import { layOnPose } from '../../../src/ops/try-on/layout.js';
 import { renderTryOn, type TryOnLight } from '../../../src/ops/try-on/pipeline.js';
 import { parseOptions } from '../../../src/ops/validate.js';
+import { fileInput, fixture } from '../../helpers.js';
 
 /** try-on's pipeline on a person and a garment at the default options, lit `light` (`flat`: the unlit template the tests measure against). */
 export function renderPair(person: LoadedInput, garment: LoadedInput, light: TryOnLight): ReturnType<typeof renderTryOn> {
   const options = parseOptions(getOperation('try-on')!, {}, 'field') as TryOnOptions;
   const ctx = { signal: new AbortController().signal, onProgress() {}, warn() {}, tempPath: (e: string) => `/tmp/imgtool-try-on-test.${e}` };
   return renderTryOn({ operation: 'try-on', inputs: { person, garment }, options }, ctx as never, light);
+}
+
+/** A fixture garment (`garmentPath`) prepared and laid on `subject` as the render lays it (layout.ts). */
+export async function laidOn(garmentPath: string, subject: Person, width: number, height: number): Promise<ReturnType<typeof layOnPose>> {
+  const g = await prepareGarment(await decodeImage(fileInput(fixture(garmentPath)), tryOn.limits, tryOn.name), { preprocess: true });
+  return layOnPose(g, subject, width, height);
 }
 
 /** An image file or buffer as 3-channel RGB, flattened on white. */
