@@ -176,17 +176,7 @@ const STRAP_MAX = 0.36;
  * either side), within STRAP_MIN..STRAP_MAX shoulder widths; each on the person's shoulder top
  * there (seamY over the shoulder line at that x).
  */
-function straps(
-  g: Garment,
-  p: Person,
-  width: number,
-  height: number,
-  mid: Point,
-  chestHalf: number,
-  sl: Point,
-  sr: Point,
-  sw: number,
-): [Point, Point] {
+function straps(g: Garment, p: Person, width: number, height: number, mid: Point, chestHalf: number, sl: Point, sr: Point, sw: number): [Point, Point] {
   const lm = g.landmarks;
   const gHalf = Math.max(1, (lm.chestR - lm.chestL) / 2);
   return ([lm.shoulderL, lm.shoulderR] as const).map((sh, n) => {

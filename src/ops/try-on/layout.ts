@@ -52,6 +52,15 @@ export function layOnPose(
   // What a dress without sleeves leaves as the photo shows it: all its shape does not cover.
   const layer = turned?.layer ?? flat;
   const sleeveless = garment.kind === 'full' && !garment.landmarks.sleeveL && !garment.landmarks.sleeveR;
-  const uncovered = layer && sleeveless ? layerPlane(layer, layer.alpha.map((a) => 255 - a), 255, width, height) : null;
+  const uncovered =
+    layer && sleeveless
+      ? layerPlane(
+          layer,
+          layer.alpha.map((a) => 255 - a),
+          255,
+          width,
+          height,
+        )
+      : null;
   return { fit, flat, armSleeves, turn, turned, uncovered };
 }
