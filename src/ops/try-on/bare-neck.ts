@@ -1,5 +1,6 @@
 import type { BodyGeometry } from './body.js';
 import { inHead } from './head.js';
+import { grainPlane, skinGrain, type Grain } from './skin-grain.js';
 import { blurPlane, clamp, growFrom, median, morph, plane, threshold, type Plane } from './raster.js';
 
 /** A chin less than this far above the shoulder line (shoulder widths): a head bent to the shoulders, whose neck is painted only inside the opening. */
@@ -55,6 +56,12 @@ const NECK_NEAR = 0.07;
 const NECK_MIN_Y = 30;
 /** The face's skin must cover this share of the head shape below the eyes. */
 const MIN_FACE_SKIN = 0.2;
+/**
+ * The painted neck takes this share of the photo's skin grain (skin-grain.ts). The measure
+ * also counts pores and fine wrinkles, which the noise cannot draw as such: at the whole of it
+ * the paint read as speckle on grace_hopper.jpg and as mottling on the astronaut.
+ */
+const GRAIN_SHARE = 0.5;
 
 /** The neck's column, working-scale pixels: centre line, half-width, rows. */
 export interface NeckColumn {
@@ -310,6 +317,11 @@ export function paintBareNeck(
   const used = points.filter((_, n) => n % step === 0);
   const fade = Math.max(1, SEAM_FADE * sw * k),
     spread = Math.max(1, SEAM_SPREAD * sw * k);
+  // The photo's grain over the painted box (forColumn's rows, the seam's columns).
+  const gy0 = clamp(Math.floor(col.y0 * k), 0, height - 1),
+    gy1 = clamp(Math.ceil((col.y1 + 1) * k), 0, height - 1);
+  const grain = photoGrain(rgb, channels, body, k, photo.whole, seam, col, width, height);
+  const noise = grain && cols > 0 && gy1 > gy0 ? grainPlane(grain, { x0, y0: gy0, x1: x0 + cols - 1, y1: gy1 }, GRAIN_SHARE) : null;
   forColumn(col, sw, k, opening, width, height, (i, _wx, wy, _cover, u) => {
     const a = share(i);
     if (a <= 0) return;
@@ -335,8 +347,10 @@ export function paintBareNeck(
       }
     }
     const t = wsum > 0 ? Math.exp(-dmin / fade) / wsum : 0;
+    const q = (i % width) - x0;
+    const g = noise && q >= 0 && q < cols && py >= gy0 && py <= gy1 ? noise[(py - gy0) * cols + q]! : 0;
     for (let c = 0; c < 3; c++) {
-      const v = colour[c]! * f + sum[c]! * t;
+      const v = colour[c]! * f + sum[c]! * t + g;
       out[i * 3 + c] = Math.round(out[i * 3 + c]! * (1 - a) + clamp(v, 0, 255) * a);
     }
   });
@@ -511,4 +525,45 @@ function faceSkin(rgb: Uint8Array, channels: number, body: BodyGeometry, k: numb
 function chromaticity(rgb: readonly [number, number, number]): [number, number] {
   const sum = rgb[0] + rgb[1] + rgb[2] || 1;
   return [rgb[0] / sum, rgb[1] / sum];
+}
+
+/**
+ * The grain of the photo's skin (skin-grain.ts), for the painted neck: its own neck's (`own`
+ * >= 250, full-size), between the chin's row and the seam's lowest row, or where too little of
+ * it lies inside that (the astronaut's strip of skin under the chin: its shadow's edge was read
+ * as grain, and painted coarse mottling) the face's skin below the eyes. Null when neither has
+ * enough.
+ */
+function photoGrain(
+  rgb: Uint8Array,
+  channels: number,
+  body: BodyGeometry,
+  k: number,
+  own: Plane,
+  seam: NeckSeam,
+  col: NeckColumn,
+  width: number,
+  height: number,
+): Grain | null {
+  let bottom = -1;
+  for (const t of seam.top) bottom = Math.max(bottom, t);
+  const chin = Math.max(0, Math.ceil(col.chinY * k));
+  if (bottom > chin && seam.cols > 0) {
+    const neck = skinGrain(rgb, channels, (i) => own.data[i]! >= 250, { x0: seam.x0, y0: chin, x1: seam.x0 + seam.cols - 1, y1: bottom - 1 }, width);
+    if (neck) return neck;
+  }
+  const head = body.head;
+  if (!head) return null;
+  const face = (i: number) => {
+    const wx = Math.floor((i % width) / k),
+      wy = Math.floor(Math.floor(i / width) / k);
+    return inHead(head, wx, wy) && body.skin.data[wy * body.width + wx] === 1;
+  };
+  const box = {
+    x0: clamp(Math.floor(head.x0 * k), 0, width - 1),
+    y0: clamp(Math.floor(head.eyeY * k), 0, height - 1),
+    x1: clamp(Math.ceil(head.x1 * k), 0, width - 1),
+    y1: clamp(Math.floor(head.chinY * k), 0, height - 1),
+  };
+  return skinGrain(rgb, channels, face, box, width);
 }

@@ -6,11 +6,13 @@
 // inside the opening, under and beside the photo's neck.
 // Round 20: the seam's colour is carried into the paint as a field over the plane, not down each
 // column (a V's lit sides drew a stripe).
+// Round 22: the painted neck takes the photo's skin grain (skin-grain.ts); flat paint read as a
+// plastic panel under grace_hopper.jpg's chin.
 import { describe, expect, it } from 'vitest';
 import { type NeckColumn, neckColumn, neckColumnAlpha, ownNeck, paintBareNeck } from '../../../src/ops/try-on/bare-neck.js';
 import type { BodyGeometry } from '../../../src/ops/try-on/body.js';
 import { headShape, inHead } from '../../../src/ops/try-on/head.js';
-import { plane } from '../../../src/ops/try-on/raster.js';
+import { median, plane } from '../../../src/ops/try-on/raster.js';
 import { frontalFace } from './face.js';
 
 const W = 100,
@@ -327,5 +329,38 @@ describe('bare neck', () => {
     for (const [x, y] of inside) expect(alpha.data[y * W + x]).toBe(255);
     // In the jaw's shadow (the face's skin: under a bent head the rows above are the face's).
     expectSkin(out, inside, 0.6);
+  });
+
+  it("takes the grain of the photo's skin: flat paint under a grainy face, none under a smooth one", async () => {
+    // The face's skin with uniform noise of +-12 levels on each pixel (every channel alike).
+    const grainy = scene(110);
+    let seed = 11;
+    for (let i = 0; i < W * H; i++) {
+      if (!grainy.skin.data[i]) continue;
+      seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+      const d = Math.round(24 * (seed / 4294967296 - 0.5));
+      for (let c = 0; c < 3; c++) grainy.rgb[i * 3 + c] = SKIN[c]! + d;
+    }
+    const col = neckColumn(grainy.body, grainy.skin, grainy.colourAt)!;
+    const out = await painted(grainy, col);
+    // The luma's spread about its 4 neighbours' mean (median absolute deviation x 1.4826).
+    const grain = (rgb: Uint8Array, x0: number, x1: number, y0: number, y1: number) => {
+      const d: number[] = [];
+      for (let y = y0; y <= y1; y++)
+        for (let x = x0; x <= x1; x++) {
+          const n = (lum(at(rgb, x - 1, y)) + lum(at(rgb, x + 1, y)) + lum(at(rgb, x, y - 1)) + lum(at(rgb, x, y + 1))) / 4;
+          d.push(Math.abs(lum(at(rgb, x, y)) - n));
+        }
+      return 1.4826 * median(d);
+    };
+    const face = grain(grainy.rgb, 42, 58, 48, 56),
+      neck = grain(out, 44, 56, 88, 104);
+    // Half the face's (GRAIN_SHARE); the flat paint before had none.
+    expect(neck).toBeGreaterThan(0.3 * face);
+    expect(neck).toBeLessThan(0.8 * face);
+    // A smooth face: smooth paint (the first test's lower neck is within 2 levels of the face).
+    const smooth = scene(110);
+    const flat = await painted(smooth, neckColumn(smooth.body, smooth.skin, smooth.colourAt)!);
+    expect(grain(flat, 44, 56, 88, 104)).toBeLessThan(0.5);
   });
 });
