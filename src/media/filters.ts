@@ -98,17 +98,19 @@ export function downsample(src: Float32Array, w: number, h: number, s: number): 
   const lw = Math.ceil(w / s);
   const lh = Math.ceil(h / s);
   const sum = new Float32Array(lw * lh);
-  const cnt = new Float32Array(lw * lh);
+  // Each column's block, once (a division per pixel was most of the cost on a large plane).
+  const block = new Int32Array(w);
+  for (let x = 0; x < w; x++) block[x] = (x / s) | 0;
   for (let y = 0; y < h; y++) {
     const ly = ((y / s) | 0) * lw;
     const row = y * w;
-    for (let x = 0; x < w; x++) {
-      const i = ly + ((x / s) | 0);
-      sum[i]! += src[row + x]!;
-      cnt[i]! += 1;
-    }
+    for (let x = 0; x < w; x++) sum[ly + block[x]!]! += src[row + x]!;
   }
-  for (let i = 0; i < sum.length; i++) sum[i]! /= cnt[i]!;
+  // The pixels in each block: s x s, fewer in the last column and row of blocks.
+  for (let by = 0; by < lh; by++) {
+    const rows = Math.min(s, h - by * s);
+    for (let bx = 0; bx < lw; bx++) sum[by * lw + bx]! /= rows * Math.min(s, w - bx * s);
+  }
   return { data: sum, width: lw, height: lh };
 }
 
@@ -166,6 +168,22 @@ export function maskedGaussianBlur(v: Float32Array, m: Float32Array, w: number, 
   return num;
 }
 
+/**
+ * maskedGaussianBlur for large sigmas, as gaussianBlurLarge: from COARSE_FROM pixels the
+ * weighted and the weights' block means are blurred at a reduced scale, divided there, and only
+ * the mean is interpolated back (a NaN block makes the pixels beside it NaN).
+ */
+export function maskedGaussianBlurLarge(v: Float32Array, m: Float32Array, w: number, h: number, sigma: number, minWeight = 1e-3): Float32Array {
+  const f = coarseFactor(sigma, w, h);
+  if (!f) return maskedGaussianBlur(v, m, w, h, sigma, minWeight);
+  const s = coarseSigma(sigma, f);
+  const low = blockMeans(v, w, h, f, m);
+  const num = clippedKernelBlur(low.data, low.width, low.height, s),
+    den = clippedKernelBlur(blockMeans(m, w, h, f).data, low.width, low.height, s);
+  for (let i = 0; i < num.length; i++) num[i] = den[i]! > minWeight ? num[i]! / den[i]! : Number.NaN;
+  return upsample(num, low.width, low.height, f, w, h);
+}
+
 /** Gaussian along rows only: three horizontal box passes of the same radius. */
 export function gaussianBlurRows(src: Float32Array, w: number, h: number, sigma: number): Float32Array {
   return threeBoxPasses(src, w, h, sigma, (a, b, r) => boxMeanRows(a, w, h, r, b));
@@ -196,6 +214,153 @@ export function gaussianBlurKernel(src: Float32Array, w: number, h: number, sigm
       for (let i = -r; i <= r; i++) s += k[i + r]! * tmp[Math.min(h - 1, Math.max(0, y + i)) * w + x]!;
       out[y * w + x] = s;
     }
+  return out;
+}
+
+/** From this sigma (pixels) gaussianBlurLarge works at a reduced scale, where the Gaussian is COARSE_SIGMA samples wide. */
+const COARSE_FROM = 8;
+const COARSE_SIGMA = 4;
+
+/**
+ * gaussianBlur for large sigmas, at a fraction of the cost: from COARSE_FROM pixels the plane is
+ * area-averaged over f x f blocks (f = floor(sigma / COARSE_SIGMA)), blurred there and
+ * interpolated back (bilinear, block centres). The block average and the interpolation blur a
+ * little themselves (variance about f^2 / 4 together), which the reduced blur leaves out. A
+ * 3000-px try-on spent a third of its time in full-size blurs of 50-160 px sigmas, the smooth
+ * means of colours near an edge; the result differs from gaussianBlur's by a small share of the
+ * plane's local contrast (filters.unit.test.ts). Below COARSE_FROM: gaussianBlur itself.
+ */
+export function gaussianBlurLarge(src: Float32Array, w: number, h: number, sigma: number): Float32Array {
+  const f = coarseFactor(sigma, w, h);
+  if (!f) return gaussianBlur(src, w, h, sigma);
+  const low = blockMeans(src, w, h, f);
+  return upsample(clippedKernelBlur(low.data, low.width, low.height, coarseSigma(sigma, f)), low.width, low.height, f, w, h);
+}
+
+/** The block size gaussianBlurLarge works at for this sigma on a w x h plane, or 0: full size. */
+function coarseFactor(sigma: number, w: number, h: number): number {
+  const f = Math.floor(sigma / COARSE_SIGMA);
+  return sigma < COARSE_FROM || f < 2 || w < 2 * f || h < 2 * f ? 0 : f;
+}
+
+/**
+ * The sigma (blocks) left to blur at block size f: gaussianBlur's own at full size (its three
+ * box passes of a whole radius r have variance (r^2 + r)), less about f^2 / 4 that the block
+ * average and the interpolation take.
+ */
+function coarseSigma(sigma: number, f: number): number {
+  const r = gaussRadius(sigma);
+  return Math.sqrt(Math.max(0, r * r + r - (f * f) / 4)) / f;
+}
+
+/**
+ * The means of f x f blocks (partial ones at the right and bottom edges), of `src` times
+ * `weight` when given: downsample's blocks, summed a block row at a time in double precision
+ * (downsample keeps its own float32 order, which other stages reproduce bit for bit).
+ */
+function blockMeans(src: Float32Array, w: number, h: number, f: number, weight?: Float32Array): { data: Float32Array; width: number; height: number } {
+  const lw = Math.ceil(w / f),
+    lh = Math.ceil(h / f);
+  const out = new Float32Array(lw * lh);
+  const acc = new Float64Array(lw);
+  for (let by = 0; by < lh; by++) {
+    acc.fill(0);
+    const y0 = by * f,
+      y1 = Math.min(h, y0 + f);
+    for (let y = y0; y < y1; y++) {
+      const row = y * w;
+      for (let bx = 0, x = 0; bx < lw; bx++) {
+        const x1 = Math.min(w, x + f);
+        let sum = 0;
+        if (weight) for (; x < x1; x++) sum += src[row + x]! * weight[row + x]!;
+        else for (; x < x1; x++) sum += src[row + x]!;
+        acc[bx]! += sum;
+      }
+    }
+    for (let bx = 0; bx < lw; bx++) out[by * lw + bx] = acc[bx]! / ((y1 - y0) * Math.min(f, w - bx * f));
+  }
+  return { data: out, width: lw, height: lh };
+}
+
+/**
+ * A sampled Gaussian (out to 3 sigma) whose taps beyond the plane are left out and the rest
+ * renormalised, along rows and then columns: the borders as boxMean (and so gaussianBlur) treats
+ * them, not clamped (gaussianBlurKernel repeats the edge pixel, which weighs it several times).
+ */
+function clippedKernelBlur(src: Float32Array, w: number, h: number, sigma: number): Float32Array {
+  const r = Math.max(1, Math.ceil(sigma * 3));
+  const k = new Float64Array(2 * r + 1);
+  for (let i = -r; i <= r; i++) k[i + r] = sigma > 0 ? Math.exp(-(i * i) / (2 * sigma * sigma)) : i === 0 ? 1 : 0;
+  // The weight of the taps inside a line n long at position p.
+  const norm = (n: number) => {
+    const out = new Float64Array(n);
+    for (let p = 0; p < n; p++) for (let i = Math.max(-r, -p); i <= Math.min(r, n - 1 - p); i++) out[p]! += k[i + r]!;
+    return out;
+  };
+  const nx = norm(w),
+    ny = norm(h);
+  const rows = new Float32Array(w * h);
+  for (let y = 0; y < h; y++) {
+    const row = y * w;
+    for (let x = 0; x < w; x++) {
+      let acc = 0;
+      for (let i = Math.max(-r, -x); i <= Math.min(r, w - 1 - x); i++) acc += k[i + r]! * src[row + x + i]!;
+      rows[row + x] = acc / nx[x]!;
+    }
+  }
+  // Down the columns a row at a time (sequential memory): each tap's row added across.
+  const out = new Float32Array(w * h);
+  const acc = new Float64Array(w);
+  for (let y = 0; y < h; y++) {
+    acc.fill(0);
+    for (let i = Math.max(-r, -y); i <= Math.min(r, h - 1 - y); i++) {
+      const kv = k[i + r]!,
+        from = (y + i) * w;
+      for (let x = 0; x < w; x++) acc[x]! += kv * rows[from + x]!;
+    }
+    const row = y * w,
+      inv = 1 / ny[y]!;
+    for (let x = 0; x < w; x++) out[row + x] = acc[x]! * inv;
+  }
+  return out;
+}
+
+/**
+ * A plane of f x f block means (lw x lh, as `downsample` made it) interpolated back to w x h:
+ * bilinear between block centres, clamped at the borders, along the rows first and then down
+ * the columns. A NaN block makes the pixels beside it NaN.
+ */
+function upsample(low: Float32Array, lw: number, lh: number, f: number, w: number, h: number): Float32Array {
+  // Each full-size column's (row's) two nearest block centres and the second's weight.
+  const axis = (n: number, ln: number) => {
+    const i0 = new Int32Array(n),
+      t = new Float32Array(n);
+    for (let x = 0; x < n; x++) {
+      const u = Math.min(ln - 1, Math.max(0, (x + 0.5) / f - 0.5));
+      i0[x] = Math.min(ln - 2, Math.floor(u));
+      t[x] = u - i0[x]!;
+    }
+    return { i0, t };
+  };
+  const ax = axis(w, lw),
+    ay = axis(h, lh);
+  const rows = new Float32Array(lh * w);
+  for (let r = 0; r < lh; r++) {
+    const lr = r * lw,
+      fr = r * w;
+    for (let x = 0; x < w; x++) {
+      const c = lr + ax.i0[x]!;
+      rows[fr + x] = low[c]! + (low[c + 1]! - low[c]!) * ax.t[x]!;
+    }
+  }
+  const out = new Float32Array(w * h);
+  for (let y = 0; y < h; y++) {
+    const r0 = ay.i0[y]! * w,
+      r1 = r0 + w,
+      ty = ay.t[y]!,
+      row = y * w;
+    for (let x = 0; x < w; x++) out[row + x] = rows[r0 + x]! + (rows[r1 + x]! - rows[r0 + x]!) * ty;
+  }
   return out;
 }
 

@@ -1,7 +1,19 @@
 // Known answers for the float-plane kernels in src/media/filters.ts: hand-computed cases,
 // brute force on random planes, and the Gaussian's variance from its three box passes.
 import { describe, expect, it } from 'vitest';
-import { boxBlur, boxMean, boxMeanRows, downsample, gaussianBlur, gaussianBlurKernel, gaussianBlurRows, gaussRadius } from '../../src/media/filters.js';
+import {
+  boxBlur,
+  boxMean,
+  boxMeanRows,
+  downsample,
+  gaussianBlur,
+  gaussianBlurKernel,
+  gaussianBlurLarge,
+  gaussianBlurRows,
+  gaussRadius,
+  maskedGaussianBlur,
+  maskedGaussianBlurLarge,
+} from '../../src/media/filters.js';
 import { seededRandom } from '../../src/media/random.js';
 
 /** The box mean by definition: every window summed pixel by pixel, clipped at the borders. */
@@ -157,5 +169,65 @@ describe('boxMeanRows, boxBlur, gaussianBlurRows, gaussianBlurKernel', () => {
     // A constant plane stays constant up to the clamped edges.
     const flat = gaussianBlurKernel(new Float32Array(n * n).fill(0.5), n, n, 2);
     for (const v of flat) expect(v).toBeCloseTo(0.5, 5);
+  });
+});
+
+describe('gaussianBlurLarge, maskedGaussianBlurLarge', () => {
+  // A 300 x 200 plane: a sharp-edged bright disc and a dark square on a ramp, with noise.
+  const W = 300,
+    H = 200;
+  const rand = seededRandom(3);
+  const src = new Float32Array(W * H);
+  for (let y = 0; y < H; y++)
+    for (let x = 0; x < W; x++) {
+      const disc = (x - 90) ** 2 + (y - 100) ** 2 < 50 ** 2 ? 150 : 0;
+      const square = x > 180 && x < 260 && y > 40 && y < 160 ? -60 : 0;
+      src[y * W + x] = 60 + x / 5 + disc + square + 20 * (rand() - 0.5);
+    }
+  const worst = (a: Float32Array, b: Float32Array) => {
+    let m = 0;
+    for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!));
+    return m;
+  };
+
+  it('is gaussianBlur itself below sigma 8', () => {
+    expect(gaussianBlurLarge(src, W, H, 6)).toEqual(gaussianBlur(src, W, H, 6));
+  });
+
+  it("stays within 2% of the edges' height of the full-size blur, borders included, for sigmas 12 to 20", () => {
+    // The disc's edge is 150 levels high. (At sigma 40 the Gaussian spans the whole 200-px
+    // plane and the two differ by 5% at its borders.)
+    for (const sigma of [12, 16, 20]) {
+      const exact = gaussianBlur(src, W, H, sigma),
+        fast = gaussianBlurLarge(src, W, H, sigma);
+      expect(worst(exact, fast)).toBeLessThan(0.02 * 150);
+    }
+  });
+
+  it('keeps the masked mean of the masked pixels only, and NaN where none lies near', () => {
+    // The mask: the left half; its mean across the border must not take the right half's values.
+    const m = new Float32Array(W * H).map((_, i) => (i % W < 150 ? 1 : 0));
+    const v = new Float32Array(W * H).map((_, i) => (i % W < 150 ? 100 : 900));
+    const out = maskedGaussianBlurLarge(v, m, W, H, 16);
+    for (const x of [0, 10, 140, 160, 190]) expect(out[100 * W + x]).toBeCloseTo(100, 3);
+    // Far beyond the mask (more than 4 sigma) there is nothing to say.
+    expect(out[100 * W + 299]).toBeNaN();
+    // On the plane above it matches the full-size normalised convolution within 5% of the
+    // edges' height where the mask weighs at least 0.2 (at its fringe, a mean of few pixels far
+    // off, the two differ more).
+    const disc = new Float32Array(W * H).map((_, i) => (((i % W) - 90) ** 2 + (Math.floor(i / W) - 100) ** 2 < 60 ** 2 ? 1 : 0));
+    const fast = maskedGaussianBlurLarge(src, disc, W, H, 24);
+    // Below COARSE_FROM it is maskedGaussianBlur itself.
+    expect(maskedGaussianBlurLarge(src, disc, W, H, 6)).toEqual(maskedGaussianBlur(src, disc, W, H, 6));
+    const num = gaussianBlur(
+        src.map((s, i) => s * disc[i]!),
+        W,
+        H,
+        24,
+      ),
+      den = gaussianBlur(disc, W, H, 24);
+    let m2 = 0;
+    for (let i = 0; i < W * H; i++) if (den[i]! > 0.2) m2 = Math.max(m2, Math.abs(fast[i]! - num[i]! / den[i]!));
+    expect(m2).toBeLessThan(0.05 * 150);
   });
 });

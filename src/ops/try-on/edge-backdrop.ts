@@ -1,4 +1,4 @@
-import { maskedGaussianBlur } from '../../media/filters.js';
+import { maskedGaussianBlurLarge } from '../../media/filters.js';
 import { maskedBlurRgb, morph, plane } from './raster.js';
 
 /** The garment's outer edge reaches this far (shoulder widths, at least 2 px) into the pixels that mix the old clothing with the backdrop: about one pixel of BlazePose's 256-pixel mask, whose edge lies that far off the photo's (at 0.025 the correction laid patches over grace_hopper.jpg's flag, where the mask takes in backdrop). */
@@ -89,7 +89,7 @@ export function backdropAtEdge(
   // channels: the mean of their squared norms less the mean's).
   const norm2 = new Float32Array(w * h);
   for (let j = 0; j < w * h; j++) for (let c = 0; c < 3; c++) norm2[j] = norm2[j]! + base[at(j) * 3 + c]! ** 2;
-  const spread = maskedGaussianBlur(norm2, bgWeight, w, h, sigma);
+  const spread = maskedGaussianBlurLarge(norm2, bgWeight, w, h, sigma);
   for (let j = 0; j < w * h; j++) spread[j] = Math.max(0, spread[j]! - (bg[0]![j]! ** 2 + bg[1]![j]! ** 2 + bg[2]![j]! ** 2));
   // Within MIN_CONTRAST of the backdrop's colour (not NaN: a backdrop lies near).
   const likeBackdrop = (j: number, i: number) => {

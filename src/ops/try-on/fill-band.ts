@@ -1,4 +1,4 @@
-import { gaussianBlur } from '../../media/filters.js';
+import { gaussianBlurLarge } from '../../media/filters.js';
 import { clamp } from './raster.js';
 
 export interface BandOptions {
@@ -101,12 +101,12 @@ export function fillBand(
   const inside = rim >= 1 ? insideRim(m, w, h, rim) : null;
   // `near`: the garment's own share nearby (its blurred coverage); colour c / d.
   const colour = (s: number) => {
-    const near = gaussianBlur(m, w, h, s),
-      c = col.map((p) => gaussianBlur(p, w, h, s));
+    const near = gaussianBlurLarge(m, w, h, s),
+      c = col.map((p) => gaussianBlurLarge(p, w, h, s));
     if (!inside) return { near, d: near, c };
-    const d = gaussianBlur(inside, w, h, s),
+    const d = gaussianBlurLarge(inside, w, h, s),
       ci = col.map((p) =>
-        gaussianBlur(
+        gaussianBlurLarge(
           p.map((v, j) => v * inside[j]!),
           w,
           h,
@@ -141,8 +141,8 @@ export function fillBand(
       }
     }
     const sp = Math.max(1, reach / 4);
-    const pNum = gaussianBlur(raw, w, h, sp),
-      pDen = gaussianBlur(open, w, h, sp);
+    const pNum = gaussianBlurLarge(raw, w, h, sp),
+      pDen = gaussianBlurLarge(open, w, h, sp);
     inPocket = new Float32Array(n);
     for (let j = 0; j < n; j++) inPocket[j] = pDen[j]! > 1e-3 ? pNum[j]! / pDen[j]! : raw[j]!;
   }

@@ -1,4 +1,4 @@
-import { maskedGaussianBlur } from '../../media/filters.js';
+import { maskedGaussianBlurLarge } from '../../media/filters.js';
 import sharp from 'sharp';
 
 /** A single-channel 8-bit plane (masks, luminance), row-major. */
@@ -143,35 +143,52 @@ export function fillHoles(mask: Plane): Plane {
   return plane(w, h, out);
 }
 
-/** Binary dilation (r > 0) or erosion (r < 0) with a square of radius |r|, separable running max/min. */
+/**
+ * Binary dilation (r > 0) or erosion (r < 0) with a square of radius |r|, separable: along each
+ * row, then down the columns, each pixel's distance to the nearest `want` pixel on its line
+ * forward and backward. The column pass walks the rows in order (all columns at once), which
+ * keeps memory access sequential on a large image.
+ */
 export function morph(mask: Plane, r: number): Plane {
   const { width: w, height: h } = mask;
   const rad = Math.abs(Math.round(r));
   if (!rad) return mask;
   const want = r > 0 ? 1 : 0;
-  const pass = (src: Uint8Array, horizontal: boolean): Uint8Array => {
-    const out = new Uint8Array(w * h);
-    const outer = horizontal ? h : w,
-      inner = horizontal ? w : h;
-    for (let o = 0; o < outer; o++) {
-      // Distance to the nearest `want` pixel along the line, forward and backward.
-      let last = -1e9;
-      const idx = (k: number) => (horizontal ? o * w + k : k * w + o);
-      const near = new Int32Array(inner).fill(1e9);
-      for (let k = 0; k < inner; k++) {
-        if (src[idx(k)] === want) last = k;
-        near[k] = k - last;
-      }
-      last = 1e9;
-      for (let k = inner - 1; k >= 0; k--) {
-        if (src[idx(k)] === want) last = k;
-        const d = Math.min(near[k]!, last - k);
-        out[idx(k)] = d <= rad ? want : 1 - want;
-      }
+  const src = mask.data;
+  const across = new Uint8Array(w * h);
+  const near = new Int32Array(Math.max(w, h));
+  for (let y = 0; y < h; y++) {
+    const row = y * w;
+    let last = -1e9;
+    for (let x = 0; x < w; x++) {
+      if (src[row + x] === want) last = x;
+      near[x] = x - last;
     }
-    return out;
-  };
-  return plane(w, h, pass(pass(mask.data, true), false));
+    last = 1e9;
+    for (let x = w - 1; x >= 0; x--) {
+      if (src[row + x] === want) last = x;
+      across[row + x] = Math.min(near[x]!, last - x) <= rad ? want : 1 - want;
+    }
+  }
+  const out = new Uint8Array(w * h);
+  const down = new Int32Array(w * h);
+  const lastRow = new Float64Array(w).fill(-1e9);
+  for (let y = 0; y < h; y++) {
+    const row = y * w;
+    for (let x = 0; x < w; x++) {
+      if (across[row + x] === want) lastRow[x] = y;
+      down[row + x] = Math.min(1e9, y - lastRow[x]!);
+    }
+  }
+  lastRow.fill(1e9);
+  for (let y = h - 1; y >= 0; y--) {
+    const row = y * w;
+    for (let x = 0; x < w; x++) {
+      if (across[row + x] === want) lastRow[x] = y;
+      out[row + x] = Math.min(down[row + x]!, lastRow[x]! - y) <= rad ? want : 1 - want;
+    }
+  }
+  return plane(w, h, out);
 }
 
 /**
@@ -307,7 +324,7 @@ export function bbox(mask: Plane): { x0: number; y0: number; x1: number; y1: num
 }
 
 /**
- * The normalised Gaussian (media/filters.ts maskedGaussianBlur) of each channel of an RGB image's
+ * The normalised Gaussian (media/filters.ts maskedGaussianBlurLarge) of each channel of an RGB image's
  * box (x0, y0, w by h, inside an image `width` wide), weighted by `weight` (w * h, 0..1); NaN where
  * no weight lies near enough.
  */
@@ -325,6 +342,6 @@ export function maskedBlurRgb(
   return [0, 1, 2].map((c) => {
     const v = new Float32Array(w * h);
     for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) v[y * w + x] = rgb[((y + y0) * width + x + x0) * 3 + c]!;
-    return maskedGaussianBlur(v, weight, w, h, sigma, minWeight);
+    return maskedGaussianBlurLarge(v, weight, w, h, sigma, minWeight);
   });
 }

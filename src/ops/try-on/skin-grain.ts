@@ -50,13 +50,14 @@ export function skinGrain(rgb: Uint8Array, channels: number, isSkin: (i: number)
   const smooth = maskedGaussianBlur(luma, mask, w, h, LIGHT_SIGMA);
   const inner = gaussianBlurKernel(mask, w, h, INSET);
   const detail = new Float32Array(w * h).fill(Number.NaN);
-  const spread: number[] = [];
+  const spread = new Float32Array(w * h);
+  let count = 0;
   for (let j = 0; j < w * h; j++) {
     if (!(inner[j]! > 0.999)) continue;
     detail[j] = luma[j]! - smooth[j]!;
-    spread.push(Math.abs(detail[j]!));
+    spread[count++] = Math.abs(detail[j]!);
   }
-  if (spread.length < MIN_PIXELS) return null;
+  if (count < MIN_PIXELS) return null;
   let num = 0,
     den = 0;
   for (let y = 0; y < h; y++) {
@@ -70,7 +71,7 @@ export function skinGrain(rgb: Uint8Array, channels: number, isSkin: (i: number)
   }
   const rho = den > 0 ? Math.min(0.9, num / den) : 0;
   const sigma = rho > 0 ? Math.min(SIGMA_MAX, Math.max(SIGMA_MIN, Math.sqrt(-1 / (4 * Math.log(rho))))) : SIGMA_MIN;
-  return { std: madStd(spread), sigma };
+  return { std: madStd(spread.subarray(0, count)), sigma };
 }
 
 /**
@@ -86,10 +87,10 @@ export function grainPlane(grain: Grain, box: Box, share: number): Float32Array 
   for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) noise[y * w + x] = hash(x + box.x0, y + box.y0);
   const grainy = gaussianBlurKernel(noise, w, h, grain.sigma);
   const light = gaussianBlurKernel(grainy, w, h, LIGHT_SIGMA);
-  const spread: number[] = [];
+  const spread = new Float32Array(w * h);
   for (let j = 0; j < w * h; j++) {
     grainy[j] = grainy[j]! - light[j]!;
-    spread.push(Math.abs(grainy[j]!));
+    spread[j] = Math.abs(grainy[j]!);
   }
   const own = madStd(spread);
   const scale = own > 0 ? (share * grain.std) / own : 0;
@@ -97,10 +98,10 @@ export function grainPlane(grain: Grain, box: Box, share: number): Float32Array 
   return grainy;
 }
 
-/** A normal distribution's standard deviation from absolute deviations (their median x 1.4826); sorts in place. */
-function madStd(abs: number[]): number {
+/** A normal distribution's standard deviation from absolute deviations (their median x 1.4826); sorts in place (typed: numeric, no comparator). */
+function madStd(abs: Float32Array): number {
   if (!abs.length) return 0;
-  abs.sort((a, b) => a - b);
+  abs.sort();
   return 1.4826 * abs[abs.length >> 1]!;
 }
 
