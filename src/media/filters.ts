@@ -2,7 +2,8 @@
  * Float-plane filters shared by the pipelines (the only blur and box filters below the
  * operations): an O(1)-per-pixel box mean (2D, or along rows only), area downsampling, a
  * Gaussian built from three box passes (variance adds up), used for shadows, ambient occlusion
- * and light wrap alike, and a sampled-kernel Gaussian for sigmas too small for box passes.
+ * and light wrap alike, a sampled-kernel Gaussian for sigmas too small for box passes, and one
+ * for large sigmas taken at a reduced scale (gaussianBlurLarge, maskedGaussianBlurLarge).
  * Images in 8-bit channels are blurred by libvips (sharp's blur) instead.
  */
 

@@ -33,8 +33,8 @@ export function edgeMatte(occ: Plane, guide: MatteGuide, zone: Plane, r: number,
   if (!any) return occ;
   const e = Math.max(1, Math.round(r));
   // Only the zone's box is re-decided, so only it and what its pixels read are worked on: the
-  // ring (2e) and the colours' Gaussian (three box passes, 3 radii) around it. On the whole
-  // image this was a tenth of a 3000-px try-on.
+  // ring (2e) and the colours' Gaussian (three box passes, 3 radii) around it, not the whole
+  // photo around a hand in front.
   const zb = bbox(zone)!;
   const m = 2 * e + 3 * gaussRadius(2 * e) + 2;
   const x0 = Math.max(0, zb.x0 - m),

@@ -156,7 +156,7 @@ export function morph(mask: Plane, r: number): Plane {
   const want = r > 0 ? 1 : 0;
   const src = mask.data;
   const across = new Uint8Array(w * h);
-  const near = new Int32Array(Math.max(w, h));
+  const near = new Int32Array(w);
   for (let y = 0; y < h; y++) {
     const row = y * w;
     let last = -1e9;

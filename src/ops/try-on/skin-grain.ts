@@ -15,7 +15,7 @@ type Box = { x0: number; y0: number; x1: number; y1: number };
 
 /** The skin's own light is its Gaussian mean over this many full-size pixels: anything finer is grain. */
 const LIGHT_SIGMA = 2;
-/** Skin pixels this close to any other pixel (a Gaussian's sigma, full-size pixels) are not measured. */
+/** A skin pixel is measured where the skin mask's Gaussian of this sigma (full-size pixels) is all but 1 there: about 4 px from anything else. */
 const INSET = 1.5;
 /** At least this many skin pixels measure the grain. */
 const MIN_PIXELS = 64;
