@@ -1,5 +1,5 @@
 /**
- * Seeded randomness shared by the synthesis pipelines (outpaint, scenes, loops). mulberry32 is
+ * Seeded randomness shared by the synthesis pipelines (outpaint, scenes, loops, try-on's grain). mulberry32 is
  * tiny, fast and good enough for randomised search and procedural noise; never Math.random, so
  * the same seed gives byte-identical output.
  */
@@ -23,4 +23,12 @@ export function mulberry32(seed: number): Rng {
 export function seededRandom(seed: number): () => number {
   const next = mulberry32(seed);
   return () => next() / 4294967296;
+}
+
+/** Integer lattice hash to [0, 1): the same position and seed give the same value (procedural noise). */
+export function hash2(ix: number, iy: number, seed: number): number {
+  let h = Math.imul(ix | 0, 0x27d4eb2d) ^ Math.imul(iy | 0, 0x165667b1) ^ Math.imul(seed | 0, 0x9e3779b1);
+  h = Math.imul(h ^ (h >>> 15), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return ((h ^ (h >>> 16)) >>> 0) / 4294967296;
 }

@@ -1,4 +1,5 @@
-import { clamp01, fbm, hash2, lodWeight, smoothstep, valueNoise } from './noise.js';
+import { hash2 } from '../../media/random.js';
+import { clamp01, fbm, lodWeight, smoothstep, valueNoise } from './noise.js';
 
 /**
  * Procedural materials in world units (centimetres). Each writes an sRGB albedo (0..1) and a

@@ -4,13 +4,7 @@
  * footprint (procedural anti-aliasing: distant table texture does not shimmer into moire).
  */
 
-/** Integer lattice hash to [0, 1). */
-export function hash2(ix: number, iy: number, seed: number): number {
-  let h = Math.imul(ix | 0, 0x27d4eb2d) ^ Math.imul(iy | 0, 0x165667b1) ^ Math.imul(seed | 0, 0x9e3779b1);
-  h = Math.imul(h ^ (h >>> 15), 0x85ebca6b);
-  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
-  return ((h ^ (h >>> 16)) >>> 0) / 4294967296;
-}
+import { hash2 } from '../../media/random.js';
 
 const fade = (t: number) => t * t * t * (t * (t * 6 - 15) + 10);
 

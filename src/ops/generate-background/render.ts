@@ -1,7 +1,7 @@
-import { seededRandom } from '../../media/random.js';
+import { hash2, seededRandom } from '../../media/random.js';
 import sharp from 'sharp';
 import { MATERIALS, type Material } from './materials.js';
-import { clamp01, fbm, hash2, smoothstep } from './noise.js';
+import { clamp01, fbm, smoothstep } from './noise.js';
 import { skyAt, skylineAt, skylineHeight } from './sky.js';
 import type { Rgb, SceneSpec, Tint } from './scenes.js';
 import { throwIfAborted } from '../../errors.js';

@@ -1,4 +1,5 @@
-import { clamp01, fbm, hash2, smoothstep, valueNoise } from './noise.js';
+import { hash2 } from '../../media/random.js';
+import { clamp01, fbm, smoothstep, valueNoise } from './noise.js';
 import type { Rgb, Sky, Skyline } from './scenes.js';
 
 /**

@@ -1,4 +1,5 @@
 import { gaussianBlurKernel, maskedGaussianBlur } from '../../media/filters.js';
+import { hash2 } from '../../media/random.js';
 
 /**
  * The photo's grain on skin (pores, fine wrinkles, the sensor's and the JPEG's noise): how
@@ -84,7 +85,7 @@ export function grainPlane(grain: Grain, box: Box, share: number): Float32Array 
   const w = box.x1 - box.x0 + 1,
     h = box.y1 - box.y0 + 1;
   const noise = new Float32Array(w * h);
-  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) noise[y * w + x] = hash(x + box.x0, y + box.y0);
+  for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) noise[y * w + x] = hash2(x + box.x0, y + box.y0, 0) - 0.5;
   const grainy = gaussianBlurKernel(noise, w, h, grain.sigma);
   const light = gaussianBlurKernel(grainy, w, h, LIGHT_SIGMA);
   const spread = new Float32Array(w * h);
@@ -103,12 +104,4 @@ function madStd(abs: Float32Array): number {
   if (!abs.length) return 0;
   abs.sort();
   return 1.4826 * abs[abs.length >> 1]!;
-}
-
-/** A uniform -0.5..0.5 from integer coordinates (a 32-bit integer mix). */
-function hash(x: number, y: number): number {
-  let h = Math.imul(x | 0, 0x27d4eb2d) ^ Math.imul(y | 0, 0x165667b1);
-  h = Math.imul(h ^ (h >>> 15), 0x85ebca6b);
-  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
-  return ((h ^ (h >>> 16)) >>> 0) / 4294967296 - 0.5;
 }
