@@ -503,18 +503,38 @@ function forColumn(
   }
 }
 
-/** Median RGB of the face's skin below the eyes (full-size pixels). */
-function faceSkin(rgb: Uint8Array, channels: number, body: BodyGeometry, k: number, width: number, height: number): [number, number, number] | null {
+/**
+ * The face's skin below the eyes, full size: the box from the eyes' row to the chin's across the
+ * head shape, and whether a pixel of it is skin (inside the head shape and the skin rule, both at
+ * working scale). Null without a head.
+ */
+function faceSkinArea(body: BodyGeometry, k: number, width: number, height: number) {
   const head = body.head;
   if (!head) return null;
+  const box = {
+    x0: Math.max(0, Math.floor(head.x0 * k)),
+    y0: Math.max(0, Math.floor(head.eyeY * k)),
+    x1: Math.min(width - 1, Math.ceil(head.x1 * k)),
+    y1: Math.min(height - 1, Math.floor(head.chinY * k)),
+  };
+  const isSkin = (i: number) => {
+    const wx = Math.floor(((i % width) + 0.5) / k),
+      wy = Math.floor((Math.floor(i / width) + 0.5) / k);
+    return inHead(head, wx, wy) && body.skin.data[wy * body.width + wx] === 1;
+  };
+  return { box, isSkin };
+}
+
+/** Median RGB of the face's skin below the eyes (full-size pixels). */
+function faceSkin(rgb: Uint8Array, channels: number, body: BodyGeometry, k: number, width: number, height: number): [number, number, number] | null {
+  const face = faceSkinArea(body, k, width, height);
+  if (!face) return null;
   const ch: number[][] = [[], [], []];
-  for (let py = Math.max(0, Math.floor(head.eyeY * k)); py <= Math.min(height - 1, Math.floor(head.chinY * k)); py++) {
-    const wy = Math.floor((py + 0.5) / k);
-    for (let px = Math.max(0, Math.floor(head.x0 * k)); px <= Math.min(width - 1, Math.ceil(head.x1 * k)); px++) {
-      const wx = Math.floor((px + 0.5) / k);
-      if (!inHead(head, wx, wy) || !body.skin.data[wy * body.width + wx]) continue;
-      const i = (py * width + px) * channels;
-      for (let c = 0; c < 3; c++) ch[c]!.push(rgb[i + c]!);
+  for (let py = face.box.y0; py <= face.box.y1; py++) {
+    for (let px = face.box.x0; px <= face.box.x1; px++) {
+      const i = py * width + px;
+      if (!face.isSkin(i)) continue;
+      for (let c = 0; c < 3; c++) ch[c]!.push(rgb[i * channels + c]!);
     }
   }
   if (!ch[0]!.length) return null;
@@ -552,18 +572,6 @@ function photoGrain(
     const neck = skinGrain(rgb, channels, (i) => own.data[i]! >= 250, { x0: seam.x0, y0: chin, x1: seam.x0 + seam.cols - 1, y1: bottom - 1 }, width);
     if (neck) return neck;
   }
-  const head = body.head;
-  if (!head) return null;
-  const face = (i: number) => {
-    const wx = Math.floor((i % width) / k),
-      wy = Math.floor(Math.floor(i / width) / k);
-    return inHead(head, wx, wy) && body.skin.data[wy * body.width + wx] === 1;
-  };
-  const box = {
-    x0: clamp(Math.floor(head.x0 * k), 0, width - 1),
-    y0: clamp(Math.floor(head.eyeY * k), 0, height - 1),
-    x1: clamp(Math.ceil(head.x1 * k), 0, width - 1),
-    y1: clamp(Math.floor(head.chinY * k), 0, height - 1),
-  };
-  return skinGrain(rgb, channels, face, box, width);
+  const face = faceSkinArea(body, k, width, height);
+  return face && skinGrain(rgb, channels, face.isSkin, face.box, width);
 }
