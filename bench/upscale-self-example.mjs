@@ -30,28 +30,7 @@ const luma = (rgb, n) => {
   for (let i = 0; i < n; i++) y[i] = 0.299 * rgb[i * 3] + 0.587 * rgb[i * 3 + 1] + 0.114 * rgb[i * 3 + 2];
   return y;
 };
-function gaussian(src, w, h, sigma) {
-  const r = Math.ceil(sigma * 3);
-  const k = new Float32Array(2 * r + 1);
-  let sum = 0;
-  for (let i = -r; i <= r; i++) sum += k[i + r] = Math.exp(-(i * i) / (2 * sigma * sigma));
-  for (let i = 0; i < k.length; i++) k[i] /= sum;
-  const tmp = new Float32Array(w * h);
-  const out = new Float32Array(w * h);
-  for (let y = 0; y < h; y++)
-    for (let x = 0; x < w; x++) {
-      let s = 0;
-      for (let i = -r; i <= r; i++) s += k[i + r] * src[y * w + Math.min(w - 1, Math.max(0, x + i))];
-      tmp[y * w + x] = s;
-    }
-  for (let y = 0; y < h; y++)
-    for (let x = 0; x < w; x++) {
-      let s = 0;
-      for (let i = -r; i <= r; i++) s += k[i + r] * tmp[Math.min(h - 1, Math.max(0, y + i)) * w + x];
-      out[y * w + x] = s;
-    }
-  return out;
-}
+const gaussian = metrics.gaussianBlur;
 
 /** Adds the transferred band to `out` (W x H RGB) in place; `input` is the w x h model input. */
 function selfExample(out, W, H, input, w, h, { strength = 1, P = 6, stride = 2, R = 4, sigma = 1, bandLow = 0 } = {}) {

@@ -12,6 +12,7 @@ export interface AlphaScores {
   boundary: number;
 }
 type Pixels = Uint8Array | Uint8ClampedArray | Buffer;
+export function gaussianBlur(src: ArrayLike<number>, w: number, h: number, sigma: number): Float32Array;
 export function psnr(a: Pixels, b: Pixels, width: number, r: Rect): number;
 export function ssim(a: Pixels, b: Pixels, width: number, height: number, r: Rect): number;
 export function seamFigure(canvas: Pixels, width: number, height: number, known: Rect, side: 'left' | 'right' | 'top' | 'bottom'): number;

@@ -26,6 +26,29 @@ export function psnr(a, b, width, r) {
   const mse = se / Math.max(1, n);
   return mse === 0 ? Infinity : 10 * Math.log10((255 * 255) / mse);
 }
+/** Separable sampled Gaussian of `sigma` (out to 3 sigma, edges clamped) of a w x h float plane. */
+export function gaussianBlur(src, w, h, sigma) {
+  const r = Math.ceil(sigma * 3);
+  const k = new Float32Array(2 * r + 1);
+  let sum = 0;
+  for (let i = -r; i <= r; i++) sum += k[i + r] = Math.exp(-(i * i) / (2 * sigma * sigma));
+  for (let i = 0; i < k.length; i++) k[i] /= sum;
+  const tmp = new Float32Array(w * h);
+  const out = new Float32Array(w * h);
+  for (let y = 0; y < h; y++)
+    for (let x = 0; x < w; x++) {
+      let s = 0;
+      for (let i = -r; i <= r; i++) s += k[i + r] * src[y * w + Math.min(w - 1, Math.max(0, x + i))];
+      tmp[y * w + x] = s;
+    }
+  for (let y = 0; y < h; y++)
+    for (let x = 0; x < w; x++) {
+      let s = 0;
+      for (let i = -r; i <= r; i++) s += k[i + r] * tmp[Math.min(h - 1, Math.max(0, y + i)) * w + x];
+      out[y * w + x] = s;
+    }
+  return out;
+}
 /** Separable Gaussian blur (11 taps, sigma 1.5, edges clamped), as in Wang et al.'s SSIM. */
 function gauss(src, w, h) {
   const k = [];

@@ -1,6 +1,8 @@
 // The painted neck's grain against the photo's own skin (issue 35, round 22). Plain .mjs: the
 // bench measures without importing the code it judges.
+import { gaussianBlur } from './metrics.mjs';
 import { isSkin } from './try-on-metrics.mjs';
+import { faceColumns } from './try-on-seams.mjs';
 
 /** Luma less its Gaussian mean over this many pixels (over the region only): the grain. */
 const LIGHT_SIGMA = 2;
@@ -11,30 +13,6 @@ const MIN_PIXELS = 64;
 
 function luma(rgb, p) {
   return 0.299 * rgb[p * 3] + 0.587 * rgb[p * 3 + 1] + 0.114 * rgb[p * 3 + 2];
-}
-
-/** Sampled Gaussian (out to 3 sigma, edges clamped) of a w x h plane. */
-function gaussian(src, w, h, s) {
-  const r = Math.ceil(3 * s);
-  const k = [];
-  let sum = 0;
-  for (let i = -r; i <= r; i++) sum += k[i + r] = Math.exp(-(i * i) / (2 * s * s));
-  const kk = k.map((v) => v / sum);
-  const tmp = new Float64Array(w * h),
-    out = new Float64Array(w * h);
-  for (let y = 0; y < h; y++)
-    for (let x = 0; x < w; x++) {
-      let v = 0;
-      for (let i = -r; i <= r; i++) v += kk[i + r] * src[y * w + Math.min(w - 1, Math.max(0, x + i))];
-      tmp[y * w + x] = v;
-    }
-  for (let y = 0; y < h; y++)
-    for (let x = 0; x < w; x++) {
-      let v = 0;
-      for (let i = -r; i <= r; i++) v += kk[i + r] * tmp[Math.min(h - 1, Math.max(0, y + i)) * w + x];
-      out[y * w + x] = v;
-    }
-  return out;
 }
 
 /**
@@ -55,8 +33,8 @@ export function grainOf(rgb, width, inside, x0, y0, x1, y1) {
       m[y * w + x] = 1;
       l[y * w + x] = luma(rgb, (y + y0) * width + x + x0);
     }
-  const num = gaussian(l, w, h, LIGHT_SIGMA),
-    den = gaussian(m, w, h, LIGHT_SIGMA);
+  const num = gaussianBlur(l, w, h, LIGHT_SIGMA),
+    den = gaussianBlur(m, w, h, LIGHT_SIGMA);
   const dev = [];
   for (let y = INSET; y < h - INSET; y++)
     for (let x = INSET; x < w - INSET; x++) {
@@ -81,21 +59,16 @@ export function grainOf(rgb, width, inside, x0, y0, x1, y1) {
  * face). 0: flat paint; 1: as grainy as the face. null when either has too few pixels.
  */
 export function neckGrain(ref, flat, inv, width, height, lms) {
-  const seen = (i) => lms[i] && lms[i][2] > 0.5;
-  if (![0, 2, 5, 9, 10, 11, 12].every(seen)) return { neckGrain: null, paintedPx: 0 };
-  const sw = Math.hypot(lms[11][0] - lms[12][0], lms[11][1] - lms[12][1]);
-  const shY = (lms[11][1] + lms[12][1]) / 2;
-  const half = seen(7) && seen(8) ? Math.abs(lms[7][0] - lms[8][0]) / 2 : Math.abs(lms[2][0] - lms[5][0]);
-  const mouthY = Math.round((lms[9][1] + lms[10][1]) / 2),
-    eyeY = Math.round((lms[2][1] + lms[5][1]) / 2);
-  const x0 = Math.max(0, Math.round(lms[0][0] - half)),
-    x1 = Math.min(width - 1, Math.round(lms[0][0] + half));
+  const cols = faceColumns(width, lms);
+  if (!cols) return { neckGrain: null, paintedPx: 0 };
+  const { sw, shY, mouthY, x0, x1 } = cols;
+  const eyeY = Math.round((lms[2][1] + lms[5][1]) / 2);
   const diff = (a, b, p) => Math.max(Math.abs(a[p * 3] - b[p * 3]), Math.abs(a[p * 3 + 1] - b[p * 3 + 1]), Math.abs(a[p * 3 + 2] - b[p * 3 + 2]));
   const painted = (x, y) => {
     const p = y * width + x;
     return diff(ref, flat, p) > 12 && diff(flat, inv, p) <= 2;
   };
-  const paint = grainOf(flat, width, painted, x0, Math.max(0, mouthY), x1, Math.min(height - 1, Math.round(shY + 0.5 * sw)));
+  const paint = grainOf(flat, width, painted, x0, Math.max(0, Math.round(mouthY)), x1, Math.min(height - 1, Math.round(shY + 0.5 * sw)));
   const face = grainOf(
     ref,
     width,
@@ -103,7 +76,7 @@ export function neckGrain(ref, flat, inv, width, height, lms) {
     x0,
     Math.max(0, eyeY),
     x1,
-    Math.min(height - 1, mouthY),
+    Math.min(height - 1, Math.round(mouthY)),
   );
   return { neckGrain: paint.std !== null && face.std ? paint.std / face.std : null, paintedPx: paint.n };
 }

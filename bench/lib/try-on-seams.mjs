@@ -383,6 +383,24 @@ export function notchOverlay(ref, width, height, nr) {
 }
 
 /**
+ * The face's columns (the nose's, half the ear-to-ear span either side; twice the eye span
+ * without ears), inclusive and inside the image `width` wide, with the shoulder width, the shoulder line's
+ * and the mouth's rows; null unless the nose, eyes, mouth and shoulders are seen (> 0.5).
+ */
+export function faceColumns(width, lms) {
+  const seen = (i) => lms[i] && lms[i][2] > 0.5;
+  if (![0, 2, 5, 9, 10, 11, 12].every(seen)) return null;
+  const half = seen(7) && seen(8) ? Math.abs(lms[7][0] - lms[8][0]) / 2 : Math.abs(lms[2][0] - lms[5][0]);
+  return {
+    sw: Math.hypot(lms[11][0] - lms[12][0], lms[11][1] - lms[12][1]),
+    shY: (lms[11][1] + lms[12][1]) / 2,
+    mouthY: (lms[9][1] + lms[10][1]) / 2,
+    x0: Math.max(0, Math.round(lms[0][0] - half)),
+    x1: Math.min(width - 1, Math.round(lms[0][0] + half)),
+  };
+}
+
+/**
  * The garment's top edge under the chin (issue 35, eighth round): in the columns of the face
  * (the nose's column, half the ear-to-ear span either side; twice the eye span without ears),
  * the topmost row the garment is drawn on (changed in either unlit render) from the mouth row
@@ -392,15 +410,10 @@ export function notchOverlay(ref, width, height, nr) {
  * neck along its outline (down the neck's sides) scores low. null without face landmarks.
  */
 export function neckFlat(ref, out, inv, width, height, lms) {
-  const seen = (i) => lms[i] && lms[i][2] > 0.5;
-  if (![0, 2, 5, 9, 10, 11, 12].every(seen)) return { neckFlat: null };
-  const sw = Math.hypot(lms[11][0] - lms[12][0], lms[11][1] - lms[12][1]);
-  const shY = (lms[11][1] + lms[12][1]) / 2;
-  const half = seen(7) && seen(8) ? Math.abs(lms[7][0] - lms[8][0]) / 2 : Math.abs(lms[2][0] - lms[5][0]);
-  const mouthY = (lms[9][1] + lms[10][1]) / 2;
+  const cols = faceColumns(width, lms);
+  if (!cols) return { neckFlat: null };
+  const { sw, shY, mouthY, x0, x1 } = cols;
   const drawn = (x, y) => diffAt(ref, out, (y * width + x) * 3) > CHANGED || diffAt(ref, inv, (y * width + x) * 3) > CHANGED;
-  const x0 = Math.max(0, Math.round(lms[0][0] - half)),
-    x1 = Math.min(width - 1, Math.round(lms[0][0] + half));
   const y0 = Math.max(0, Math.round(mouthY)),
     y1 = Math.min(height - 1, Math.round(shY + 0.5 * sw));
   const tops = [];
