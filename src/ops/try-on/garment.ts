@@ -7,6 +7,7 @@ import { delightGarment } from './garment-light.js';
 import { neckOpening } from './neckline.js';
 import { bbox, clamp, components, fillHoles, keepLabel, median, morph, plane, runAt, threshold, type Plane } from './raster.js';
 import { skinMask } from './skin.js';
+import { squareStraps } from './straps.js';
 
 export type GarmentKind = 'top' | 'bottom' | 'full';
 
@@ -136,15 +137,19 @@ export async function prepareGarment(img: DecodedImage, opts: GarmentOptions): P
       mask[di] = region.data[si]!;
     }
   }
-  const maskPlane = plane(cw, ch, mask);
+  let maskPlane = plane(cw, ch, mask);
   const kind = classify(maskPlane);
-  const landmarks = findLandmarks(maskPlane, kind);
+  let landmarks = findLandmarks(maskPlane, kind);
+  let data: Buffer = crop;
+  // A dress's straps go on over the shoulders (straps.ts).
+  const squared = kind === 'full' && !landmarks.sleeveL && !landmarks.sleeveR ? squareStraps(crop, maskPlane, landmarks) : null;
+  if (squared) ({ rgba: data, mask: maskPlane, landmarks } = squared);
   const sleeves = sleeveMask(maskPlane, landmarks);
   // Sought on the garment de-lit, as it is drawn: a studio gradient darkening the collar made
   // the t-shirt's ring as dark as its inner back, and the opening took the whole ring.
-  const delit = delightGarment(crop, cw, ch);
+  const delit = delightGarment(data, cw, maskPlane.height);
   const opening = kind === 'bottom' ? null : neckOpening(delit, maskPlane, landmarks);
-  return { rgba: { data: crop, width: cw, height: ch, channels: 4 }, delit, mask: maskPlane, sleeves, opening, kind, landmarks, extracted, reasons };
+  return { rgba: { data, width: cw, height: maskPlane.height, channels: 4 }, delit, mask: maskPlane, sleeves, opening, kind, landmarks, extracted, reasons };
 }
 
 async function toWorkScale(img: DecodedImage): Promise<RawImage> {

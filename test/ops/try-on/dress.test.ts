@@ -3,7 +3,8 @@
 // its straps to the shoulder points: the bodice was stretched up to the chin, and the fill band
 // covered the old clothing above it up to the jaw in the dress's blue. Now the dip lies between
 // the straps' tops and the bodice's row as in the garment, the straps on the shoulders' slope,
-// and what the dress leaves around it stays the photo's (layout.ts `uncovered`).
+// and what the dress leaves around it stays the photo's (layout.ts `uncovered`). Round 23: the
+// straps go on past the garment photo's rounded ends, over the shoulders.
 import { describe, expect, it } from 'vitest';
 import { detectPeople, POSE, type Person } from '../../../src/engine/people.js';
 import { fileInput, fixture } from '../../helpers.js';
@@ -44,8 +45,16 @@ describe('the strapped dress on the shoulders, worn over the photo top', () => {
       // Measured 0.22 (astronaut) and 0.12 (grace_hopper).
       const dip = (topIn(mid - 0.02 * sw, mid + 0.02 * sw) - line) / sw;
       expect(dip).toBeGreaterThan(0.05);
-      // The straps' tops: above the joints' line, on the shoulders.
+      // The straps' tops: above the joints' line, on the shoulders; continued past the garment's
+      // own rounded ends (straps.ts), each reaches 0.25 shoulder widths above that line. Measured
+      // 0.28 and 0.36 (astronaut), 0.36 and 0.32 (grace_hopper); the garment's own ends lay 0.08
+      // to 0.17 above it, short tabs on the chest.
       expect((topIn(mid - 0.45 * sw, mid + 0.45 * sw) - line) / sw).toBeLessThan(0);
+      for (const [x0, x1] of [
+        [mid - 0.45 * sw, mid - 0.1 * sw],
+        [mid + 0.1 * sw, mid + 0.45 * sw],
+      ] as const)
+        expect((topIn(x0, x1) - line) / sw).toBeLessThan(-0.25);
 
       // Above and beside the dress, under the mouth and inside the person's mask, where the dress
       // is not drawn (nor within 2 px of it: its anti-aliased edge): the photo's own top,
