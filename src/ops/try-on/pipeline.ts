@@ -3,7 +3,7 @@ import { ImgtoolError, throwIfAborted } from '../../errors.js';
 import { detectPeople, POSE, type Person, torsoTurn } from '../../engine/people.js';
 import { decodeImage, encodeImage, encodeOptionsFor, type DecodedImage } from '../../media/image.js';
 import type { LoadedInput, Pipeline } from '../define.js';
-import { cutoutSubject } from '../../vision/cutout/cutout.js';
+import { cutoutSubject, subjectMask } from '../../vision/cutout/cutout.js';
 import { bareArms, paintBareArms } from './bare-arms.js';
 import { type NeckColumn, neckColumn, neckColumnAlpha, type PhotoNeck, ownNeck, paintBareNeck } from './bare-neck.js';
 import { backdropAtEdge } from './edge-backdrop.js';
@@ -24,6 +24,7 @@ import { inHead } from './head.js';
 import { keepLargePieces } from './fragments.js';
 import { layOnPose } from './layout.js';
 import { neckThrough } from './neckline.js';
+import { trimOvershoot } from './mask-overshoot.js';
 import { oldSleeveEnd } from './old-sleeve.js';
 import { skirtClip } from './skirt.js';
 import { isSideView } from './turn.js';
@@ -89,8 +90,11 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
   }
 
   progress(0.15, 'segment person');
-  // The ISNet cut-out only serves `remove_background` (the person on white).
+  // The ISNet cut-out only serves `remove_background` (the person on white); ISNet's refined mask
+  // (the cut-out's, or on its own) gives the photo's edge where BlazePose's mask took in backdrop
+  // (mask-overshoot.ts).
   const cut = opts.remove_background ? await cutoutSubject(person, { signal }) : null;
+  const subjectEdge = cut ? cut.mask : await subjectMask(person, { signal });
   throwIfAborted(signal);
 
   progress(0.4, 'analyse body');
@@ -171,6 +175,15 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
   const maskR = Math.max(1.5, (OUTLINE_MATTE * Math.max(subject.box.width, subject.box.height)) / 256);
   const outlineMask = outlineMatte(plane(person.width, person.height, subject.mask), guide, maskR);
   const outline = personEdge(outlineMask.data, person.width, person.height);
+  // Where the mask took in backdrop beside the person (the neck's corners), the outline is taken
+  // back to the photo's edge (mask-overshoot.ts); the head, hands and forearms stay.
+  const kept = (i: number) => {
+    const x = i % person.width,
+      y = (i - x) / person.width;
+    const j = Math.min(body.height - 1, Math.floor(y / k)) * body.width + Math.min(body.width - 1, Math.floor(x / k));
+    return !!(forearms.data[j] || body.hands?.data[j] || (body.head && inHead(body.head, x / k, y / k)));
+  };
+  trimOvershoot(subjectEdge, outline, kept, body.shoulderW * k, person.width, person.height);
   const inPerson = garment.kind === 'full' ? skirtClip(outline, subject, person.width, person.height) : outline;
   const sleeveless = garment.kind === 'full' && !garment.landmarks.sleeveL && !garment.landmarks.sleeveR && shouldersSeen;
   const [shade, occCapsule, occSleeveCapsule] = await Promise.all([

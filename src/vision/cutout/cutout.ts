@@ -241,6 +241,22 @@ export async function cutoutSubject(img: RawImage, opts: CutoutOptions = {}): Pr
   };
 }
 
+/**
+ * ISNet's mask of the main subject alone, refined at full resolution as the cut-out's is: the
+ * photo's own edge where another model's mask is coarse (try-on's outline against BlazePose's,
+ * ops/try-on/mask-overshoot.ts). No second model, selection rule, people assist or colour
+ * estimation: a fraction of the cut-out's time. Full-size 0..255 alpha; an RGBA input's alpha
+ * is not used.
+ */
+export async function subjectMask(img: RawImage, opts: { signal?: AbortSignal } = {}): Promise<Uint8Array> {
+  throwIfAborted(opts.signal);
+  const input = { data: modelRgb(img, undefined), width: img.width, height: img.height, channels: 3 } as const;
+  isnetModel ??= int8Preferred() ? 'isnet-int8' : 'isnet';
+  const { mask } = await segment(input, isnetModel, { signal: opts.signal, size: isnetSide, keepAspect: isnetAspect });
+  throwIfAborted(opts.signal);
+  return refineAlpha(input, mask, MODEL_INPUT_SIDE.u2netp, DEFAULT_REFINE);
+}
+
 /** The plain model (plainMode): ISNet's mask, refined and decontaminated as the default's is. */
 async function plainCutout(img: RawImage, input: SegmentInput & { channels: 3 }, hint: Uint8Array | undefined, opts: CutoutOptions): Promise<Cutout> {
   const { width: w, height: h } = img;
