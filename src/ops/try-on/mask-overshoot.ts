@@ -1,3 +1,4 @@
+import { gaussianBlurKernel } from '../../media/filters.js';
 import { chamfer } from './fill-band.js';
 
 /** The outline is re-judged this deep inside it (shoulder widths, at least 2 px). */
@@ -5,6 +6,9 @@ const DEPTH = 0.08;
 /** Only pieces reaching this deep into the outline (shoulder widths, at least MIN_DEEP_PX) are taken back. */
 const MIN_DEEP = 0.012;
 const MIN_DEEP_PX = 2.5;
+/** The edge it makes is smoothed over this (pixels per 1000 of the photo's width, at least SOFT_PX): the outline's own softness (pipeline softMask). */
+const SOFT = 0.67;
+const SOFT_PX = 0.6;
 
 /**
  * BlazePose's mask takes in backdrop beside the person, most in the concave corners between the
@@ -78,7 +82,12 @@ export function trimOvershoot(cut: Uint8Array, inside: Float32Array, keep: (i: n
     const mark = most >= deep ? 2 : 3;
     for (const j of piece) state[j] = mark;
   }
-  let changed = false;
+  // The cut-out's alpha, as the outline takes the mask's (pipeline personEdge), over the pieces
+  // and the pixels beside them; smoothed (SOFT) so the edge it makes is anti-aliased as the
+  // outline's own: the refined alpha is near binary along a textured backdrop, and the garment's
+  // edge came out in stair steps.
+  const limit = new Float32Array(w * h).fill(1);
+  let any = false;
   for (let j = 0; j < w * h; j++) {
     if (!(dIn[j]! > 0)) continue;
     const x = j % w;
@@ -86,10 +95,17 @@ export function trimOvershoot(cut: Uint8Array, inside: Float32Array, keep: (i: n
     const beside =
       !taken && ((x > 0 && state[j - 1] === 2) || (x < w - 1 && state[j + 1] === 2) || (j >= w && state[j - w] === 2) || (j + w < w * h && state[j + w] === 2));
     if (!taken && !(beside && !keep(at(j)))) continue;
+    const t = Math.min(1, Math.max(0, (cut[at(j)]! - 90) / 75));
+    limit[j] = t * t * (3 - 2 * t);
+    any = true;
+  }
+  if (!any) return false;
+  const soft = gaussianBlurKernel(limit, w, h, Math.max(SOFT_PX, (SOFT * width) / 1000));
+  let changed = false;
+  for (let j = 0; j < w * h; j++) {
+    if (!(dIn[j]! > 0) || keep(at(j))) continue;
     const i = at(j);
-    // The cut-out's alpha as the outline takes the mask's (pipeline personEdge).
-    const t = Math.min(1, Math.max(0, (cut[i]! - 90) / 75));
-    const v = Math.min(inside[i]!, t * t * (3 - 2 * t));
+    const v = Math.min(inside[i]!, limit[j]!, soft[j]!);
     if (v < inside[i]!) {
       inside[i] = v;
       changed = true;
