@@ -105,7 +105,8 @@ export function trimOvershoot(cut: Uint8Array, inside: Float32Array, keep: (i: n
   for (let j = 0; j < w * h; j++) {
     if (!(dIn[j]! > 0) || keep(at(j))) continue;
     const i = at(j);
-    const v = Math.min(inside[i]!, limit[j]!, soft[j]!);
+    // (The blur of a plane of ones is a rounding under one: left as one.)
+    const v = Math.min(inside[i]!, limit[j]!, soft[j]! > 0.999 ? 1 : soft[j]!);
     if (v < inside[i]!) {
       inside[i] = v;
       changed = true;
