@@ -87,7 +87,11 @@ export function trimOvershoot(cut: Uint8Array, inside: Float32Array, keep: (i: n
   // outline's own: the refined alpha is near binary along a textured backdrop, and the garment's
   // edge came out in stair steps.
   const limit = new Float32Array(w * h).fill(1);
-  let any = false;
+  // The box of what is limited, for the smoothing below.
+  let lx0 = w,
+    ly0 = h,
+    lx1 = -1,
+    ly1 = -1;
   for (let j = 0; j < w * h; j++) {
     if (!(dIn[j]! > 0)) continue;
     const x = j % w;
@@ -97,17 +101,36 @@ export function trimOvershoot(cut: Uint8Array, inside: Float32Array, keep: (i: n
     if (!taken && !(beside && !keep(at(j)))) continue;
     const t = Math.min(1, Math.max(0, (cut[at(j)]! - 90) / 75));
     limit[j] = t * t * (3 - 2 * t);
-    any = true;
+    const y = (j - x) / w;
+    if (x < lx0) lx0 = x;
+    if (x > lx1) lx1 = x;
+    if (y < ly0) ly0 = y;
+    if (y > ly1) ly1 = y;
   }
-  if (!any) return false;
-  const soft = gaussianBlurKernel(limit, w, h, Math.max(SOFT_PX, (SOFT * width) / 1000));
+  if (lx1 < 0) return false;
+  // Smoothed over the limited box and a margin of 4 sigma (not the whole outline's box: at 3000
+  // px that blur and the pass after it took a second).
+  const sigma = Math.max(SOFT_PX, (SOFT * width) / 1000);
+  const m = Math.ceil(4 * sigma) + 1;
+  const sx0 = Math.max(0, lx0 - m),
+    sy0 = Math.max(0, ly0 - m),
+    sx1 = Math.min(w - 1, lx1 + m),
+    sy1 = Math.min(h - 1, ly1 + m);
+  const sw = sx1 - sx0 + 1,
+    sh = sy1 - sy0 + 1;
+  const sub = new Float32Array(sw * sh);
+  for (let y = 0; y < sh; y++) sub.set(limit.subarray((y + sy0) * w + sx0, (y + sy0) * w + sx0 + sw), y * sw);
+  const soft = gaussianBlurKernel(sub, sw, sh, sigma);
   let changed = false;
-  for (let j = 0; j < w * h; j++) {
-    if (!(dIn[j]! > 0) || keep(at(j))) continue;
-    const i = at(j);
-    // (The blur of a plane of ones is a rounding under one: left as one.)
-    const v = Math.min(inside[i]!, limit[j]!, soft[j]! > 0.999 ? 1 : soft[j]!);
-    if (v < inside[i]!) {
+  for (let y = 0; y < sh; y++) {
+    for (let x = 0; x < sw; x++) {
+      const j = (y + sy0) * w + x + sx0;
+      if (!(dIn[j]! > 0)) continue;
+      // (The blur of a plane of ones is a rounding under one: left as one.)
+      const s = soft[y * sw + x]!;
+      const v = Math.min(limit[j]!, s > 0.999 ? 1 : s);
+      const i = at(j);
+      if (v >= inside[i]! || keep(i)) continue;
       inside[i] = v;
       changed = true;
     }
