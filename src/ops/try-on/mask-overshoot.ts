@@ -1,5 +1,4 @@
 import { gaussianBlurKernel } from '../../media/filters.js';
-import { chamfer } from './fill-band.js';
 
 /** The outline is re-judged this deep inside it (shoulder widths, at least 2 px). */
 const DEPTH = 0.08;
@@ -9,6 +8,8 @@ const MIN_DEEP_PX = 2.5;
 /** The edge it makes is smoothed over this (pixels per 1000 of the photo's width, at least SOFT_PX): the outline's own softness (pipeline softMask). */
 const SOFT = 0.67;
 const SOFT_PX = 0.6;
+/** The smoothing works tile by tile, this many pixels square. */
+const TILE = 64;
 
 /**
  * BlazePose's mask takes in backdrop beside the person, most in the concave corners between the
@@ -32,13 +33,86 @@ const SOFT_PX = 0.6;
 export function trimOvershoot(cut: Uint8Array, inside: Float32Array, keep: (i: number) => boolean, shoulderW: number, width: number, height: number): boolean {
   const depth = Math.max(2, DEPTH * shoulderW);
   const deep = Math.max(MIN_DEEP_PX, MIN_DEEP * shoulderW);
-  // The outline's box and a pixel around it.
+  const n = width * height;
+  const isIn = (i: number) => inside[i]! >= 0.5;
+  // 1: a candidate (inside the outline, backdrop to the cut-out, not kept), then the layer + 1
+  // at which the walk in from the outline reached it (8 neighbours, up to `depth` layers: the
+  // band is only as deep as that). Only pixels the two masks disagree on are visited.
+  const layer = new Uint16Array(n);
+  let front: number[] = [];
+  for (let y = 0; y < height; y++) {
+    for (let x = 0, i = y * width; x < width; x++, i++) {
+      if (!isIn(i) || cut[i]! >= 128) continue;
+      // The picture's border is not outside: the person goes on beyond it.
+      const edge = (x > 0 && !isIn(i - 1)) || (x < width - 1 && !isIn(i + 1)) || (y > 0 && !isIn(i - width)) || (y < height - 1 && !isIn(i + width));
+      if (keep(i)) continue;
+      layer[i] = 1;
+      if (edge) {
+        layer[i] = 2;
+        front.push(i);
+      }
+    }
+  }
+  if (!front.length) return false;
+  const reached: number[] = [...front];
+  for (let d = 2; front.length && d <= depth; d++) {
+    const next: number[] = [];
+    for (const i of front) {
+      const x = i % width;
+      for (let dy = -1; dy <= 1; dy++) {
+        for (let dx = -1; dx <= 1; dx++) {
+          const q = i + dy * width + dx;
+          if ((!dx && !dy) || x + dx < 0 || x + dx >= width || q < 0 || q >= n || layer[q] !== 1) continue;
+          layer[q] = d + 1;
+          next.push(q);
+        }
+      }
+    }
+    reached.push(...next);
+    front = next;
+  }
+  // The pieces the walk reached (4-connected), each taken back when it reaches `deep` layers.
+  const taken = new Uint8Array(n); // 1: being grouped, 2: taken back, 3: too shallow
+  for (const i0 of reached) {
+    if (taken[i0]) continue;
+    const piece = [i0];
+    taken[i0] = 1;
+    let most = layer[i0]! - 1;
+    for (let k = 0; k < piece.length; k++) {
+      const i = piece[k]!;
+      const x = i % width;
+      for (const q of [x > 0 ? i - 1 : -1, x < width - 1 ? i + 1 : -1, i - width, i + width]) {
+        if (q < 0 || q >= n || taken[q] || layer[q]! < 2) continue;
+        taken[q] = 1;
+        most = Math.max(most, layer[q]! - 1);
+        piece.push(q);
+      }
+    }
+    const mark = most >= deep ? 2 : 3;
+    for (const i of piece) taken[i] = mark;
+  }
+  // The cut-out's alpha, as the outline takes the mask's (pipeline personEdge), on the pieces
+  // and the pixels inside beside them; smoothed (SOFT) so the edge it makes is anti-aliased as
+  // the outline's own: the refined alpha is near binary along a textured backdrop, and the
+  // garment's edge came out in stair steps.
+  const limits = new Map<number, number>();
+  const limitAt = (i: number) => {
+    const t = Math.min(1, Math.max(0, (cut[i]! - 90) / 75));
+    limits.set(i, t * t * (3 - 2 * t));
+  };
+  for (const i of reached) {
+    if (taken[i] !== 2) continue;
+    limitAt(i);
+    const x = i % width;
+    for (const q of [x > 0 ? i - 1 : -1, x < width - 1 ? i + 1 : -1, i - width, i + width])
+      if (q >= 0 && q < n && taken[q] !== 2 && !limits.has(q) && isIn(q) && !keep(q)) limitAt(q);
+  }
+  if (!limits.size) return false;
   let x0 = width,
     y0 = height,
     x1 = -1,
     y1 = -1;
-  for (let i = 0; i < inside.length; i++) {
-    if (inside[i]! < 0.5) continue;
+  for (const i of limits.keys()) {
     const x = i % width,
       y = (i - x) / width;
     if (x < x0) x0 = x;
@@ -46,93 +120,56 @@ export function trimOvershoot(cut: Uint8Array, inside: Float32Array, keep: (i: n
     if (y < y0) y0 = y;
     if (y > y1) y1 = y;
   }
-  if (x1 < 0) return false;
-  x0 = Math.max(0, x0 - 1);
-  y0 = Math.max(0, y0 - 1);
-  x1 = Math.min(width - 1, x1 + 1);
-  y1 = Math.min(height - 1, y1 + 1);
-  const w = x1 - x0 + 1,
-    h = y1 - y0 + 1;
-  const at = (j: number) => (Math.floor(j / w) + y0) * width + (j % w) + x0;
-  // Each pixel's distance inside the outline (0 outside it). The picture's border is not outside:
-  // the person goes on beyond it.
-  const dIn = new Float32Array(w * h);
-  for (let j = 0; j < w * h; j++) dIn[j] = inside[at(j)]! >= 0.5 ? Infinity : 0;
-  chamfer(dIn, w, h);
-  const candidate = (j: number) => dIn[j]! > 0 && dIn[j]! <= depth && cut[at(j)]! < 128 && !keep(at(j));
-  const state = new Uint8Array(w * h); // 1: in a piece being grown, 2: taken back, 3: too shallow
-  const outside = (q: number) => dIn[q] === 0;
-  for (let j0 = 0; j0 < w * h; j0++) {
-    if (state[j0] || !candidate(j0)) continue;
-    const x0j = j0 % w;
-    if (!((x0j > 0 && outside(j0 - 1)) || (x0j < w - 1 && outside(j0 + 1)) || (j0 >= w && outside(j0 - w)) || (j0 + w < w * h && outside(j0 + w)))) continue;
-    const piece = [j0];
-    state[j0] = 1;
-    let most = dIn[j0]!;
-    for (let n = 0; n < piece.length; n++) {
-      const j = piece[n]!;
-      const x = j % w;
-      for (const q of [x > 0 ? j - 1 : -1, x < w - 1 ? j + 1 : -1, j - w, j + w]) {
-        if (q < 0 || q >= w * h || state[q] || !candidate(q)) continue;
-        state[q] = 1;
-        most = Math.max(most, dIn[q]!);
-        piece.push(q);
-      }
-    }
-    const mark = most >= deep ? 2 : 3;
-    for (const j of piece) state[j] = mark;
-  }
-  // The cut-out's alpha, as the outline takes the mask's (pipeline personEdge), over the pieces
-  // and the pixels beside them; smoothed (SOFT) so the edge it makes is anti-aliased as the
-  // outline's own: the refined alpha is near binary along a textured backdrop, and the garment's
-  // edge came out in stair steps.
-  const limit = new Float32Array(w * h).fill(1);
-  // The box of what is limited, for the smoothing below.
-  let lx0 = w,
-    ly0 = h,
-    lx1 = -1,
-    ly1 = -1;
-  for (let j = 0; j < w * h; j++) {
-    if (!(dIn[j]! > 0)) continue;
-    const x = j % w;
-    const taken = state[j] === 2;
-    const beside =
-      !taken && ((x > 0 && state[j - 1] === 2) || (x < w - 1 && state[j + 1] === 2) || (j >= w && state[j - w] === 2) || (j + w < w * h && state[j + w] === 2));
-    if (!taken && !(beside && !keep(at(j)))) continue;
-    const t = Math.min(1, Math.max(0, (cut[at(j)]! - 90) / 75));
-    limit[j] = t * t * (3 - 2 * t);
-    const y = (j - x) / w;
-    if (x < lx0) lx0 = x;
-    if (x > lx1) lx1 = x;
-    if (y < ly0) ly0 = y;
-    if (y > ly1) ly1 = y;
-  }
-  if (lx1 < 0) return false;
-  // Smoothed over the limited box and a margin of 4 sigma (not the whole outline's box: at 3000
-  // px that blur and the pass after it took a second).
+  // Smoothed over their box and a margin of 4 sigma.
   const sigma = Math.max(SOFT_PX, (SOFT * width) / 1000);
   const m = Math.ceil(4 * sigma) + 1;
-  const sx0 = Math.max(0, lx0 - m),
-    sy0 = Math.max(0, ly0 - m),
-    sx1 = Math.min(w - 1, lx1 + m),
-    sy1 = Math.min(h - 1, ly1 + m);
-  const sw = sx1 - sx0 + 1,
-    sh = sy1 - sy0 + 1;
-  const sub = new Float32Array(sw * sh);
-  for (let y = 0; y < sh; y++) sub.set(limit.subarray((y + sy0) * w + sx0, (y + sy0) * w + sx0 + sw), y * sw);
-  const soft = gaussianBlurKernel(sub, sw, sh, sigma);
+  x0 = Math.max(0, x0 - m);
+  y0 = Math.max(0, y0 - m);
+  x1 = Math.min(width - 1, x1 + m);
+  y1 = Math.min(height - 1, y1 + m);
+  const w = x1 - x0 + 1,
+    h = y1 - y0 + 1;
+  const limit = new Float32Array(w * h).fill(1);
+  for (const [i, v] of limits) {
+    const x = i % width,
+      y = (i - x) / width;
+    limit[(y - y0) * w + x - x0] = v;
+  }
+  // Tile by tile, only the tiles holding a limited pixel (the box is most of the person's: the
+  // whole of it blurred took a third of a second at 3000 px).
+  const tiles = new Set<number>();
+  const tw = Math.ceil(w / TILE);
+  for (const i of limits.keys()) {
+    const x = (i % width) - x0,
+      y = Math.floor(i / width) - y0;
+    tiles.add(Math.floor(y / TILE) * tw + Math.floor(x / TILE));
+  }
   let changed = false;
-  for (let y = 0; y < sh; y++) {
-    for (let x = 0; x < sw; x++) {
-      const j = (y + sy0) * w + x + sx0;
-      if (!(dIn[j]! > 0)) continue;
-      // (The blur of a plane of ones is a rounding under one: left as one.)
-      const s = soft[y * sw + x]!;
-      const v = Math.min(limit[j]!, s > 0.999 ? 1 : s);
-      const i = at(j);
-      if (v >= inside[i]! || keep(i)) continue;
-      inside[i] = v;
-      changed = true;
+  for (const t of tiles) {
+    const tx0 = (t % tw) * TILE,
+      ty0 = Math.floor(t / tw) * TILE;
+    const tx1 = Math.min(w - 1, tx0 + TILE - 1),
+      ty1 = Math.min(h - 1, ty0 + TILE - 1);
+    const rx0 = Math.max(0, tx0 - m),
+      ry0 = Math.max(0, ty0 - m),
+      rx1 = Math.min(w - 1, tx1 + m),
+      ry1 = Math.min(h - 1, ty1 + m);
+    const rw = rx1 - rx0 + 1,
+      rh = ry1 - ry0 + 1;
+    const region = new Float32Array(rw * rh);
+    for (let y = 0; y < rh; y++) region.set(limit.subarray((y + ry0) * w + rx0, (y + ry0) * w + rx0 + rw), y * rw);
+    const soft = gaussianBlurKernel(region, rw, rh, sigma);
+    for (let y = ty0; y <= ty1; y++) {
+      for (let x = tx0; x <= tx1; x++) {
+        const j = y * w + x,
+          i = (y + y0) * width + x + x0;
+        // (The blur of a plane of ones is a rounding under one: left as one.)
+        const sv = soft[(y - ry0) * rw + x - rx0]!;
+        const v = Math.min(limit[j]!, sv > 0.999 ? 1 : sv);
+        if (v >= inside[i]! || !isIn(i) || keep(i)) continue;
+        inside[i] = v;
+        changed = true;
+      }
     }
   }
   return changed;
