@@ -71,6 +71,7 @@ export function squareStraps(rgba: Buffer, mask: Plane, lm: GarmentLandmarks): {
       // anti-aliased rim), then the full row's pixels.
       for (let x = Math.max(0, l - 1 + dx); x <= Math.min(w - 1, r + 1 + dx); x++) {
         const sx = x - dx;
+        if (sx < 0 || sx >= w) continue;
         const d = (y * w + x) * 4,
           src = (ySrc * w + sx) * 4;
         for (let c = 0; c < 4; c++) out[d + c] = out[src + c]!;

@@ -251,19 +251,23 @@ export async function cutoutSubject(img: RawImage, opts: CutoutOptions = {}): Pr
 export async function subjectMask(img: RawImage, opts: { signal?: AbortSignal } = {}): Promise<Uint8Array> {
   throwIfAborted(opts.signal);
   const input = { data: modelRgb(img, undefined), width: img.width, height: img.height, channels: 3 } as const;
+  return (await isnetRefined(input, opts.signal, DEFAULT_REFINE)).alpha;
+}
+
+/** ISNet's mask (`mask`) and the same refined at full resolution (`alpha`). */
+async function isnetRefined(input: SegmentInput & { channels: 3 }, signal: AbortSignal | undefined, refine: RefineParams) {
   isnetModel ??= int8Preferred() ? 'isnet-int8' : 'isnet';
-  const { mask } = await segment(input, isnetModel, { signal: opts.signal, size: isnetSide, keepAspect: isnetAspect });
-  throwIfAborted(opts.signal);
-  return refineAlpha(input, mask, MODEL_INPUT_SIDE.u2netp, DEFAULT_REFINE);
+  const { mask } = await segment(input, isnetModel, { signal, size: isnetSide, keepAspect: isnetAspect });
+  throwIfAborted(signal);
+  return { mask, alpha: refineAlpha(input, mask, MODEL_INPUT_SIDE.u2netp, refine) };
 }
 
 /** The plain model (plainMode): ISNet's mask, refined and decontaminated as the default's is. */
 async function plainCutout(img: RawImage, input: SegmentInput & { channels: 3 }, hint: Uint8Array | undefined, opts: CutoutOptions): Promise<Cutout> {
   const { width: w, height: h } = img;
-  isnetModel ??= int8Preferred() ? 'isnet-int8' : 'isnet';
-  const { mask } = await segment(input, isnetModel, { signal: opts.signal, size: isnetSide, keepAspect: isnetAspect });
-  throwIfAborted(opts.signal);
-  let alpha = refineAlpha(input, mask, MODEL_INPUT_SIDE.u2netp, opts.refine ?? DEFAULT_REFINE);
+  const refined = await isnetRefined(input, opts.signal, opts.refine ?? DEFAULT_REFINE);
+  const mask = refined.mask;
+  let alpha = refined.alpha;
   if (hint) alpha = combineWithHint(alpha, hint);
   const out = Buffer.alloc(w * h * 4);
   const r1 = Math.max(8, Math.min(90, Math.round(Math.max(w, h) / 20)));
