@@ -24,7 +24,8 @@ const TILE = 64;
  * the cut-out's backdrop (below 128) is taken back where it joins the outside, in pieces that
  * reach MIN_DEEP into the outline (a line a pixel deep along it is the two masks' usual
  * disagreement at the edge, not backdrop taken in). There, and on the pixels beside those
- * pieces, the outline is no more than the cut-out's alpha (its anti-aliased edge). Deeper in,
+ * pieces, the outline is no more than the cut-out's alpha (its anti-aliased edge), smoothed
+ * over SOFT as the outline's own softness. Deeper in,
  * the cut-out is not asked: it may drop a part of the person a segmentation model does not take
  * for the subject, and a garment would stop short of the old clothing there. `keep`
  * (full-size index) marks what is never taken back: the head, hands and forearms. Returns
