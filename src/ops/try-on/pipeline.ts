@@ -175,13 +175,23 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
   const maskR = Math.max(1.5, (OUTLINE_MATTE * Math.max(subject.box.width, subject.box.height)) / 256);
   const outlineMask = outlineMatte(plane(person.width, person.height, subject.mask), guide, maskR);
   const outline = personEdge(outlineMask.data, person.width, person.height);
+  // A full-size pixel's working-scale pixel (the body's planes), and whether it lies in the head shape.
+  const workPixel = (i: number) => {
+    const x = i % person.width,
+      y = (i - x) / person.width;
+    return Math.min(body.height - 1, Math.floor(y / k)) * body.width + Math.min(body.width - 1, Math.floor(x / k));
+  };
+  const head = body.head;
+  const onHead = (i: number) => {
+    if (!head) return false;
+    const x = i % person.width;
+    return inHead(head, Math.floor(x / k), Math.floor((i - x) / person.width / k));
+  };
   // Where the mask took in backdrop beside the person (the neck's corners), the outline is taken
   // back to the photo's edge (mask-overshoot.ts); the head, hands and forearms stay.
   const kept = (i: number) => {
-    const x = i % person.width,
-      y = (i - x) / person.width;
-    const j = Math.min(body.height - 1, Math.floor(y / k)) * body.width + Math.min(body.width - 1, Math.floor(x / k));
-    return !!(forearms.data[j] || body.hands?.data[j] || (body.head && inHead(body.head, x / k, y / k)));
+    const j = workPixel(i);
+    return !!(forearms.data[j] || body.hands?.data[j] || onHead(i));
   };
   trimOvershoot(subjectEdge, outline, kept, body.shoulderW * k, person.width, person.height);
   const inPerson = garment.kind === 'full' ? skirtClip(outline, subject, person.width, person.height) : outline;
@@ -209,12 +219,6 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
   // blurred capsule's; the head keeps at least its shape.
   const limbs = await limbZone(forearms, body.hands, MATTE_RADIUS * body.shoulderW, person.width, person.height);
   const matteR = MATTE_RADIUS * body.shoulderW * k;
-  const head = body.head;
-  const onHead = (i: number) => {
-    if (!head) return false;
-    const x = i % person.width;
-    return inHead(head, Math.floor(x / k), Math.floor((i - x) / person.width / k));
-  };
   const occ = edgeMatte(occCapsule, guide, limbs, matteR, onHead);
   const occSleeve = edgeMatte(occSleeveCapsule, guide, limbs, matteR, onHead);
   // Inside the garment's neckline opening (neckline.ts) the photo's neck shows through and the
@@ -336,11 +340,9 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
     // The band the garment does not reach, inside the outline and not in front: filled from
     // the garment, so the old clothing does not show around it.
     const block = fillBlocked(body, forearms, upperArms(subject, k));
-    const W = body.width;
     const allow = (i: number) => {
-      const x = i % person.width,
-        y = (i - x) / person.width;
-      const j = Math.min(body.height - 1, Math.floor(y / k)) * W + Math.min(W - 1, Math.floor(x / k));
+      const y = Math.floor(i / person.width);
+      const j = workPixel(i);
       // Above the opening's start the band stops at the neck too, where no garment pixel lies
       // (it ran a line of coat colour across grace_hopper.jpg's neck under the chin).
       const shown = neck && y < neckBack ? Math.max(neckShown[i]!, neck.through.data[i]! / 255) : neckShown[i]!;
