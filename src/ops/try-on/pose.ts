@@ -6,6 +6,14 @@ import { clamp, forCapsule, growFrom, inConvex, plane, type Plane } from './rast
 import { faceSkinOnly } from './skin.js';
 
 /**
+ * The visibility each finger landmark (index, pinky, thumb) needs for a clothed forearm to stay
+ * in front. Hands across the chest in the fixtures score 0.83-0.99 (apollo11_crew's gloves
+ * 0.89-0.99); grace_hopper's forearms, out of the photo, are guessed with the wrist at 0.91 on
+ * the photo enlarged to 3000 pixels, but the fingers at 0.61-0.68.
+ */
+const HAND_SEEN = 0.8;
+
+/**
  * Replaces the silhouette heuristics' guesses with BlazePose landmarks wherever the model saw
  * the body part: shoulder seams on the shoulder landmarks, collar at the neck base (a fifth of
  * the shoulder width above the shoulder line), hem rows from the hips (and knees), sleeves
@@ -324,28 +332,31 @@ function headAboveShoulders(
 function withLimbs(base: Plane, sil: Plane, skin: Plane, L: Array<{ x: number; y: number; v: number }>, sw: number, forearms: boolean): Plane {
   const { width: w, height: h } = base;
   const out = new Uint8Array(base.data);
-  const segs: Array<[number, number, number]> = [];
+  // Each segment with its hand's finger landmarks.
+  const segs: Array<[number, number, number, number[]]> = [];
   for (const side of [0, 1]) {
     const e = side ? POSE.rightElbow : POSE.leftElbow;
     const wr = side ? POSE.rightWrist : POSE.leftWrist;
     const fingers = side ? [POSE.rightIndex, POSE.rightPinky, POSE.rightThumb] : [POSE.leftIndex, POSE.leftPinky, POSE.leftThumb];
-    if (forearms) segs.push([e, wr, 0.1 * sw]);
-    for (const f of fingers) segs.push([wr, f, 0.09 * sw]);
+    if (forearms) segs.push([e, wr, 0.1 * sw, fingers]);
+    for (const f of fingers) segs.push([wr, f, 0.09 * sw, fingers]);
   }
-  for (const [a, b, r0] of segs) {
+  for (const [a, b, r0, fingers] of segs) {
     const p = L[a]!,
       q = L[b]!;
     if (p.v < 0.5 || q.v < 0.5) continue;
     // BlazePose places hidden hands too (confidently, at times): a limb is drawn in front only
     // where the photo shows skin along it, so a guessed wrist cannot punch a hole in the garment.
     // A clothed forearm (a coat sleeve raised across the chest) shows no skin: it stays in front
-    // when the model is sure it sees both its elbow and wrist (visibility >= 0.9), drawn wider
-    // (a sleeve is thicker than a bare arm).
+    // when the model is sure it sees its elbow and wrist (visibility >= 0.9) and its hand
+    // (HAND_SEEN), drawn wider (a sleeve is thicker than a bare arm). A hand across the chest is
+    // in the photo; BlazePose also places a wrist it guesses with 0.9, but not the fingers.
     let r = r0;
     // Clothed: the capsule ends flat at the elbow (the upper arm's sleeve is the garment's).
     let flatStart = false;
     if (skinShare(skin, p, q, w, h) < 0.4) {
-      const forearm = (a === POSE.leftElbow || a === POSE.rightElbow) && p.v >= 0.9 && q.v >= 0.9;
+      const handSeen = Math.min(...fingers.map((f) => L[f]!.v)) >= HAND_SEEN;
+      const forearm = (a === POSE.leftElbow || a === POSE.rightElbow) && p.v >= 0.9 && q.v >= 0.9 && handSeen;
       if (!forearm) continue;
       r = 0.16 * sw;
       flatStart = true;
