@@ -11,6 +11,11 @@ const SOFT_PX = 0.6;
 /** The smoothing works tile by tile, this many pixels square. */
 const TILE = 64;
 
+/** Past DEPTH the walk goes on only through the cut-out's alpha below this (0..255). */
+const SURE = 16;
+/** The cut-out holds the dressed person when it covers this share of the torso's core (cutHoldsTorso). */
+const HOLDS_TORSO = 0.95;
+
 /**
  * BlazePose's mask takes in backdrop beside the person, most in the concave corners between the
  * neck and the shoulders, which its 256-pixel crop rounds off: grace_hopper.jpg's left shoulder
@@ -26,12 +31,29 @@ const TILE = 64;
  * disagreement at the edge, not backdrop taken in). There, and on the pixels beside those
  * pieces, the outline is no more than the cut-out's alpha (its anti-aliased edge), smoothed
  * over SOFT as the outline's own softness. Deeper in,
- * the cut-out is not asked: it may drop a part of the person a segmentation model does not take
- * for the subject, and a garment would stop short of the old clothing there. `keep`
- * (full-size index) marks what is never taken back: the head, hands and forearms. Returns
- * whether the outline changed.
+ * the cut-out's word alone is not taken: it may drop a part of the person a segmentation model
+ * does not take for the subject, and a garment would stop short of the old clothing there
+ * (basketball1.png's dark shirt beside his raised forearm, which ISNet half gives to the dark
+ * doorway). `keep`
+ * (full-size index) marks what is never taken back: the head, hands and forearms.
+ *
+ * With `beyond`, the walk goes on past DEPTH through the pixels the cut-out is sure are backdrop
+ * (alpha below SURE); the caller gives it when the cut-out holds the person (cutHoldsTorso).
+ * BlazePose's mask can spread far over the backdrop: on grace_hopper.jpg enlarged to 2560 x 3000
+ * it took in the flag 0.3 shoulder widths beside her left shoulder (ISNet's alpha under 16 on
+ * 94% of it), and the band alone left a cross of garment standing on it. Beside basketball1.png's
+ * raised forearm ISNet is unsure of the dark shirt (under 16 on 1%), and the walk stops there.
+ * Returns whether the outline changed.
  */
-export function trimOvershoot(cut: Uint8Array, inside: Float32Array, keep: (i: number) => boolean, shoulderW: number, width: number, height: number): boolean {
+export function trimOvershoot(
+  cut: Uint8Array,
+  inside: Float32Array,
+  keep: (i: number) => boolean,
+  shoulderW: number,
+  width: number,
+  height: number,
+  beyond = false,
+): boolean {
   const depth = Math.max(2, DEPTH * shoulderW);
   const deep = Math.max(MIN_DEEP_PX, MIN_DEEP * shoulderW);
   const n = width * height;
@@ -59,13 +81,14 @@ export function trimOvershoot(cut: Uint8Array, inside: Float32Array, keep: (i: n
   }
   if (!front.length) return false;
   const reached: number[] = [...front];
-  for (let d = 2; front.length && d <= depth; d++) {
+  for (let d = 2; front.length && (d <= depth || beyond); d++) {
     const next: number[] = [];
     for (const i of front) {
       const x = i % width;
       for (const q of [x > 0 ? i - 1 : -1, x < width - 1 ? i + 1 : -1, i - width, i + width]) {
         if (q < 0 || q >= n || layer[q] !== 1) continue;
-        layer[q] = d + 1;
+        if (d > depth && cut[q]! >= SURE) continue;
+        layer[q] = Math.min(65535, d + 1);
         next.push(q);
       }
     }
@@ -174,4 +197,28 @@ export function trimOvershoot(cut: Uint8Array, inside: Float32Array, keep: (i: n
     }
   }
   return changed;
+}
+
+/**
+ * Whether the cut-out (full-size 0..255) holds the person whose landmarks are given: it covers
+ * HOLDS_TORSO of the torso's core, a grid over the shoulders-to-hips quadrilateral 15% in from
+ * each side (inside the picture). A cut-out of another subject, or of only part of a group,
+ * leaves it out.
+ */
+export function cutHoldsTorso(cut: Uint8Array, landmarks: ReadonlyArray<{ x: number; y: number }>, width: number, height: number): boolean {
+  const [sl, sr, hl, hr] = [11, 12, 23, 24].map((i) => landmarks[i]!);
+  let n = 0,
+    held = 0;
+  for (let a = 0.15; a <= 0.851; a += 0.05) {
+    const top = { x: sl!.x + (sr!.x - sl!.x) * a, y: sl!.y + (sr!.y - sl!.y) * a };
+    const bottom = { x: hl!.x + (hr!.x - hl!.x) * a, y: hl!.y + (hr!.y - hl!.y) * a };
+    for (let b = 0.15; b <= 0.851; b += 0.05) {
+      const x = Math.round(top.x + (bottom.x - top.x) * b),
+        y = Math.round(top.y + (bottom.y - top.y) * b);
+      if (x < 0 || y < 0 || x >= width || y >= height) continue;
+      n++;
+      if (cut[y * width + x]! >= 128) held++;
+    }
+  }
+  return n > 0 && held / n >= HOLDS_TORSO;
 }

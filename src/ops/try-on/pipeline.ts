@@ -24,7 +24,7 @@ import { inHead } from './head.js';
 import { keepLargePieces } from './fragments.js';
 import { layOnPose } from './layout.js';
 import { neckThrough } from './neckline.js';
-import { trimOvershoot } from './mask-overshoot.js';
+import { cutHoldsTorso, trimOvershoot } from './mask-overshoot.js';
 import { oldSleeveEnd } from './old-sleeve.js';
 import { skirtClip } from './skirt.js';
 import { isSideView } from './turn.js';
@@ -193,7 +193,9 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
     const j = workPixel(i);
     return !!(forearms.data[j] || body.hands?.data[j] || onHead(i));
   };
-  trimOvershoot(subjectEdge, outline, kept, body.shoulderW * k, person.width, person.height);
+  // Deeper where ISNet is sure of the backdrop, when it holds this person (mask-overshoot.ts).
+  const beyond = cutHoldsTorso(subjectEdge, subject.landmarks, person.width, person.height);
+  trimOvershoot(subjectEdge, outline, kept, body.shoulderW * k, person.width, person.height, beyond);
   const inPerson = garment.kind === 'full' ? skirtClip(outline, subject, person.width, person.height) : outline;
   const sleeveless = garment.kind === 'full' && !garment.landmarks.sleeveL && !garment.landmarks.sleeveR && shouldersSeen;
   const [shade, occCapsule, occSleeveCapsule] = await Promise.all([

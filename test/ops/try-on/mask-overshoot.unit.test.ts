@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { trimOvershoot } from '../../../src/ops/try-on/mask-overshoot.js';
+import { cutHoldsTorso, trimOvershoot } from '../../../src/ops/try-on/mask-overshoot.js';
 
 /**
  * A 60 x 60 outline: the person fills rows 20.. (the shoulders), with a bump of backdrop the
@@ -52,5 +52,94 @@ describe('trimOvershoot', () => {
     const before = inside.slice();
     expect(trimOvershoot(agree, inside, () => false, 100, w, h)).toBe(false);
     expect(inside).toEqual(before);
+  });
+});
+
+/**
+ * Round 24: BlazePose's mask spread 0.3 shoulder widths over the flag beside grace_hopper's
+ * shoulder on the photo enlarged to 3000 px; the band (8 px here) left the rest standing. Past the
+ * band the walk goes on where the cut-out is sure it is backdrop (alpha under 16), when the caller
+ * says the cut-out holds the person. A 52 x 18 px spread of backdrop (x 4..55, rows 2..19): its
+ * left half sure (alpha 0), its right half not (alpha 60, as ISNet beside basketball1.png's raised
+ * forearm).
+ */
+function spread() {
+  const w = 60,
+    h = 60;
+  const inside = new Float32Array(w * h);
+  const cut = new Uint8Array(w * h);
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const i = y * w + x;
+      if (y >= 20 || (y >= 2 && x >= 4 && x < 56)) inside[i] = 1;
+      cut[i] = y >= 20 ? 255 : x < 30 ? 0 : 60;
+    }
+  }
+  return { w, h, inside, cut };
+}
+
+describe('trimOvershoot past the band', () => {
+  // 14 px from the outline (rows 2.. and x 4..), past the 8 px band.
+  const deepSure = 15 * 60 + 17,
+    deepUnsure = 15 * 60 + 43;
+  it('without `beyond` stops at the band', () => {
+    const { w, h, inside, cut } = spread();
+    trimOvershoot(cut, inside, () => false, 100, w, h);
+    expect(inside[3 * w + 17]).toBe(0);
+    expect(inside[deepSure]).toBe(1);
+    expect(inside[deepUnsure]).toBe(1);
+  });
+
+  it('with `beyond` goes on through the sure backdrop only', () => {
+    const { w, h, inside, cut } = spread();
+    trimOvershoot(cut, inside, () => false, 100, w, h, true);
+    for (let y = 2; y < 20; y++) for (let x = 4; x < 29; x++) expect(inside[y * w + x], `sure x=${x} y=${y}`).toBe(0);
+    expect(inside[3 * w + 43]).toBe(0);
+    expect(inside[deepUnsure]).toBe(1);
+    for (let x = 0; x < w; x++) expect(inside[25 * w + x]).toBe(1);
+  });
+});
+
+describe('cutHoldsTorso', () => {
+  const w = 100,
+    h = 100;
+  // Shoulders (30, 20) and (70, 20), hips (32, 80) and (68, 80).
+  const L = Array.from({ length: 33 }, () => ({ x: 50, y: 50 }));
+  L[11] = { x: 70, y: 20 };
+  L[12] = { x: 30, y: 20 };
+  L[23] = { x: 68, y: 80 };
+  L[24] = { x: 32, y: 80 };
+  const cutOf = (on: (x: number, y: number) => boolean) => {
+    const c = new Uint8Array(w * h);
+    for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) c[y * w + x] = on(x, y) ? 255 : 0;
+    return c;
+  };
+  it('holds a person whose torso the cut-out covers', () => {
+    expect(
+      cutHoldsTorso(
+        cutOf((x) => x >= 25 && x < 75),
+        L,
+        w,
+        h,
+      ),
+    ).toBe(true);
+  });
+  it('does not hold a person the cut-out leaves out, or a band across (a fifth of the core)', () => {
+    expect(
+      cutHoldsTorso(
+        cutOf((x) => x >= 80),
+        L,
+        w,
+        h,
+      ),
+    ).toBe(false);
+    expect(
+      cutHoldsTorso(
+        cutOf((_x, y) => !(y >= 60 && y < 70)),
+        L,
+        w,
+        h,
+      ),
+    ).toBe(false);
   });
 });
