@@ -1,5 +1,5 @@
 import { maskedGaussianBlurLarge } from '../../media/filters.js';
-import { maskedBlurRgb, morph, plane } from './raster.js';
+import { maskedBlurRgb, morph, padBox, plane } from './raster.js';
 
 /** The garment's outer edge reaches this far (shoulder widths, at least 2 px) into the pixels that mix the old clothing with the backdrop: about one pixel of BlazePose's 256-pixel mask, whose edge lies that far off the photo's (at 0.025 the correction laid patches over grace_hopper.jpg's flag, where the mask takes in backdrop). */
 const EDGE_REACH = 0.01;
@@ -61,12 +61,7 @@ export function backdropAtEdge(
   const reach = Math.max(2, Math.round(EDGE_REACH * shoulderW));
   const sigma = Math.max(1.5, BACKDROP_SIGMA * shoulderW);
   const pad = reach + Math.ceil(3 * sigma);
-  const x0 = Math.max(0, box.x - pad),
-    y0 = Math.max(0, box.y - pad),
-    x1 = Math.min(width - 1, box.x + box.width - 1 + pad),
-    y1 = Math.min(height - 1, box.y + box.height - 1 + pad);
-  const w = x1 - x0 + 1,
-    h = y1 - y0 + 1;
+  const { x0, y0, w, h } = padBox({ x0: box.x, y0: box.y, x1: box.x + box.width - 1, y1: box.y + box.height - 1 }, pad, width, height);
   if (w < 2 || h < 2) return;
   const at = (j: number) => (Math.floor(j / w) + y0) * width + (j % w) + x0;
   // Within `reach` of the drawn garment (chessboard distance).

@@ -1,5 +1,5 @@
 import { gaussianBlurLarge } from '../../media/filters.js';
-import { clamp } from './raster.js';
+import { clamp, padBox } from './raster.js';
 
 export interface BandOptions {
   /** How far the band reaches from the garment (pixels). */
@@ -67,12 +67,7 @@ export function fillBand(
 ): { x0: number; y0: number; x1: number; y1: number } | null {
   const far = Math.max(reach, (4 / 3) * pocket);
   const pad = Math.ceil(far);
-  const x0 = Math.max(0, box.x - pad),
-    y0 = Math.max(0, box.y - pad);
-  const x1 = Math.min(width - 1, box.x + box.width - 1 + pad),
-    y1 = Math.min(height - 1, box.y + box.height - 1 + pad);
-  const w = x1 - x0 + 1,
-    h = y1 - y0 + 1;
+  const { x0, y0, w, h } = padBox({ x0: box.x, y0: box.y, x1: box.x + box.width - 1, y1: box.y + box.height - 1 }, pad, width, height);
   if (w < 2 || h < 2 || reach < 1) return null;
   const n = w * h;
   const m = new Float32Array(n);

@@ -1,6 +1,6 @@
 import { maskedGaussianBlur } from '../../media/filters.js';
 import type { BodyGeometry } from './body.js';
-import { bbox, clamp } from './raster.js';
+import { bbox, clamp, padBox } from './raster.js';
 
 /**
  * The garment photo's own light and the person photo's colour treatment, applied to the
@@ -128,10 +128,7 @@ export function sceneExposure(rgb: Uint8Array, body: BodyGeometry): SceneExposur
   const { width: w, height: h } = body;
   const box = bbox(body.silhouette) ?? { x0: 0, y0: 0, x1: w - 1, y1: h - 1 };
   const pad = Math.round(0.75 * body.shoulderW);
-  const x0 = Math.max(0, box.x0 - pad),
-    x1 = Math.min(w - 1, box.x1 + pad),
-    y0 = Math.max(0, box.y0 - pad),
-    y1 = Math.min(h - 1, box.y1 + pad);
+  const { x0, y0, x1, y1 } = padBox(box, pad, w, h);
   const hist = new Uint32Array(256);
   let n = 0;
   for (let y = y0; y <= y1; y++) {

@@ -5,7 +5,7 @@ import { cutoutSubject } from '../../vision/cutout/cutout.js';
 import { analyseBody, type Point } from './body.js';
 import { delightGarment } from './garment-light.js';
 import { neckOpening } from './neckline.js';
-import { bbox, clamp, components, fillHoles, keepLabel, median, morph, plane, runAt, threshold, type Plane } from './raster.js';
+import { bbox, clamp, components, fillHoles, keepLabel, median, morph, padBox, plane, runAt, threshold, type Plane } from './raster.js';
 import { skinMask } from './skin.js';
 import { squareStraps } from './straps.js';
 
@@ -116,12 +116,7 @@ export async function prepareGarment(img: DecodedImage, opts: GarmentOptions): P
   const box = bbox(region);
   if (!box) throw new Error('no garment found');
   const pad = 2;
-  const x0 = Math.max(0, box.x0 - pad),
-    y0 = Math.max(0, box.y0 - pad);
-  const x1 = Math.min(w - 1, box.x1 + pad),
-    y1 = Math.min(h - 1, box.y1 + pad);
-  const cw = x1 - x0 + 1,
-    ch = y1 - y0 + 1;
+  const { x0, y0, w: cw, h: ch } = padBox(box, pad, w, h);
   // Soft edges survive: alpha is kept within one pixel of the chosen region.
   const keep = morph(region, 1);
   const crop = Buffer.alloc(cw * ch * 4);

@@ -1,4 +1,5 @@
 import { gaussianBlurKernel } from '../../media/filters.js';
+import { padBox } from './raster.js';
 
 /** The outline is re-judged this deep inside it (shoulder widths, at least 2 px). */
 const DEPTH = 0.08;
@@ -147,12 +148,9 @@ export function trimOvershoot(
   // Smoothed over their box and a margin of 4 sigma.
   const sigma = Math.max(SOFT_PX, (SOFT * width) / 1000);
   const m = Math.ceil(4 * sigma) + 1;
-  x0 = Math.max(0, x0 - m);
-  y0 = Math.max(0, y0 - m);
-  x1 = Math.min(width - 1, x1 + m);
-  y1 = Math.min(height - 1, y1 + m);
-  const w = x1 - x0 + 1,
-    h = y1 - y0 + 1;
+  const box = padBox({ x0, y0, x1, y1 }, m, width, height);
+  ({ x0, y0 } = box);
+  const { w, h } = box;
   const limit = new Float32Array(w * h).fill(1);
   for (const [i, v] of limits) {
     const x = i % width,

@@ -303,8 +303,25 @@ export function median(values: readonly number[]): number {
   return s[s.length >> 1]!;
 }
 
+/** A box of pixels, its corners inclusive. */
+export interface Box {
+  x0: number;
+  y0: number;
+  x1: number;
+  y1: number;
+}
+
+/** `box` grown by `pad` on every side, clamped to a width x height image, with its size. */
+export function padBox(box: Box, pad: number, width: number, height: number): Box & { w: number; h: number } {
+  const x0 = Math.max(0, box.x0 - pad),
+    y0 = Math.max(0, box.y0 - pad),
+    x1 = Math.min(width - 1, box.x1 + pad),
+    y1 = Math.min(height - 1, box.y1 + pad);
+  return { x0, y0, x1, y1, w: x1 - x0 + 1, h: y1 - y0 + 1 };
+}
+
 /** The bounding box (inclusive) of a 0/1 plane's set pixels, or null when none is set. */
-export function bbox(mask: Plane): { x0: number; y0: number; x1: number; y1: number } | null {
+export function bbox(mask: Plane): Box | null {
   let x0 = mask.width,
     y0 = mask.height,
     x1 = -1,

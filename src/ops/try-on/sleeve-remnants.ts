@@ -1,5 +1,5 @@
 import type { BodyGeometry } from './body.js';
-import { maskedBlurRgb, morph, plane } from './raster.js';
+import { maskedBlurRgb, morph, padBox, plane } from './raster.js';
 import { ARM_HALF, along, armBox, type ShortSleeve } from './short-sleeves.js';
 import { chroma } from './skin.js';
 
@@ -150,12 +150,7 @@ export function fillRemnants(out: Uint8Array, found: Uint8Array, inPerson: Float
   if (x1 < 0) return;
   const sigma = Math.max(1, FILL_SIGMA * shoulderW);
   const pad = Math.ceil(3 * sigma) + 2;
-  const bx0 = Math.max(0, x0 - pad),
-    by0 = Math.max(0, y0 - pad),
-    bx1 = Math.min(width - 1, x1 + pad),
-    by1 = Math.min(height - 1, y1 + pad);
-  const w = bx1 - bx0 + 1,
-    h = by1 - by0 + 1;
+  const { x0: bx0, y0: by0, w, h } = padBox({ x0, y0, x1, y1 }, pad, width, height);
   const at = (x: number, y: number) => (y + by0) * width + x + bx0;
   // The remnants grown by a pixel: the fill's reach, and what the background may not be taken from.
   const inBox = new Uint8Array(w * h);
