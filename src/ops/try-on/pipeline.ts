@@ -25,6 +25,7 @@ import { keepLargePieces } from './fragments.js';
 import { layOnPose } from './layout.js';
 import { neckThrough } from './neckline.js';
 import { cutHoldsTorso, trimOvershoot } from './mask-overshoot.js';
+import { dressedIndex } from './dressed.js';
 import { oldSleeveEnd } from './old-sleeve.js';
 import { skirtClip } from './skirt.js';
 import { isSideView } from './turn.js';
@@ -74,18 +75,16 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
   progress(0.05, 'find people');
   const people = await detectPeople(person, { signal });
   throwIfAborted(signal);
-  // The most prominent person facing the camera: a front-view garment cannot dress a person
-  // seen from the side or behind (shoulders foreshortened to under 0.3 torso lengths), so the
-  // largest person who faces the camera is dressed, or the largest when none does.
-  const dressedIndex = Math.max(0, people.findIndex(facesCamera));
-  const subject = people[dressedIndex];
+  // The most prominent person facing the camera (dressed.ts).
+  const dressed = dressedIndex(people);
+  const subject = people[dressed];
   if (!subject) {
     throw new ImgtoolError('invalid_parameter', `no person found in ${personIn.name}; use a photo showing a person's head and shoulders at least`, {
       field: 'person_image',
     });
   }
   if (people.length > 1) {
-    const which = dressedIndex === 0 ? 'the largest' : `the largest facing the camera, number ${dressedIndex + 1} by size`;
+    const which = dressed === 0 ? 'the largest' : `the largest facing the camera, number ${dressed + 1} by size`;
     ctx.warn(`${personIn.name}: ${people.length} people found; dressing the most prominent one (${which}, at x=${subject.box.x}, y=${subject.box.y})`);
   }
 
@@ -436,7 +435,7 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
       region,
       face,
       people: people.length,
-      dressed_person: dressedIndex,
+      dressed_person: dressed,
       // The dressed torso's turn from the camera (degrees, positive: the image-right side is far).
       // The photo's white point around the person and the gain the garment took from it (garment-light.ts).
       exposure: { white: exposure.white, gain: Math.round(exposure.gain * 1000) / 1000 },
@@ -467,14 +466,6 @@ async function workScale(person: DecodedImage, mask: Uint8Array) {
   const alpha = await resizePlane(plane(person.width, person.height, mask), W, H);
   // k is exact per axis only up to rounding; the x scale is what landmarks use.
   return { W, H, k: person.width / W, rgb: new Uint8Array(rgbBuf.buffer, rgbBuf.byteOffset, rgbBuf.byteLength), alpha };
-}
-
-/** Shoulders at least 0.3 torso lengths apart: the torso faces the camera (or its back does). */
-function facesCamera(p: Person): boolean {
-  const L = p.landmarks;
-  const sw = Math.hypot(L[11]!.x - L[12]!.x, L[11]!.y - L[12]!.y);
-  const torso = Math.hypot((L[11]!.x + L[12]!.x - L[23]!.x - L[24]!.x) / 2, (L[11]!.y + L[12]!.y - L[23]!.y - L[24]!.y) / 2);
-  return L[11]!.visibility > 0.5 && L[12]!.visibility > 0.5 && sw >= 0.3 * torso;
 }
 
 /** The dressed person's BlazePose landmarks for callers: image pixels, visibility to 2 decimals. */
