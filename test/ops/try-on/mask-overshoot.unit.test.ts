@@ -8,15 +8,22 @@ import { cutHoldsTorso, trimOvershoot } from '../../../src/ops/try-on/mask-overs
  * 100 px: the outline is re-judged 8 px deep, pieces must reach 2.5 px.
  */
 function scene() {
+  return outline60(
+    (x, y) => y >= 20 || (y >= 12 && x >= 10 && x < 20) || (y === 19 && x >= 30 && x < 50),
+    (_x, y) => (y >= 20 ? 255 : 0),
+  );
+}
+
+/** A 60 x 60 outline (`inside`, 0/1) and cut-out (`cut`, 0..255), painted pixel by pixel. */
+function outline60(isIn: (x: number, y: number) => boolean, cutAt: (x: number, y: number) => number) {
   const w = 60,
     h = 60;
   const inside = new Float32Array(w * h);
   const cut = new Uint8Array(w * h);
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
-      const i = y * w + x;
-      if (y >= 20 || (y >= 12 && x >= 10 && x < 20) || (y === 19 && x >= 30 && x < 50)) inside[i] = 1;
-      if (y >= 20) cut[i] = 255;
+      inside[y * w + x] = isIn(x, y) ? 1 : 0;
+      cut[y * w + x] = cutAt(x, y);
     }
   }
   return { w, h, inside, cut };
@@ -64,18 +71,10 @@ describe('trimOvershoot', () => {
  * forearm).
  */
 function spread() {
-  const w = 60,
-    h = 60;
-  const inside = new Float32Array(w * h);
-  const cut = new Uint8Array(w * h);
-  for (let y = 0; y < h; y++) {
-    for (let x = 0; x < w; x++) {
-      const i = y * w + x;
-      if (y >= 20 || (y >= 2 && x >= 4 && x < 56)) inside[i] = 1;
-      cut[i] = y >= 20 ? 255 : x < 30 ? 0 : 60;
-    }
-  }
-  return { w, h, inside, cut };
+  return outline60(
+    (x, y) => y >= 20 || (y >= 2 && x >= 4 && x < 56),
+    (x, y) => (y >= 20 ? 255 : x < 30 ? 0 : 60),
+  );
 }
 
 describe('trimOvershoot past the band', () => {
