@@ -1,5 +1,5 @@
 import { gaussianBlur, gaussRadius, maskedGaussianBlurLarge } from '../../media/filters.js';
-import { bbox, morph, plane, threshold, type Plane } from './raster.js';
+import { bbox, morph, padBox, plane, threshold, type Plane } from './raster.js';
 
 /** The photo the matte reads its edges from (RGB or RGBA bytes). */
 export interface MatteGuide {
@@ -37,10 +37,7 @@ export function edgeMatte(occ: Plane, guide: MatteGuide, zone: Plane, r: number,
   // photo around a hand in front.
   const zb = bbox(zone)!;
   const m = 2 * e + 3 * gaussRadius(2 * e) + 2;
-  const x0 = Math.max(0, zb.x0 - m),
-    y0 = Math.max(0, zb.y0 - m);
-  const cw = Math.min(w - 1, zb.x1 + m) - x0 + 1,
-    chh = Math.min(h - 1, zb.y1 + m) - y0 + 1;
+  const { x0, y0, w: cw, h: chh } = padBox(zb, m, w, h);
   const cn = cw * chh;
   const at = (j: number) => (y0 + Math.floor(j / cw)) * w + x0 + (j % cw);
   const sub = plane(cw, chh);
@@ -126,10 +123,7 @@ export function outlineMatte(mask: Plane, guide: MatteGuide, r: number): Plane {
   const out = new Uint8Array(mask.data);
   if (!box) return plane(w, h, out);
   const m = 8 * e;
-  const cx0 = Math.max(0, box.x0 - m),
-    cy0 = Math.max(0, box.y0 - m),
-    cw = Math.min(w - 1, box.x1 + m) - cx0 + 1,
-    chh = Math.min(h - 1, box.y1 + m) - cy0 + 1;
+  const { x0: cx0, y0: cy0, w: cw, h: chh } = padBox(box, m, w, h);
   const ch = guide.channels;
   const sub = plane(cw, chh);
   const rgb = new Uint8Array(cw * chh * 3);
