@@ -84,7 +84,7 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
     });
   }
   if (people.length > 1) {
-    const which = dressed === 0 ? 'the largest' : `the largest facing the camera, number ${dressed + 1} by size`;
+    const which = dressed === 0 ? 'the largest' : `the largest facing the camera that the pose model is sure of, number ${dressed + 1} by size`;
     ctx.warn(`${personIn.name}: ${people.length} people found; dressing the most prominent one (${which}, at x=${subject.box.x}, y=${subject.box.y})`);
   }
 
