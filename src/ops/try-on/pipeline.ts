@@ -1,6 +1,6 @@
 import sharp from 'sharp';
 import { ImgtoolError, throwIfAborted } from '../../errors.js';
-import { detectPeople, POSE, type Person, torsoTurn } from '../../engine/people.js';
+import { detectPeople, type Person, torsoTurn } from '../../engine/people.js';
 import { decodeImage, encodeImage, encodeOptionsFor, type DecodedImage } from '../../media/image.js';
 import type { LoadedInput, Pipeline } from '../define.js';
 import { cutoutSubject, subjectMask } from '../../vision/cutout/cutout.js';
@@ -12,9 +12,10 @@ import { fillRemnants, sleeveRemnants } from './sleeve-remnants.js';
 import { analyseBody, type BodyGeometry } from './body.js';
 import { fitGarment } from './fit.js';
 import { applyLandmarks, armsInFront, upperArms } from './pose.js';
+import { forearmZone, HEAVY_OCCLUSION, torsoOccluded } from './in-front.js';
 import { prepareGarment } from './garment.js';
 import { EXTRACTION_CREDITS, tryOn, type TryOnOptions } from './index.js';
-import { blurPlane, forCapsule, inConvex, morph, plane, resizePlane, type Plane } from './raster.js';
+import { blurPlane, morph, plane, resizePlane, type Plane } from './raster.js';
 import { edgeMatte, outlineMatte } from './matte.js';
 import { colourTreatment, exposeGarment, sceneExposure, treatGarment } from './garment-light.js';
 import { sceneShading, shadingAt } from './shade.js';
@@ -155,8 +156,8 @@ export async function renderTryOn(...[job, ctx, light]: [...Parameters<Pipeline<
       `${personIn.name}: the person is turned ${Math.abs(degrees)} degrees from the camera (a side view); local try-on is a classical render for frontal photos, use --remote for a photoreal result`,
     );
   }
-  const forearms = forearmsAt(subject, k, body.width, body.height);
-  const occluded = torsoOccluded(subject, k, body, forearmsAt(subject, k, body.width, body.height, 0.9));
+  const forearms = forearmZone(subject, k, body);
+  const occluded = torsoOccluded(subject, k, body);
   if (occluded >= HEAVY_OCCLUSION) {
     ctx.warn(
       `${personIn.name}: ${Math.round(occluded * 100)}% of the torso is behind arms or hands; the garment shows only around them (local try-on is a classical render; use --remote for a photoreal result)`,
@@ -624,51 +625,6 @@ const FILL_POCKET_HANGING = 0.2;
  * through.
  */
 const FILL_POCKET_DRESS = 0.3;
-/** A torso this much covered by what stays in front of the garment is warned about. */
-const HEAVY_OCCLUSION = 0.3;
-
-/**
- * Share of the shoulder-hip quadrilateral (working scale) that the forearms and hands BlazePose
- * saw cover (the silhouette analysis's occluder is no guide: on grace_hopper.jpg its head and
- * hair rules claim half the quadrilateral of a bust whose hips are below the frame).
- */
-function torsoOccluded(p: Person, k: number, body: BodyGeometry, forearms: Plane): number {
-  const L = p.landmarks;
-  const q = [L[POSE.leftShoulder]!, L[POSE.rightShoulder]!, L[POSE.rightHip]!, L[POSE.leftHip]!].map((l) => ({ x: l.x / k, y: l.y / k }));
-  const { width: w, height: h } = body;
-  let n = 0,
-    hit = 0;
-  for (let y = 0; y < h; y++) {
-    for (let x = 0; x < w; x++) {
-      if (!inConvex(q, x + 0.5, y + 0.5)) continue;
-      n++;
-      const i = y * w + x;
-      if (forearms.data[i]) hit++;
-    }
-  }
-  return n ? hit / n : 0;
-}
-
-/** 0/1 working-scale capsules along the forearms and hands BlazePose saw in the frame (elbow -> wrist -> finger tips, each at `minVisibility` or more). */
-function forearmsAt(p: Person, k: number, w: number, h: number, minVisibility = 0.5): Plane {
-  const L = p.landmarks.map((l) => ({ x: l.x / k, y: l.y / k, v: l.visibility }));
-  const out = new Uint8Array(w * h);
-  const sw = Math.hypot(L[POSE.leftShoulder]!.x - L[POSE.rightShoulder]!.x, L[POSE.leftShoulder]!.y - L[POSE.rightShoulder]!.y);
-  const chains = [
-    [POSE.leftElbow, POSE.leftWrist, POSE.leftIndex, POSE.leftPinky],
-    [POSE.rightElbow, POSE.rightWrist, POSE.rightIndex, POSE.rightPinky],
-  ];
-  for (const [e, wr, ...tips] of chains) {
-    for (const [a, b] of [[e!, wr!], ...tips.map((t) => [wr!, t] as [number, number])]) {
-      const seen = (q: { x: number; y: number; v: number }) => q.v >= minVisibility && q.x >= 0 && q.y >= 0 && q.x < w && q.y < h;
-      if (!seen(L[a!]!) || !seen(L[b!]!)) continue;
-      forCapsule(L[a!]!, L[b!]!, 0.13 * sw, w, h, (i) => {
-        out[i] = 1;
-      });
-    }
-  }
-  return plane(w, h, out);
-}
 
 /**
  * Sleeves cover the arms: only head, hair and hands stay in front of them. Skin is exempt below

@@ -325,6 +325,18 @@ function headAboveShoulders(
 }
 
 /**
+ * Whether the forearm from elbow `e` (POSE.leftElbow or rightElbow) is BlazePose's guess: no
+ * skin along it (a share under 0.4 of the elbow -> wrist segment) and its hand's fingers (index,
+ * pinky, thumb) not all at HAND_SEEN.
+ */
+export function guessedForearm(skin: Plane, L: ReadonlyArray<{ x: number; y: number; v: number }>, e: number): boolean {
+  const left = e === POSE.leftElbow;
+  const wr = left ? POSE.leftWrist : POSE.rightWrist;
+  const fingers = left ? [POSE.leftIndex, POSE.leftPinky, POSE.leftThumb] : [POSE.rightIndex, POSE.rightPinky, POSE.rightThumb];
+  return skinShare(skin, L[e]!, L[wr]!, skin.width, skin.height) < 0.4 && Math.min(...fingers.map((f) => L[f]!.v)) < HAND_SEEN;
+}
+
+/**
  * Adds capsules along forearms and hands (elbow -> wrist -> finger tips), clipped to the
  * silhouette, to an occluder plane. Forearms stay in front of a torso garment; with
  * `forearms` false only the hands are drawn (what stays in front of a sleeve).
@@ -332,16 +344,15 @@ function headAboveShoulders(
 function withLimbs(base: Plane, sil: Plane, skin: Plane, L: Array<{ x: number; y: number; v: number }>, sw: number, forearms: boolean): Plane {
   const { width: w, height: h } = base;
   const out = new Uint8Array(base.data);
-  // Each segment with its hand's finger landmarks.
-  const segs: Array<[number, number, number, number[]]> = [];
+  const segs: Array<[number, number, number]> = [];
   for (const side of [0, 1]) {
     const e = side ? POSE.rightElbow : POSE.leftElbow;
     const wr = side ? POSE.rightWrist : POSE.leftWrist;
     const fingers = side ? [POSE.rightIndex, POSE.rightPinky, POSE.rightThumb] : [POSE.leftIndex, POSE.leftPinky, POSE.leftThumb];
-    if (forearms) segs.push([e, wr, 0.1 * sw, fingers]);
-    for (const f of fingers) segs.push([wr, f, 0.09 * sw, fingers]);
+    if (forearms) segs.push([e, wr, 0.1 * sw]);
+    for (const f of fingers) segs.push([wr, f, 0.09 * sw]);
   }
-  for (const [a, b, r0, fingers] of segs) {
+  for (const [a, b, r0] of segs) {
     const p = L[a]!,
       q = L[b]!;
     if (p.v < 0.5 || q.v < 0.5) continue;
@@ -355,8 +366,7 @@ function withLimbs(base: Plane, sil: Plane, skin: Plane, L: Array<{ x: number; y
     // Clothed: the capsule ends flat at the elbow (the upper arm's sleeve is the garment's).
     let flatStart = false;
     if (skinShare(skin, p, q, w, h) < 0.4) {
-      const handSeen = Math.min(...fingers.map((f) => L[f]!.v)) >= HAND_SEEN;
-      const forearm = (a === POSE.leftElbow || a === POSE.rightElbow) && p.v >= 0.9 && q.v >= 0.9 && handSeen;
+      const forearm = (a === POSE.leftElbow || a === POSE.rightElbow) && p.v >= 0.9 && q.v >= 0.9 && !guessedForearm(skin, L, a);
       if (!forearm) continue;
       r = 0.16 * sw;
       flatStart = true;

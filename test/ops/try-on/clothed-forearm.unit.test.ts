@@ -4,9 +4,13 @@
 // and the forearm kept in front cut the t-shirt, the coat and the dress's bodice diagonally. It
 // was guessing: the fingers scored 0.61-0.68, where hands across the chest in the fixtures score
 // 0.83-0.99. A clothed forearm now needs its hand seen too.
+// Round 25: the pipeline's forearm zone (where the trim never takes the outline back, the shading
+// leaves out and the band stops) and the occlusion warning's share follow the same rule; they
+// still counted the guessed forearm (the zone at visibility 0.5, the share at 0.9).
 import { describe, expect, it } from 'vitest';
 import type { Person } from '../../../src/engine/people.js';
 import { analyseBody } from '../../../src/ops/try-on/body.js';
+import { forearmZone, torsoOccluded } from '../../../src/ops/try-on/in-front.js';
 import { applyLandmarks } from '../../../src/ops/try-on/pose.js';
 import { plane } from '../../../src/ops/try-on/raster.js';
 
@@ -60,8 +64,12 @@ function person(fingers: number): Person {
   return { box: { x: 40, y: 26, width: 120, height: 214 }, landmarks: L, mask: alpha, score: 1, area: 0.5 };
 }
 
+function bodyWith(fingers: number) {
+  return applyLandmarks(analyseBody(rgb, W, H, plane(W, H, alpha)), person(fingers), 1, rgb);
+}
+
 function limbsAt(fingers: number, x: number, y: number): number {
-  const body = applyLandmarks(analyseBody(rgb, W, H, plane(W, H, alpha)), person(fingers), 1, rgb);
+  const body = bodyWith(fingers);
   return body.limbs!.data[y * W + x]! + body.occluder.data[y * W + x]!;
 }
 
@@ -73,5 +81,17 @@ describe('a clothed forearm across the chest', () => {
   });
   it('does not when the hand is a guess (fingers under 0.8), however sure the wrist', () => {
     expect(limbsAt(0.65, mx, my)).toBe(0);
+  });
+  it("is in the pipeline's forearm zone only then", () => {
+    expect(forearmZone(person(0.95), 1, bodyWith(0.95)).data[my * W + mx]).toBe(1);
+    expect(forearmZone(person(0.65), 1, bodyWith(0.65)).data[my * W + mx]).toBe(0);
+  });
+  it('counts towards the torso share behind arms (the occlusion warning) only then', () => {
+    // The capsule (radius 0.16 of the 92-pixel shoulder span) covers part of the
+    // shoulder-hip quadrilateral; the hanging left arm and the guessed forearm none of it.
+    const seen = torsoOccluded(person(0.95), 1, bodyWith(0.95));
+    expect(seen).toBeGreaterThan(0.05);
+    expect(seen).toBeLessThan(0.3);
+    expect(torsoOccluded(person(0.65), 1, bodyWith(0.65))).toBe(0);
   });
 });
