@@ -122,7 +122,9 @@ export function fitGarmentToPose(g: Garment, p: Person, width: number, height: n
     row(lm.chestY, lm.chestL, lm.chestR, clamp(tOf(lm.chestY), 0.18, 0.45), 0.9);
     // The middle row's own garment edges (the garment's waist landmarks may sit on another row).
     const gy = Math.round((lm.chestY + lm.hemY) / 2);
-    const run = g.mask.data.subarray(gy * g.mask.width, (gy + 1) * g.mask.width);
+    // A worn garment's body without the sleeves hanging against it (garment.ts `torso`).
+    const body = g.torso ?? g.mask;
+    const run = body.data.subarray(gy * body.width, (gy + 1) * body.width);
     const l = run.indexOf(1),
       r = run.lastIndexOf(1);
     if (l >= 0) row(gy, l, r, clamp(tOf(gy), 0.5, 0.8), 0.9);

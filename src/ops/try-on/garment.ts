@@ -8,6 +8,7 @@ import { neckOpening } from './neckline.js';
 import { bbox, clamp, components, fillHoles, keepLabel, median, morph, padBox, plane, runAt, threshold, type Plane } from './raster.js';
 import { skinMask } from './skin.js';
 import { squareStraps } from './straps.js';
+import { type WornGarment, wornGarment } from './worn-garment.js';
 
 export type GarmentKind = 'top' | 'bottom' | 'full';
 
@@ -55,6 +56,12 @@ export interface Garment {
   mask: Plane;
   /** 0/1 sleeve pixels (the parts allowed to cover bare arms). */
   sleeves: Plane;
+  /**
+   * 0/1 body of a worn garment without its sleeves (worn-garment.ts): its sleeves hang along the
+   * arms against it, so its own rows are no guide to the torso's width. Absent for a garment
+   * laid flat.
+   */
+  torso?: Plane;
   /** 0/1 neckline opening (the inner back inside the collar, neckline.ts), or null when none was found. */
   opening: Plane | null;
   kind: GarmentKind;
@@ -103,13 +110,23 @@ export async function prepareGarment(img: DecodedImage, opts: GarmentOptions): P
 
   let region: Plane = keepLabel(labels, largest.label, w, h);
   const reasons: string[] = [];
+  let worn: WornGarment | null = null;
   if (opts.preprocess) {
     const others = comps.filter((c) => c !== largest && c.area >= 0.05 * largest.area);
     if (others.length) reasons.push(`${others.length} other object${others.length > 1 ? 's' : ''} beside the garment`);
     const rgb = toRgb(rgba, n);
     const person = personCues(rgb, w, h, fg, fgArea);
     reasons.push(...person);
-    if (person.length) region = isolateWornGarment(rgb, w, h, alpha, region);
+    // Worn: found with the pose model (worn-garment.ts), which also tells a top from a dress, or
+    // else grown across small colour steps. A photo (no alpha of its own) is shown to the pose
+    // model whatever the colour cues say: on a greyscale photo the skin rule finds no skin.
+    if (person.length || !hasUsefulAlpha) {
+      worn = await wornGarment(work, rgb, alpha, opts.signal);
+      if (worn && !person.length) reasons.push('a person wearing it');
+      if (worn && worn.people > 1) reasons.push(`${worn.people} people; the garment of the most prominent one facing the camera`);
+      if (worn) region = worn.region;
+      else if (person.length) region = isolateWornGarment(rgb, w, h, alpha, region);
+    }
   }
   const extracted = reasons.length > 0;
 
@@ -133,18 +150,101 @@ export async function prepareGarment(img: DecodedImage, opts: GarmentOptions): P
     }
   }
   let maskPlane = plane(cw, ch, mask);
-  const kind = classify(maskPlane);
-  let landmarks = findLandmarks(maskPlane, kind);
+  const cropPlane = (p: Plane) => {
+    const out = new Uint8Array(cw * ch);
+    for (let y = 0; y < ch; y++) for (let x = 0; x < cw; x++) out[y * cw + x] = p.data[(y + y0) * w + x + x0]!;
+    return plane(cw, ch, out);
+  };
+  const kind = worn?.kind ?? classify(maskPlane);
+  let landmarks = worn ? shiftLandmarks(worn.landmarks, -x0, -y0) : findLandmarks(maskPlane, kind);
   let data: Buffer = crop;
-  // A dress's straps go on over the shoulders (straps.ts).
-  const squared = kind === 'full' && !landmarks.sleeveL && !landmarks.sleeveR ? squareStraps(crop, maskPlane, landmarks) : null;
+  // A dress's straps go on over the shoulders (straps.ts); a worn one's go on over the shoulders already.
+  const squared = !worn && kind === 'full' && !landmarks.sleeveL && !landmarks.sleeveR ? squareStraps(crop, maskPlane, landmarks) : null;
   if (squared) ({ rgba: data, mask: maskPlane, landmarks } = squared);
-  const sleeves = sleeveMask(maskPlane, landmarks);
+  const sleeves = worn ? cropPlane(worn.sleeves) : sleeveMask(maskPlane, landmarks);
+  const torso = worn ? cropPlane(worn.torso) : undefined;
+  // A worn garment's neckline opening is where the wearer's neck was: it becomes the collar's
+  // inner back (worn-garment.ts neckNotch).
+  const wornOpening = worn ? innerBack(data, maskPlane, cropPlane(worn.opening)) : null;
   // Sought on the garment de-lit, as it is drawn: a studio gradient darkening the collar made
   // the t-shirt's ring as dark as its inner back, and the opening took the whole ring.
   const delit = delightGarment(data, cw, maskPlane.height);
-  const opening = kind === 'bottom' ? null : neckOpening(delit, maskPlane, landmarks);
-  return { rgba: { data, width: cw, height: maskPlane.height, channels: 4 }, delit, mask: maskPlane, sleeves, opening, kind, landmarks, extracted, reasons };
+  const opening = kind === 'bottom' ? null : worn ? wornOpening : neckOpening(delit, maskPlane, landmarks);
+  return {
+    rgba: { data, width: cw, height: maskPlane.height, channels: 4 },
+    delit,
+    mask: maskPlane,
+    sleeves,
+    torso,
+    opening,
+    kind,
+    landmarks,
+    extracted,
+    reasons,
+  };
+}
+
+/**
+ * Fills a worn garment's neckline opening (`opening`, crop pixels outside the garment) as its
+ * inner back: the median colour of the garment's pixels beside it, at INNER_BACK of its
+ * brightness, opaque, and adds it to `mask` (in place; `rgba` too). Returns the opening, or null
+ * when it is empty.
+ */
+function innerBack(rgba: Buffer, mask: Plane, opening: Plane): Plane | null {
+  const { width: w, height: h } = mask;
+  const near = morph(opening, 2);
+  const ch: number[][] = [[], [], []];
+  let any = false;
+  for (let i = 0; i < w * h; i++) {
+    if (opening.data[i]) any = true;
+    if (near.data[i] && mask.data[i] && !opening.data[i]) for (let c = 0; c < 3; c++) ch[c]!.push(rgba[i * 4 + c]!);
+  }
+  if (!any || !ch[0]!.length) return null;
+  const colour = ch.map((v) => Math.round(median(v) * INNER_BACK));
+  for (let i = 0; i < w * h; i++) {
+    if (!opening.data[i]) continue;
+    for (let c = 0; c < 3; c++) rgba[i * 4 + c] = colour[c]!;
+    rgba[i * 4 + 3] = 255;
+    mask.data[i] = 1;
+  }
+  return opening;
+}
+
+/** A worn garment's inner back (innerBack): its colour's share of the garment's beside it (in shadow inside the collar). */
+const INNER_BACK = 0.55;
+
+/** Landmarks moved by (dx, dy). */
+function shiftLandmarks(lm: GarmentLandmarks, dx: number, dy: number): GarmentLandmarks {
+  const pt = (p: Point) => ({ x: p.x + dx, y: p.y + dy });
+  const sleeve = (s: Sleeve | null) =>
+    s
+      ? {
+          ...s,
+          tip: pt(s.tip),
+          cuff: pt(s.cuff),
+          inner: s.inner === undefined ? undefined : s.inner + dx,
+          bottom: s.bottom === undefined ? undefined : s.bottom + dy,
+        }
+      : null;
+  return {
+    cx: lm.cx + dx,
+    top: lm.top + dy,
+    bottom: lm.bottom + dy,
+    neck: pt(lm.neck),
+    shoulderL: pt(lm.shoulderL),
+    shoulderR: pt(lm.shoulderR),
+    chestY: lm.chestY + dy,
+    chestL: lm.chestL + dx,
+    chestR: lm.chestR + dx,
+    waistY: lm.waistY + dy,
+    waistL: lm.waistL + dx,
+    waistR: lm.waistR + dx,
+    hemY: lm.hemY + dy,
+    hemL: lm.hemL + dx,
+    hemR: lm.hemR + dx,
+    sleeveL: sleeve(lm.sleeveL),
+    sleeveR: sleeve(lm.sleeveR),
+  };
 }
 
 async function toWorkScale(img: DecodedImage): Promise<RawImage> {

@@ -1,0 +1,92 @@
+// Issue 35, round 25: a garment photographed on a person (a shop's model, a friend in the shirt)
+// is found with the pose model (worn-garment.ts). Before, the body heuristics grew a region from
+// the torso's middle across small colour steps: from messi5.jpg it kept one blue stripe of the
+// jersey (31 x 55 pixels, taken for a dress), and tried on it was a purple smear.
+import sharp from 'sharp';
+import { describe, expect, it } from 'vitest';
+import { decodeImage } from '../../../src/media/image.js';
+import { prepareGarment } from '../../../src/ops/try-on/garment.js';
+import { tryOn } from '../../../src/ops/try-on/index.js';
+import { bufferInput, fixture, runOp } from '../../helpers.js';
+
+async function garmentOf(path: string) {
+  const buf = await sharp(fixture(path)).toBuffer();
+  return prepareGarment(await decodeImage(bufferInput('g.jpg', buf), tryOn.limits, tryOn.name), { preprocess: true });
+}
+
+/** Shares of the opaque pixels (RGBA bytes) that are the jersey's blue and its garnet. */
+function stripes(data: Uint8Array | Buffer, n: number) {
+  let opaque = 0,
+    blue = 0,
+    red = 0;
+  for (let i = 0; i < n; i++) {
+    if (data[i * 4 + 3]! < 128) continue;
+    opaque++;
+    const [r, g, b] = [data[i * 4]!, data[i * 4 + 1]!, data[i * 4 + 2]!];
+    if (b > r + 20 && b > g + 20) blue++;
+    if (r > b + 30 && r > g + 30 && r < 200) red++;
+  }
+  return { opaque, blue: blue / opaque, red: red / opaque };
+}
+
+describe('a garment worn in the garment photo', () => {
+  it("takes the footballer's whole jersey, both stripes' colours and both short sleeves, as a top", async () => {
+    const g = await garmentOf('images/messi5.jpg');
+    expect(g.extracted).toBe(true);
+    expect(g.kind).toBe('top');
+    const s = stripes(g.rgba.data, g.rgba.width * g.rgba.height);
+    expect(s.blue).toBeGreaterThan(0.25);
+    expect(s.red).toBeGreaterThan(0.25);
+    expect(g.landmarks.sleeveL).not.toBeNull();
+    expect(g.landmarks.sleeveR).not.toBeNull();
+    // The sleeves' pixels are the arms' share of the jersey, not the body's.
+    const sleevePx = g.sleeves.data.reduce((a, v) => a + v, 0);
+    expect(sleevePx).toBeGreaterThan(0.05 * s.opaque);
+    expect(sleevePx).toBeLessThan(0.4 * s.opaque);
+  });
+
+  it("leaves the wearer's head and neck out: grace_hopper.jpg's uniform starts below her chin", async () => {
+    const g = await garmentOf('images/grace_hopper.jpg');
+    expect(g.extracted).toBe(true);
+    expect(g.kind).toBe('top');
+    // The crop's top row in the photo lies below the chin: the photo is 600 rows, her chin at
+    // about row 330 (the crop is the bottom of it, so its height is at most 600 - 330).
+    expect(g.rgba.height).toBeLessThan(600 - 300);
+    // Navy with the white shirt: no skin tones over a tenth of it.
+    const { data } = g.rgba;
+    let opaque = 0,
+      skin = 0;
+    for (let i = 0; i < g.rgba.width * g.rgba.height; i++) {
+      if (data[i * 4 + 3]! < 128) continue;
+      opaque++;
+      const [r, gg, b] = [data[i * 4]!, data[i * 4 + 1]!, data[i * 4 + 2]!];
+      if (r > 95 && gg > 40 && b > 20 && r > gg + 15 && r > b) skin++;
+    }
+    expect(skin / opaque).toBeLessThan(0.1);
+  });
+
+  it('dresses a person in it: the jersey, stripes and all, on grace_hopper, charged as an extraction', async () => {
+    const { result } = await runOp('try-on', { person: fixture('images/grace_hopper.jpg'), garment: fixture('images/messi5.jpg') });
+    expect(result.meta?.extracted).toBe(true);
+    expect(result.credits).toBe(8);
+    expect(result.meta?.garment_kind).toBe('top');
+    const body = result.meta!.body as { center_x: number; shoulder_y: number; shoulder_width: number };
+    const { data, info } = await sharp(result.data!).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    // The chest below the shoulder line: both the blue and the garnet stripes show.
+    const x0 = Math.round(body.center_x - 0.4 * body.shoulder_width),
+      x1 = Math.round(body.center_x + 0.4 * body.shoulder_width);
+    const y0 = Math.round(body.shoulder_y + 0.2 * body.shoulder_width);
+    const rgba = new Uint8Array((x1 - x0) * (info.height - y0) * 4);
+    let n = 0;
+    for (let y = y0; y < info.height; y++) {
+      for (let x = x0; x < x1; x++) {
+        const i = (y * info.width + x) * 3;
+        rgba.set([data[i]!, data[i + 1]!, data[i + 2]!, 255], n * 4);
+        n++;
+      }
+    }
+    const s = stripes(rgba, n);
+    expect(s.blue).toBeGreaterThan(0.2);
+    expect(s.red).toBeGreaterThan(0.2);
+  });
+});
