@@ -8,7 +8,7 @@ import { neckOpening } from './neckline.js';
 import { bbox, clamp, components, fillHoles, keepLabel, median, morph, padBox, plane, runAt, threshold, type Plane } from './raster.js';
 import { skinMask } from './skin.js';
 import { squareStraps } from './straps.js';
-import { type WornGarment, wornGarment } from './worn-garment.js';
+import { innerBack, type WornGarment, wornGarment } from './worn-garment.js';
 
 export type GarmentKind = 'top' | 'bottom' | 'full';
 
@@ -120,12 +120,16 @@ export async function prepareGarment(img: DecodedImage, opts: GarmentOptions): P
     // Worn: found with the pose model (worn-garment.ts), which also tells a top from a dress, or
     // else grown across small colour steps. A photo (no alpha of its own) is shown to the pose
     // model whatever the colour cues say: on a greyscale photo the skin rule finds no skin.
+    // A garment held up in front of the person, laid flat (a t-shirt with both its sleeves out, of
+    // one colour), is what colour continuity finds from the torso's middle: it is taken as such.
     if (person.length || !hasUsefulAlpha) {
       worn = await wornGarment(work, rgb, alpha, opts.signal);
+      const held = person.length ? isolateWornGarment(rgb, w, h, alpha, region) : null;
+      if (worn && held && laidFlat(held, worn.region)) worn = null;
       if (worn && !person.length) reasons.push('a person wearing it');
       if (worn && worn.people > 1) reasons.push(`${worn.people} people; the garment of the most prominent one facing the camera`);
       if (worn) region = worn.region;
-      else if (person.length) region = isolateWornGarment(rgb, w, h, alpha, region);
+      else if (held) region = held;
     }
   }
   const extracted = reasons.length > 0;
@@ -185,33 +189,30 @@ export async function prepareGarment(img: DecodedImage, opts: GarmentOptions): P
 }
 
 /**
- * Fills a worn garment's neckline opening (`opening`, crop pixels outside the garment) as its
- * inner back: the median colour of the garment's pixels beside it, at INNER_BACK of its
- * brightness, opaque, and adds it to `mask` (in place; `rgba` too). Returns the opening, or null
- * when it is empty.
+ * Whether the region colour continuity found (`held`) is a garment laid flat in front of the
+ * person: a top with both sleeves by its shape, at least half the size of what the pose model
+ * calls the worn garment (`worn`). A worn shirt's region ends at its stripes, print or folds, or
+ * takes in the wearer's other clothes (one stripe of a jersey, half a suit, three people's suits).
  */
-function innerBack(rgba: Buffer, mask: Plane, opening: Plane): Plane | null {
-  const { width: w, height: h } = mask;
-  const near = morph(opening, 2);
-  const ch: number[][] = [[], [], []];
-  let any = false;
-  for (let i = 0; i < w * h; i++) {
-    if (opening.data[i]) any = true;
-    if (near.data[i] && mask.data[i] && !opening.data[i]) for (let c = 0; c < 3; c++) ch[c]!.push(rgba[i * 4 + c]!);
+function laidFlat(held: Plane, worn: Plane): boolean {
+  const box = bbox(held);
+  if (!box) return false;
+  const { width: w } = held;
+  const cw = box.x1 - box.x0 + 1,
+    ch = box.y1 - box.y0 + 1;
+  const crop = plane(cw, ch);
+  let area = 0;
+  for (let y = 0; y < ch; y++) {
+    for (let x = 0; x < cw; x++) {
+      const v = held.data[(y + box.y0) * w + x + box.x0]!;
+      crop.data[y * cw + x] = v;
+      area += v;
+    }
   }
-  if (!any || !ch[0]!.length) return null;
-  const colour = ch.map((v) => Math.round(median(v) * INNER_BACK));
-  for (let i = 0; i < w * h; i++) {
-    if (!opening.data[i]) continue;
-    for (let c = 0; c < 3; c++) rgba[i * 4 + c] = colour[c]!;
-    rgba[i * 4 + 3] = 255;
-    mask.data[i] = 1;
-  }
-  return opening;
+  if (area < 0.5 * count(worn) || classify(crop) !== 'top') return false;
+  const lm = findLandmarks(crop, 'top');
+  return !!lm.sleeveL && !!lm.sleeveR;
 }
-
-/** A worn garment's inner back (innerBack): its colour's share of the garment's beside it (in shadow inside the collar). */
-const INNER_BACK = 0.55;
 
 /** Landmarks moved by (dx, dy). */
 function shiftLandmarks(lm: GarmentLandmarks, dx: number, dy: number): GarmentLandmarks {

@@ -8,7 +8,7 @@ import { clothingColour } from './clothing-colour.js';
 import { dressedIndex } from './dressed.js';
 import { inHead } from './head.js';
 import { applyLandmarks } from './pose.js';
-import { bbox, clamp, components, fillHoles, forCapsule, inConvex, keepLabel, morph, plane, runAt, type Plane } from './raster.js';
+import { bbox, clamp, components, fillHoles, forCapsule, inConvex, keepLabel, median, morph, plane, runAt, type Plane } from './raster.js';
 
 /** A worn garment's piece of the photo, its kind, and its landmarks and parts laid out as on a body. */
 export interface WornGarment {
@@ -32,12 +32,13 @@ export interface WornGarment {
  * - what may be garment: that person's BlazePose mask within the photo's cut-out, less the head,
  *   hair, skin and the hands and forearms in front (the body's occluder);
  * - above the hip line all of it (a striped or printed shirt is many colours: growing across
- *   small colour steps kept one stripe of a football jersey); below it only the colours the torso
- *   shows (clothing-colour.ts), so a dress or a long coat goes on and trousers of another colour
- *   stop;
- * - what continues below the hips as two legs (shorts or trousers of the shirt's colours) is cut
- *   at the hip line: the top ends there.
- * The garment is the piece holding the torso's middle, small gaps closed and holes filled.
+ *   small colour steps kept one stripe of a football jersey); below it, above the neck's base
+ *   and near skin only the colours the torso shows (clothing-colour.ts), so a dress or a long
+ *   coat goes on, trousers of another colour stop, and the neck's folds stay out;
+ * - the piece holding the torso's middle, gaps of 0.02 shoulder widths closed, with what it
+ *   encloses below the neck's base;
+ * - a dress or a long coat when that piece runs on to the knees as one (full), else a top cut
+ *   at the hip line (shorts or trousers of the shirt's colours below it are not the top).
  * Null when no person with both shoulders is found or the piece is smaller than a tenth of the
  * torso (the caller falls back to growing across small colour steps).
  *
@@ -72,10 +73,9 @@ export async function wornGarment(img: RawImage, rgb: Uint8Array, alpha: Uint8Ar
     head ? { x0: head.x0 - 0.5 * fw, x1: head.x1 + 0.5 * fw, eyeY: head.eyeY } : { x0: 0, x1: -1, eyeY: 0 },
     (x, y) => !!head && inHead(head, x, y),
   );
-  // What may be garment, and of it what is skin-coloured (not the hands and forearms in front:
-  // those are the occluder's).
-  // Near skin (the neck's folds and shadows, a face's edge) and above the neck's base only the
-  // torso's colours are garment.
+  // What may be garment (`may`) on the person (`onPerson`: the mask less what is in front). Near
+  // skin (the neck's folds and shadows, a face's edge), above the neck's base and below the hips
+  // only the torso's colours are garment.
   const neckBase = (sA.y + sB.y) / 2 - 0.2 * sw;
   const nearSkin = morph(body.skin, Math.max(1, Math.round(0.03 * sw)));
   const may = new Uint8Array(w * h),
@@ -121,7 +121,7 @@ export async function wornGarment(img: RawImage, rgb: Uint8Array, alpha: Uint8Ar
   if (kind === 'top') piece.data.fill(0, Math.min(h, Math.max(0, Math.ceil(hipY))) * w);
   const area = piece.data.reduce((s, v) => s + v, 0);
   const torso = sw * Math.max(0, Math.min(h, hipY) - Math.min(sA.y, sB.y));
-  if (area < 0.1 * torso) return null;
+  if (!area || area < 0.1 * torso) return null;
   return { region: piece, kind, people: people.length, ...wornLayout(piece, person, kind, body.limbs) };
 }
 
@@ -292,3 +292,32 @@ function neckNotch(piece: Plane, mask: Uint8Array, limbs: Plane | undefined, lm:
   for (let i = 0; i < w * h; i++) out.data[i] = mid.has(labels[i]!) ? 1 : 0;
   return out;
 }
+
+/**
+ * Fills a worn garment's neckline opening (`opening`, crop pixels outside the garment) as its
+ * inner back: the median colour of the garment's pixels beside it, at INNER_BACK of its
+ * brightness, opaque, and adds it to `mask` (in place; `rgba` too). Returns the opening, or null
+ * when it is empty.
+ */
+export function innerBack(rgba: Buffer, mask: Plane, opening: Plane): Plane | null {
+  const { width: w, height: h } = mask;
+  const near = morph(opening, 2);
+  const ch: number[][] = [[], [], []];
+  let any = false;
+  for (let i = 0; i < w * h; i++) {
+    if (opening.data[i]) any = true;
+    if (near.data[i] && mask.data[i] && !opening.data[i]) for (let c = 0; c < 3; c++) ch[c]!.push(rgba[i * 4 + c]!);
+  }
+  if (!any || !ch[0]!.length) return null;
+  const colour = ch.map((v) => Math.round(median(v) * INNER_BACK));
+  for (let i = 0; i < w * h; i++) {
+    if (!opening.data[i]) continue;
+    for (let c = 0; c < 3; c++) rgba[i * 4 + c] = colour[c]!;
+    rgba[i * 4 + 3] = 255;
+    mask.data[i] = 1;
+  }
+  return opening;
+}
+
+/** A worn garment's inner back (innerBack): its colour's share of the garment's beside it (in shadow inside the collar). */
+const INNER_BACK = 0.55;

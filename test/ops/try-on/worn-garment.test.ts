@@ -89,4 +89,28 @@ describe('a garment worn in the garment photo', () => {
     expect(s.blue).toBeGreaterThan(0.2);
     expect(s.red).toBeGreaterThan(0.2);
   });
+
+  it('takes a shirt held up flat in front of a person as that shirt, not the clothes behind it', async () => {
+    // The t-shirt fixture laid over the astronaut's chest (as bench/try-on.mjs's tshirt-worn).
+    const shirt = await sharp(fixture('cutouts/tshirt.png')).resize(300, 300).toBuffer();
+    const held = await sharp(fixture('images/astronaut.png'))
+      .composite([{ input: shirt, left: 70, top: 195 }])
+      .png()
+      .toBuffer();
+    const g = await prepareGarment(await decodeImage(bufferInput('held.png', held), tryOn.limits, tryOn.name), { preprocess: true });
+    expect(g.extracted).toBe(true);
+    expect(g.kind).toBe('top');
+    expect(g.rgba.width).toBeLessThanOrEqual(300);
+    expect(g.rgba.height).toBeLessThanOrEqual(300);
+    // No orange flight suit in it.
+    const { data } = g.rgba;
+    let opaque = 0,
+      orange = 0;
+    for (let i = 0; i < g.rgba.width * g.rgba.height; i++) {
+      if (data[i * 4 + 3]! < 128) continue;
+      opaque++;
+      if (data[i * 4]! > data[i * 4 + 1]! + 60 && data[i * 4]! > data[i * 4 + 2]! + 60) orange++;
+    }
+    expect(orange / opaque).toBeLessThan(0.05);
+  });
 });
