@@ -70,7 +70,8 @@ export const tryOn = defineOperation({
       urlField: 'garment_image_url',
       fileField: 'garment_image',
       inlineBase64: true,
-      description: "Garment image: a cut-out, a photo of it laid flat, or a photo of someone wearing it (taken from the most prominent person, in that person's pose; one garment best)",
+      description:
+        "Garment image: a cut-out, a photo of it laid flat, or a photo of someone wearing it (taken from the most prominent person, in that person's pose; one garment best)",
     },
   ],
   limits: { maxBytes: 25 * MB, minSide: 64, maxSide: 6000, formats: [] },
