@@ -326,14 +326,17 @@ function headAboveShoulders(
 
 /**
  * Whether the forearm from elbow `e` (POSE.leftElbow or rightElbow) is BlazePose's guess: no
- * skin along it (a share under 0.4 of the elbow -> wrist segment) and its hand's fingers (index,
- * pinky, thumb) not all at HAND_SEEN.
+ * skin along it (a share under 0.4 of the elbow -> wrist segment) and its hand unseen (handGuessed).
  */
 export function guessedForearm(skin: Plane, L: ReadonlyArray<{ x: number; y: number; v: number }>, e: number): boolean {
-  const left = e === POSE.leftElbow;
-  const wr = left ? POSE.leftWrist : POSE.rightWrist;
-  const fingers = left ? [POSE.leftIndex, POSE.leftPinky, POSE.leftThumb] : [POSE.rightIndex, POSE.rightPinky, POSE.rightThumb];
-  return skinShare(skin, L[e]!, L[wr]!, skin.width, skin.height) < 0.4 && Math.min(...fingers.map((f) => L[f]!.v)) < HAND_SEEN;
+  const wr = e === POSE.leftElbow ? POSE.leftWrist : POSE.rightWrist;
+  return skinShare(skin, L[e]!, L[wr]!, skin.width, skin.height) < 0.4 && handGuessed(L, e);
+}
+
+/** Whether the hand of the forearm from elbow `e` has a finger (index, pinky, thumb) under HAND_SEEN. */
+function handGuessed(L: ReadonlyArray<{ v: number }>, e: number): boolean {
+  const fingers = e === POSE.leftElbow ? [POSE.leftIndex, POSE.leftPinky, POSE.leftThumb] : [POSE.rightIndex, POSE.rightPinky, POSE.rightThumb];
+  return Math.min(...fingers.map((f) => L[f]!.v)) < HAND_SEEN;
 }
 
 /**
@@ -366,7 +369,7 @@ function withLimbs(base: Plane, sil: Plane, skin: Plane, L: Array<{ x: number; y
     // Clothed: the capsule ends flat at the elbow (the upper arm's sleeve is the garment's).
     let flatStart = false;
     if (skinShare(skin, p, q, w, h) < 0.4) {
-      const forearm = (a === POSE.leftElbow || a === POSE.rightElbow) && p.v >= 0.9 && q.v >= 0.9 && !guessedForearm(skin, L, a);
+      const forearm = (a === POSE.leftElbow || a === POSE.rightElbow) && p.v >= 0.9 && q.v >= 0.9 && !handGuessed(L, a);
       if (!forearm) continue;
       r = 0.16 * sw;
       flatStart = true;

@@ -76,7 +76,8 @@ export async function wornGarment(img: RawImage, rgb: Uint8Array, alpha: Uint8Ar
   // What may be garment (`may`) on the person (`onPerson`: the mask less what is in front). Near
   // skin (the neck's folds and shadows, a face's edge), above the neck's base and below the hips
   // only the torso's colours are garment.
-  const neckBase = (sA.y + sB.y) / 2 - 0.2 * sw;
+  const shoulderY = (sA.y + sB.y) / 2;
+  const neckBase = shoulderY - 0.2 * sw;
   const nearSkin = morph(body.skin, Math.max(1, Math.round(0.03 * sw)));
   const may = new Uint8Array(w * h),
     onPerson = new Uint8Array(w * h);
@@ -109,7 +110,6 @@ export async function wornGarment(img: RawImage, rgb: Uint8Array, alpha: Uint8Ar
   const kneeY = (kA.y + kB.y) / 2;
   // Knees below the frame, or not below the hips by half the torso, are BlazePose's guess (a
   // bust; a flat shirt laid over a bust put them on the hips): a top.
-  const shoulderY = (sA.y + sB.y) / 2;
   const skirt =
     kneeY < h &&
     kneeY - hipY >= 0.5 * (hipY - shoulderY) &&
